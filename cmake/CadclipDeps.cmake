@@ -1,0 +1,56 @@
+# Third-party libraries from Debian, each behind a cadclip:: name so that the
+# layer targets say what they use in one word.
+
+find_package(nlohmann_json 3.10 REQUIRED)
+
+add_library(cadclip_json INTERFACE)
+target_link_libraries(cadclip_json INTERFACE nlohmann_json::nlohmann_json)
+add_library(cadclip::json ALIAS cadclip_json)
+
+# Header-only CLI11 and cpp-httplib: found as headers so that a GPU box that
+# lacks the Debian packages can use copies that travel with the source.
+find_path(CADCLIP_CLI11_INCLUDE CLI/CLI.hpp REQUIRED)
+add_library(cadclip_cli11 INTERFACE)
+target_include_directories(cadclip_cli11 SYSTEM INTERFACE "${CADCLIP_CLI11_INCLUDE}")
+add_library(cadclip::cli11 ALIAS cadclip_cli11)
+
+find_path(CADCLIP_HTTPLIB_INCLUDE httplib.h REQUIRED)
+find_package(Threads REQUIRED)
+add_library(cadclip_httplib INTERFACE)
+target_include_directories(cadclip_httplib SYSTEM INTERFACE "${CADCLIP_HTTPLIB_INCLUDE}")
+target_link_libraries(cadclip_httplib INTERFACE Threads::Threads)
+add_library(cadclip::httplib ALIAS cadclip_httplib)
+
+find_package(SQLite3 REQUIRED)
+add_library(cadclip::sqlite ALIAS SQLite::SQLite3)
+
+# Debian's SentencePiece ships a pkg-config file and no CMake package.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+add_library(cadclip::sentencepiece ALIAS PkgConfig::SENTENCEPIECE)
+
+# Debian's FAISS 1.7.3 is a static archive that needs OpenMP, BLAS and LAPACK.
+find_library(CADCLIP_FAISS_LIB NAMES faiss REQUIRED)
+find_package(BLAS REQUIRED)
+find_package(LAPACK REQUIRED)
+add_library(cadclip_faiss INTERFACE)
+target_link_libraries(cadclip_faiss INTERFACE "${CADCLIP_FAISS_LIB}" cadclip::torch
+                      LAPACK::LAPACK BLAS::BLAS)
+target_compile_options(cadclip_faiss INTERFACE -fopenmp)
+add_library(cadclip::faiss ALIAS cadclip_faiss)
+
+option(CADCLIP_WITH_OCCT "Build the cad layer (CAD ingest, synthetic parts, thumbnails) with Open CASCADE" ON)
+if(CADCLIP_WITH_OCCT)
+  find_package(OpenCASCADE REQUIRED CONFIG)
+  if(OpenCASCADE_VERSION VERSION_LESS 7.6)
+    message(FATAL_ERROR "cadclip needs Open CASCADE 7.6 or newer; found ${OpenCASCADE_VERSION}. "
+                        "Install Debian 12's libocct-*-dev or build with -DCADCLIP_WITH_OCCT=OFF.")
+  endif()
+  add_library(cadclip_occt INTERFACE)
+  target_include_directories(cadclip_occt SYSTEM INTERFACE ${OpenCASCADE_INCLUDE_DIR})
+  target_link_libraries(cadclip_occt INTERFACE
+    TKernel TKMath TKG2d TKG3d TKGeomBase TKBRep TKGeomAlgo TKTopAlgo TKPrim TKBO TKBool
+    TKShHealing TKFillet TKOffset TKFeat TKMesh TKHLR TKXSBase TKSTEP TKSTEPBase TKSTEPAttr
+    TKSTEP209 TKIGES)
+  add_library(cadclip::occt ALIAS cadclip_occt)
+endif()

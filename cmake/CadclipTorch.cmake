@@ -1,0 +1,69 @@
+# Finds LibTorch inside the PyPI torch wheel and defines cadclip::torch.
+#
+# The wheel is a CUDA build. Its TorchConfig.cmake insists on a CUDA toolkit
+# of the wheel's CUDA version, which a CPU machine may lack or hold in another
+# version. cadclip's CPU build therefore links the wheel's CPU libraries
+# (torch_cpu, c10) through imported targets of its own and never asks for a
+# toolkit. CADCLIP_WITH_CUDA=ON (a GPU machine) uses the official TorchConfig.
+
+set(CADCLIP_PYTHON "/opt/cadclip/venv/bin/python" CACHE FILEPATH
+    "Python of the environment that holds the torch wheel (scripts/setup.sh makes it)")
+option(CADCLIP_WITH_CUDA "Link LibTorch's CUDA libraries through TorchConfig (needs a CUDA toolkit)" OFF)
+
+if(NOT CADCLIP_TORCH_ROOT)
+  execute_process(
+    COMMAND "${CADCLIP_PYTHON}" -c "import os, torch; print(os.path.dirname(torch.__file__))"
+    OUTPUT_VARIABLE _torch_root OUTPUT_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE _torch_rc ERROR_QUIET)
+  if(NOT _torch_rc EQUAL 0 OR NOT EXISTS "${_torch_root}/include/torch")
+    message(FATAL_ERROR
+      "cadclip needs the PyPI torch wheel, and '${CADCLIP_PYTHON} -c \"import torch\"' failed. "
+      "Run scripts/setup.sh, or pass -DCADCLIP_PYTHON=<python with torch> "
+      "or -DCADCLIP_TORCH_ROOT=<site-packages/torch>.")
+  endif()
+  set(CADCLIP_TORCH_ROOT "${_torch_root}" CACHE PATH "The torch package folder (include/, lib/, share/cmake)")
+endif()
+
+# torch/headeronly/version.h since 2.9, torch/csrc/api/include/torch/version.h before.
+foreach(_candidate "include/torch/headeronly/version.h" "include/torch/csrc/api/include/torch/version.h")
+  if(EXISTS "${CADCLIP_TORCH_ROOT}/${_candidate}")
+    file(STRINGS "${CADCLIP_TORCH_ROOT}/${_candidate}" _parts REGEX "#define TORCH_VERSION_(MAJOR|MINOR|PATCH) ")
+    if(_parts)
+      break()
+    endif()
+  endif()
+endforeach()
+foreach(_part MAJOR MINOR PATCH)
+  string(REGEX MATCH "TORCH_VERSION_${_part} ([0-9]+)" _match "${_parts}")
+  set(_torch_${_part} "${CMAKE_MATCH_1}")
+endforeach()
+set(CADCLIP_TORCH_VERSION "${_torch_MAJOR}.${_torch_MINOR}.${_torch_PATCH}")
+if(NOT _torch_MAJOR OR _torch_MAJOR LESS 2)
+  message(FATAL_ERROR "cadclip needs LibTorch 2.x (autocast and c10d APIs); found '${CADCLIP_TORCH_VERSION}' in ${CADCLIP_TORCH_ROOT}")
+endif()
+message(STATUS "cadclip: LibTorch ${CADCLIP_TORCH_VERSION} from ${CADCLIP_TORCH_ROOT}")
+
+add_library(cadclip_torch INTERFACE)
+add_library(cadclip::torch ALIAS cadclip_torch)
+
+if(CADCLIP_WITH_CUDA)
+  find_package(Torch REQUIRED PATHS "${CADCLIP_TORCH_ROOT}/share/cmake" NO_DEFAULT_PATH)
+  target_link_libraries(cadclip_torch INTERFACE ${TORCH_LIBRARIES})
+  target_compile_definitions(cadclip_torch INTERFACE CADCLIP_WITH_CUDA=1)
+else()
+  set(_lib "${CADCLIP_TORCH_ROOT}/lib")
+  foreach(_name c10 torch_cpu)
+    add_library(cadclip_torch_${_name} SHARED IMPORTED)
+    set_target_properties(cadclip_torch_${_name} PROPERTIES
+      IMPORTED_LOCATION "${_lib}/lib${_name}.so"
+      INTERFACE_INCLUDE_DIRECTORIES
+        "${CADCLIP_TORCH_ROOT}/include;${CADCLIP_TORCH_ROOT}/include/torch/csrc/api/include")
+    target_link_libraries(cadclip_torch INTERFACE cadclip_torch_${_name})
+  endforeach()
+  # The wheel's own OpenMP runtime: FAISS and LibTorch must share one copy.
+  target_link_libraries(cadclip_torch INTERFACE "${_lib}/libgomp.so.1")
+  set(CMAKE_BUILD_RPATH "${CMAKE_BUILD_RPATH};${_lib}")
+  set(CMAKE_INSTALL_RPATH "${CMAKE_INSTALL_RPATH};${_lib}")
+endif()
+# Gloo lives in torch_cpu; its c10d headers are guarded by these.
+target_compile_definitions(cadclip_torch INTERFACE USE_DISTRIBUTED USE_C10D_GLOO)

@@ -1,0 +1,1 @@
+// Anchors the precompiled LibTorch header (cmake/torch_pch.h).
