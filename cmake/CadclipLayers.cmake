@@ -8,7 +8,7 @@
 
 function(cadclip_layer name)
   cmake_parse_arguments(L "TORCH" "" "DEPS;PRIVATE_DEPS" ${ARGN})
-  file(GLOB _sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/${name}/*.cc")
+  file(GLOB_RECURSE _sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/${name}/*.cc")
   set(_target cadclip_${name})
   if(_sources)
     add_library(${_target} STATIC ${_sources})

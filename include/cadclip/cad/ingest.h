@@ -1,0 +1,27 @@
+// One CAD file (STEP, IGES, BREP or DeepCAD JSON) to one BRepGraph: the unit
+// of work of `cadclip prepare`. A bad file is a failed Result with its reason,
+// never an exception or a crash that could have been checked.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "cadclip/core/error.h"
+#include "cadclip/data/brep_graph.h"
+
+namespace cadclip::cad {
+
+struct IngestOptions {
+  std::string assume_unit = "mm";   // unit of unitless inputs (BREP, DeepCAD JSON): mm, cm, m, inch
+  int max_faces = 1000;             // a model with more faces fails (never truncated); 0 = no limit
+  int max_edges = 10000;            // directed edges, likewise; 0 = no limit
+  bool deepcad_symmetric_full = true;  // DeepCAD's meaning of a symmetric extent (full distance
+                                       // each side); false = Text2CAD's (half each side)
+};
+
+// Loads `path` (format from its extension), applies the multi-solid/shell
+// rule of docs/INGEST.md, and featurizes it. The graph's id is the file stem.
+Result<data::BRepGraph> ingest_file(const std::filesystem::path& path,
+                                    const IngestOptions& options);
+
+}  // namespace cadclip::cad
