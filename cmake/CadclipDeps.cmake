@@ -7,25 +7,25 @@ add_library(cadclip_json INTERFACE)
 target_link_libraries(cadclip_json INTERFACE nlohmann_json::nlohmann_json)
 add_library(cadclip::json ALIAS cadclip_json)
 
-# Header-only CLI11 and cpp-httplib: found as headers so that a GPU box that
-# lacks the Debian packages can use copies that travel with the source.
+# CLI11 is header-only: found as a header so that a GPU box without the
+# Debian package can use a copy that travels with the source.
 find_path(CADCLIP_CLI11_INCLUDE CLI/CLI.hpp REQUIRED)
 add_library(cadclip_cli11 INTERFACE)
 target_include_directories(cadclip_cli11 SYSTEM INTERFACE "${CADCLIP_CLI11_INCLUDE}")
 add_library(cadclip::cli11 ALIAS cadclip_cli11)
 
-find_path(CADCLIP_HTTPLIB_INCLUDE httplib.h REQUIRED)
+find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
+# Debian builds cpp-httplib as a shared library (libcpp-httplib.so).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 add_library(cadclip_httplib INTERFACE)
-target_include_directories(cadclip_httplib SYSTEM INTERFACE "${CADCLIP_HTTPLIB_INCLUDE}")
-target_link_libraries(cadclip_httplib INTERFACE Threads::Threads)
+target_link_libraries(cadclip_httplib INTERFACE PkgConfig::HTTPLIB Threads::Threads)
 add_library(cadclip::httplib ALIAS cadclip_httplib)
 
 find_package(SQLite3 REQUIRED)
 add_library(cadclip::sqlite ALIAS SQLite::SQLite3)
 
 # Debian's SentencePiece ships a pkg-config file and no CMake package.
-find_package(PkgConfig REQUIRED)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 add_library(cadclip::sentencepiece ALIAS PkgConfig::SENTENCEPIECE)
 
@@ -37,6 +37,7 @@ add_library(cadclip_faiss INTERFACE)
 target_link_libraries(cadclip_faiss INTERFACE "${CADCLIP_FAISS_LIB}" cadclip::torch
                       LAPACK::LAPACK BLAS::BLAS)
 target_compile_options(cadclip_faiss INTERFACE -fopenmp)
+target_link_options(cadclip_faiss INTERFACE -fopenmp)
 add_library(cadclip::faiss ALIAS cadclip_faiss)
 
 option(CADCLIP_WITH_OCCT "Build the cad layer (CAD ingest, synthetic parts, thumbnails) with Open CASCADE" ON)

@@ -60,8 +60,8 @@ else()
         "${CADCLIP_TORCH_ROOT}/include;${CADCLIP_TORCH_ROOT}/include/torch/csrc/api/include")
     target_link_libraries(cadclip_torch INTERFACE cadclip_torch_${_name})
   endforeach()
-  # The wheel's own OpenMP runtime: FAISS and LibTorch must share one copy.
-  target_link_libraries(cadclip_torch INTERFACE "${_lib}/libgomp.so.1")
+  # The wheel's lib folder is on every binary's run path. Its libgomp.so.1
+  # then serves FAISS's OpenMP as well, so one OpenMP runtime runs per process.
   set(CMAKE_BUILD_RPATH "${CMAKE_BUILD_RPATH};${_lib}")
   set(CMAKE_INSTALL_RPATH "${CMAKE_INSTALL_RPATH};${_lib}")
 endif()

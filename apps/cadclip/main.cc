@@ -6,6 +6,7 @@
 #include <exception>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/log.h"
@@ -46,6 +47,19 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 says "argument not expected"; name the likely mistake instead.
+    const std::vector<std::string> extras = app.remaining();
+    if (!extras.empty() && !extras.front().starts_with("-") && !app.get_subcommands().size()) {
+      std::string names;
+      for (const app::Command& command : app::commands())
+        names += (names.empty() ? "" : ", ") + std::string(command.name);
+      std::fprintf(stderr, "cadclip: unknown command '%s'; the commands are: %s (see cadclip --help)\n",
+                   extras.front().c_str(), names.c_str());
+      return app::kExitError;
+    }
+    const int code = app.exit(e);
+    return code == 0 ? app::kExitOk : app::kExitError;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? app::kExitOk : app::kExitError;

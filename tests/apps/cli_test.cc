@@ -1,0 +1,103 @@
+// The cadclip command line as a user meets it: help, version, and clear
+// errors with a non-zero exit for unknown commands and flags.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cadclip/core/safetensors.h"
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun run_cadclip(const std::string& args) {
+  const std::string command = std::string(CADCLIP_BINARY) + " " + args + " 2>&1";
+  CliRun run;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer{};
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(CliTest, HelpListsTheSubcommands) {
+  const CliRun run = run_cadclip("--help");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("Subcommands:"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("check"), std::string::npos) << run.output;
+}
+
+TEST(CliTest, VersionNamesCadclipAndLibTorch) {
+  const CliRun run = run_cadclip("--version");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("cadclip 0."), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("LibTorch 2."), std::string::npos) << run.output;
+}
+
+TEST(CliTest, SubcommandHelp) {
+  const CliRun run = run_cadclip("check --help");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("Usage: cadclip check"), std::string::npos) << run.output;
+}
+
+TEST(CliTest, UnknownSubcommandIsAClearError) {
+  const CliRun run = run_cadclip("trian");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("unknown command 'trian'"), std::string::npos) << run.output;
+}
+
+TEST(CliTest, UnknownFlagIsAClearError) {
+  CliRun run = run_cadclip("--frobnicate");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("--frobnicate"), std::string::npos) << run.output;
+  run = run_cadclip("check --frobnicate x.safetensors");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("--frobnicate"), std::string::npos) << run.output;
+}
+
+TEST(CliTest, BadLogLevelIsAClearError) {
+  CliRun run = run_cadclip("--log-level loud --help");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  run = run_cadclip("--log-level loud check x");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("loud"), std::string::npos) << run.output;
+}
+
+TEST(CliTest, CheckReportsHealthyAndSickFiles) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cadclip_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::vector<float> good = {1, 2}, sick = {1, std::numeric_limits<float>::quiet_NaN()};
+  cadclip::SafetensorsWriter healthy;
+  healthy.add_f32("w", {2}, good);
+  healthy.write(dir / "healthy.safetensors");
+  cadclip::SafetensorsWriter ill;
+  ill.add_f32("w", {2}, good);
+  ill.add_f32("head.bias", {2}, sick);
+  ill.write(dir / "sick.safetensors");
+  std::ofstream(dir / "junk.safetensors") << "not a tensor file at all";
+
+  CliRun run = run_cadclip("check " + (dir / "healthy.safetensors").string());
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("healthy"), std::string::npos) << run.output;
+  run = run_cadclip("check " + (dir / "sick.safetensors").string());
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("SICK: head.bias (1 NaN)"), std::string::npos) << run.output;
+  run = run_cadclip("check " + (dir / "junk.safetensors").string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("not a valid safetensors file"), std::string::npos) << run.output;
+}
+
+}  // namespace
