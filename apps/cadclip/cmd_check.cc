@@ -13,8 +13,8 @@ namespace cadclip::app {
 namespace {
 
 struct CheckOptions {
-  std::string path;       // the safetensors file to check
-  bool quiet = false;     // print only the verdict, not every tensor
+  std::string path;    // the safetensors file to check
+  bool quiet = false;  // print only the verdict, not every tensor
 };
 
 std::string shape_text(const std::vector<int64_t>& shape) {

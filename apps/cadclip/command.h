@@ -24,7 +24,8 @@ std::span<const Command> commands();
 
 // Exit codes shared by every job.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFindings = 1;  // the job ran and found problems (failed items, sick tensors)
-inline constexpr int kExitError = 2;     // bad input or usage: nothing was done
+inline constexpr int kExitFindings =
+    1;                                // the job ran and found problems (failed items, sick tensors)
+inline constexpr int kExitError = 2;  // bad input or usage: nothing was done
 
 }  // namespace cadclip::app

@@ -28,9 +28,10 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   using namespace cadclip;
-  CLI::App app{"cadclip finds the CAD part a sentence describes: it trains and evaluates text<->B-Rep "
-               "retrieval models and searches part libraries by text or by example part.",
-               "cadclip"};
+  CLI::App app{
+      "cadclip finds the CAD part a sentence describes: it trains and evaluates text<->B-Rep "
+      "retrieval models and searches part libraries by text or by example part.",
+      "cadclip"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", version_text(), "Print cadclip's and LibTorch's versions");
   std::string log_level;
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
       std::string names;
       for (const app::Command& command : app::commands())
         names += (names.empty() ? "" : ", ") + std::string(command.name);
-      std::fprintf(stderr, "cadclip: unknown command '%s'; the commands are: %s (see cadclip --help)\n",
+      std::fprintf(stderr,
+                   "cadclip: unknown command '%s'; the commands are: %s (see cadclip --help)\n",
                    extras.front().c_str(), names.c_str());
       return app::kExitError;
     }

@@ -31,9 +31,10 @@ void write_file_atomic(const std::filesystem::path& path,
   std::string temp = path.string() + ".tmp.XXXXXX";
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) {
-    throw Error(format("cannot create a temporary file beside {}: {}; check that the folder is "
-                       "writable",
-                       path.string(), errno_text()));
+    throw Error(
+        format("cannot create a temporary file beside {}: {}; check that the folder is "
+               "writable",
+               path.string(), errno_text()));
   }
   std::FILE* out = ::fdopen(fd, "wb");
   if (out == nullptr) {
@@ -67,8 +68,8 @@ void write_file_atomic(const std::filesystem::path& path,
 void write_file_atomic(const std::filesystem::path& path, std::span<const std::byte> bytes) {
   write_file_atomic(path, [&](std::FILE* out) {
     if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size()) {
-      throw Error(format("writing {} failed: {}; check free disk space", path.string(),
-                         errno_text()));
+      throw Error(
+          format("writing {} failed: {}; check free disk space", path.string(), errno_text()));
     }
   });
 }

@@ -25,11 +25,15 @@ std::string clock_now() {
 
 const char* colour(Level at) {
   switch (at) {
-    case Level::kWarn: return "\033[33m";
-    case Level::kError: return "\033[31;1m";
+    case Level::kWarn:
+      return "\033[33m";
+    case Level::kError:
+      return "\033[31;1m";
     case Level::kTrace:
-    case Level::kDebug: return "\033[2m";
-    default: return "";
+    case Level::kDebug:
+      return "\033[2m";
+    default:
+      return "";
   }
 }
 }  // namespace
@@ -48,12 +52,18 @@ std::optional<Level> parse_level(std::string_view name) {
 
 std::string_view level_name(Level at) {
   switch (at) {
-    case Level::kTrace: return "trace";
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
-    case Level::kOff: return "off";
+    case Level::kTrace:
+      return "trace";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
+    case Level::kOff:
+      return "off";
   }
   return "?";
 }
@@ -66,9 +76,10 @@ void init_from_environment() {
   if (value == nullptr || *value == '\0') return;
   const auto parsed = parse_level(value);
   if (!parsed) {
-    throw Error(format("CADCLIP_LOG_LEVEL='{}' is not a log level; use one of trace, debug, "
-                       "info, warn, error, off",
-                       value));
+    throw Error(
+        format("CADCLIP_LOG_LEVEL='{}' is not a log level; use one of trace, debug, "
+               "info, warn, error, off",
+               value));
   }
   set_level(*parsed);
 }

@@ -30,11 +30,21 @@ struct DTypeEntry {
   size_t size;
 };
 constexpr std::array<DTypeEntry, 15> kDTypes = {{
-    {DType::kBool, "BOOL", 1},     {DType::kU8, "U8", 1},           {DType::kI8, "I8", 1},
-    {DType::kI16, "I16", 2},       {DType::kU16, "U16", 2},         {DType::kF16, "F16", 2},
-    {DType::kBF16, "BF16", 2},     {DType::kI32, "I32", 4},         {DType::kU32, "U32", 4},
-    {DType::kF32, "F32", 4},       {DType::kF64, "F64", 8},         {DType::kI64, "I64", 8},
-    {DType::kU64, "U64", 8},       {DType::kF8E5M2, "F8_E5M2", 1},  {DType::kF8E4M3, "F8_E4M3", 1},
+    {DType::kBool, "BOOL", 1},
+    {DType::kU8, "U8", 1},
+    {DType::kI8, "I8", 1},
+    {DType::kI16, "I16", 2},
+    {DType::kU16, "U16", 2},
+    {DType::kF16, "F16", 2},
+    {DType::kBF16, "BF16", 2},
+    {DType::kI32, "I32", 4},
+    {DType::kU32, "U32", 4},
+    {DType::kF32, "F32", 4},
+    {DType::kF64, "F64", 8},
+    {DType::kI64, "I64", 8},
+    {DType::kU64, "U64", 8},
+    {DType::kF8E5M2, "F8_E5M2", 1},
+    {DType::kF8E4M3, "F8_E4M3", 1},
 }};
 
 const DTypeEntry& entry(DType dtype) {
@@ -110,9 +120,9 @@ uint16_t f32_to_f16(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
   const uint32_t abs = bits & 0x7fffffff;
-  if (abs > 0x7f800000) return sign | 0x7e00;           // NaN
-  if (abs >= 0x477ff000) return sign | 0x7c00;          // rounds to beyond 65504: inf
-  if (abs < 0x33000001) return sign;                    // below half the smallest subnormal
+  if (abs > 0x7f800000) return sign | 0x7e00;   // NaN
+  if (abs >= 0x477ff000) return sign | 0x7c00;  // rounds to beyond 65504: inf
+  if (abs < 0x33000001) return sign;            // below half the smallest subnormal
   const int exponent = static_cast<int>(abs >> 23);
   uint32_t mantissa = (abs & 0x7fffff) | 0x800000;
   if (exponent < 113) {
@@ -274,8 +284,8 @@ SafetensorsReader SafetensorsReader::open(const std::filesystem::path& path) {
   const TensorInfo* previous = nullptr;
   for (const TensorInfo* t : by_offset) {
     if (t->begin < covered)
-      fail(path, format("tensors '{}' and '{}' overlap in the data buffer", previous->name,
-                        t->name));
+      fail(path,
+           format("tensors '{}' and '{}' overlap in the data buffer", previous->name, t->name));
     if (t->begin > covered)
       fail(path, format("{} bytes of the data buffer before tensor '{}' belong to no tensor",
                         t->begin - covered, t->name));
@@ -283,8 +293,8 @@ SafetensorsReader SafetensorsReader::open(const std::filesystem::path& path) {
     previous = t;
   }
   if (covered != buffer_size)
-    fail(path, format("the last {} bytes of the data buffer belong to no tensor",
-                      buffer_size - covered));
+    fail(path,
+         format("the last {} bytes of the data buffer belong to no tensor", buffer_size - covered));
 
   SafetensorsReader reader;
   reader.mapping_ = std::move(mapping);
@@ -323,19 +333,45 @@ std::vector<float> SafetensorsReader::to_f32(const TensorInfo& tensor) const {
   const size_t step = dtype_size(tensor.dtype);
   for (size_t i = 0; i < n; ++i, p += step) {
     switch (tensor.dtype) {
-      case DType::kBool: out[i] = load<uint8_t>(p) != 0 ? 1.0f : 0.0f; break;
-      case DType::kU8: out[i] = static_cast<float>(load<uint8_t>(p)); break;
-      case DType::kI8: out[i] = static_cast<float>(load<int8_t>(p)); break;
-      case DType::kI16: out[i] = static_cast<float>(load<int16_t>(p)); break;
-      case DType::kU16: out[i] = static_cast<float>(load<uint16_t>(p)); break;
-      case DType::kF16: out[i] = f16_to_f32(load<uint16_t>(p)); break;
-      case DType::kBF16: out[i] = bf16_to_f32(load<uint16_t>(p)); break;
-      case DType::kI32: out[i] = static_cast<float>(load<int32_t>(p)); break;
-      case DType::kU32: out[i] = static_cast<float>(load<uint32_t>(p)); break;
-      case DType::kF32: out[i] = load<float>(p); break;
-      case DType::kF64: out[i] = static_cast<float>(load<double>(p)); break;
-      case DType::kI64: out[i] = static_cast<float>(load<int64_t>(p)); break;
-      case DType::kU64: out[i] = static_cast<float>(load<uint64_t>(p)); break;
+      case DType::kBool:
+        out[i] = load<uint8_t>(p) != 0 ? 1.0f : 0.0f;
+        break;
+      case DType::kU8:
+        out[i] = static_cast<float>(load<uint8_t>(p));
+        break;
+      case DType::kI8:
+        out[i] = static_cast<float>(load<int8_t>(p));
+        break;
+      case DType::kI16:
+        out[i] = static_cast<float>(load<int16_t>(p));
+        break;
+      case DType::kU16:
+        out[i] = static_cast<float>(load<uint16_t>(p));
+        break;
+      case DType::kF16:
+        out[i] = f16_to_f32(load<uint16_t>(p));
+        break;
+      case DType::kBF16:
+        out[i] = bf16_to_f32(load<uint16_t>(p));
+        break;
+      case DType::kI32:
+        out[i] = static_cast<float>(load<int32_t>(p));
+        break;
+      case DType::kU32:
+        out[i] = static_cast<float>(load<uint32_t>(p));
+        break;
+      case DType::kF32:
+        out[i] = load<float>(p);
+        break;
+      case DType::kF64:
+        out[i] = static_cast<float>(load<double>(p));
+        break;
+      case DType::kI64:
+        out[i] = static_cast<float>(load<int64_t>(p));
+        break;
+      case DType::kU64:
+        out[i] = static_cast<float>(load<uint64_t>(p));
+        break;
       case DType::kF8E5M2:
       case DType::kF8E4M3:
         throw Error(format("{}: tensor '{}' is {}, which cadclip does not convert to F32",

@@ -14,8 +14,10 @@ void count(std::span<const std::byte> bytes, TensorHealth& health, Decode decode
     Bits bits;
     std::memcpy(&bits, bytes.data() + i * sizeof(Bits), sizeof(Bits));
     const double value = decode(bits);
-    if (std::isnan(value)) ++health.nan;
-    else if (std::isinf(value)) ++health.inf;
+    if (std::isnan(value))
+      ++health.nan;
+    else if (std::isinf(value))
+      ++health.inf;
   }
 }
 }  // namespace
@@ -26,11 +28,20 @@ HealthReport scan_health(const SafetensorsReader& file) {
     TensorHealth health{tensor.name, tensor.numel(), 0, 0};
     const auto bytes = file.bytes(tensor);
     switch (tensor.dtype) {
-      case DType::kF32: count<float>(bytes, health, [](float v) { return v; }); break;
-      case DType::kF64: count<double>(bytes, health, [](double v) { return v; }); break;
-      case DType::kF16: count<uint16_t>(bytes, health, f16_to_f32); break;
-      case DType::kBF16: count<uint16_t>(bytes, health, bf16_to_f32); break;
-      default: break;  // integers and booleans cannot be NaN
+      case DType::kF32:
+        count<float>(bytes, health, [](float v) { return v; });
+        break;
+      case DType::kF64:
+        count<double>(bytes, health, [](double v) { return v; });
+        break;
+      case DType::kF16:
+        count<uint16_t>(bytes, health, f16_to_f32);
+        break;
+      case DType::kBF16:
+        count<uint16_t>(bytes, health, bf16_to_f32);
+        break;
+      default:
+        break;  // integers and booleans cannot be NaN
     }
     report.tensors.push_back(std::move(health));
   }

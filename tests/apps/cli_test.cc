@@ -26,7 +26,8 @@ CliRun run_cadclip(const std::string& args) {
   if (pipe == nullptr) return run;
   std::array<char, 4096> buffer{};
   size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    run.output.append(buffer.data(), n);
   const int status = ::pclose(pipe);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
@@ -76,8 +77,8 @@ TEST(CliTest, BadLogLevelIsAClearError) {
 }
 
 TEST(CliTest, CheckReportsHealthyAndSickFiles) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("cadclip_cli_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("cadclip_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::vector<float> good = {1, 2}, sick = {1, std::numeric_limits<float>::quiet_NaN()};
   cadclip::SafetensorsWriter healthy;

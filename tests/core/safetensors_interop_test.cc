@@ -69,10 +69,10 @@ TEST(SafetensorsInteropTest, PythonReadsCadclipFilesIdentically) {
   for (const auto& [key, value] : expected["metadata"].items())
     writer.set_metadata(key, value.get<std::string>());
   const std::vector<std::pair<DType, std::vector<int64_t>>> specs = {
-      {DType::kBool, {4}},     {DType::kU8, {3, 2}},  {DType::kI8, {5}},    {DType::kI16, {2, 2}},
-      {DType::kU16, {3}},      {DType::kF16, {2, 3}}, {DType::kBF16, {3, 2}}, {DType::kI32, {1, 4}},
-      {DType::kU32, {2}},      {DType::kF32, {2, 2, 2}}, {DType::kF64, {3}}, {DType::kI64, {2}},
-      {DType::kU64, {2}},      {DType::kF32, {0}}};
+      {DType::kBool, {4}}, {DType::kU8, {3, 2}},     {DType::kI8, {5}},      {DType::kI16, {2, 2}},
+      {DType::kU16, {3}},  {DType::kF16, {2, 3}},    {DType::kBF16, {3, 2}}, {DType::kI32, {1, 4}},
+      {DType::kU32, {2}},  {DType::kF32, {2, 2, 2}}, {DType::kF64, {3}},     {DType::kI64, {2}},
+      {DType::kU64, {2}},  {DType::kF32, {0}}};
   int index = 0;
   for (const auto& [dtype, shape] : specs) {
     const std::string name = "t" + std::to_string(index++) + "." + std::string(dtype_name(dtype));

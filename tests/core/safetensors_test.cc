@@ -45,10 +45,9 @@ void expect_invalid(const std::filesystem::path& path, const std::string& expect
 
 TEST(SafetensorsTest, RoundTripEveryDtypeBitExactly) {
   SafetensorsWriter writer;
-  const std::vector<DType> dtypes = {DType::kBool, DType::kU8,  DType::kI8,  DType::kI16,
-                                     DType::kU16,  DType::kF16, DType::kBF16, DType::kI32,
-                                     DType::kU32,  DType::kF32, DType::kF64, DType::kI64,
-                                     DType::kU64};
+  const std::vector<DType> dtypes = {
+      DType::kBool, DType::kU8,  DType::kI8,  DType::kI16, DType::kU16, DType::kF16, DType::kBF16,
+      DType::kI32,  DType::kU32, DType::kF32, DType::kF64, DType::kI64, DType::kU64};
   std::map<std::string, std::vector<std::byte>> expected;
   for (DType dtype : dtypes) {
     const std::vector<int64_t> shape = {2, 3};
@@ -116,11 +115,11 @@ TEST(HalfPrecisionTest, F16RoundTripsEveryHalfValue) {
 }
 
 TEST(HalfPrecisionTest, F16RoundsToNearestEvenAndSaturatesToInfinity) {
-  EXPECT_EQ(f32_to_f16(1.0f + 1.0f / 2048), f32_to_f16(1.0f));   // tie goes to even
-  EXPECT_EQ(f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);             // tie goes up to even
+  EXPECT_EQ(f32_to_f16(1.0f + 1.0f / 2048), f32_to_f16(1.0f));  // tie goes to even
+  EXPECT_EQ(f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);            // tie goes up to even
   EXPECT_EQ(f32_to_f16(70000.f), 0x7c00);
   EXPECT_EQ(f32_to_f16(-70000.f), 0xfc00);
-  EXPECT_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));          // smallest subnormal
+  EXPECT_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
   EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);
   EXPECT_EQ(f32_to_bf16(1.0f + 1.0f / 256), f32_to_bf16(1.0f));  // bf16 tie to even
 }
@@ -136,8 +135,7 @@ TEST(SafetensorsTest, WriterRejectsSizeMismatchAndDuplicates) {
 
 // --- Malformed files: each gives its own clear error -------------------------
 
-const std::string kGoodHeader =
-    R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+const std::string kGoodHeader = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
 const std::string kGoodData(8, '\0');
 
 TEST(SafetensorsMalformedTest, GoodFileOpens) {
@@ -152,12 +150,12 @@ TEST(SafetensorsMalformedTest, EmptyAndTruncatedFiles) {
   std::ofstream(short_file) << "abc";
   expect_invalid(short_file, "truncated: 3 bytes");
   // A good file cut in the middle of its data.
-  expect_invalid(raw_file("cut", kGoodHeader, kGoodData.substr(0, 5)),
-                 "beyond the data buffer");
+  expect_invalid(raw_file("cut", kGoodHeader, kGoodData.substr(0, 5)), "beyond the data buffer");
 }
 
 TEST(SafetensorsMalformedTest, HeaderLengthBeyondTheFile) {
-  expect_invalid(raw_file("hlen", kGoodHeader, kGoodData, 1000), "reaches past the end of the file");
+  expect_invalid(raw_file("hlen", kGoodHeader, kGoodData, 1000),
+                 "reaches past the end of the file");
   expect_invalid(raw_file("hhuge", kGoodHeader, kGoodData, uint64_t{1} << 40), "100 MB limit");
 }
 
@@ -167,21 +165,21 @@ TEST(SafetensorsMalformedTest, BadJson) {
 }
 
 TEST(SafetensorsMalformedTest, UnknownDtype) {
-  expect_invalid(raw_file("dtype", R"({"a":{"dtype":"F24","shape":[2],"data_offsets":[0,8]}})",
-                          kGoodData),
-                 "unknown dtype 'F24'");
+  expect_invalid(
+      raw_file("dtype", R"({"a":{"dtype":"F24","shape":[2],"data_offsets":[0,8]}})", kGoodData),
+      "unknown dtype 'F24'");
 }
 
 TEST(SafetensorsMalformedTest, OffsetsOutOfRange) {
-  expect_invalid(raw_file("range", R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
-                          kGoodData),
-                 "beyond the data buffer of 8 bytes");
-  expect_invalid(raw_file("reversed", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})",
-                          kGoodData),
-                 "end before they begin");
-  expect_invalid(raw_file("negative", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[-8,0]}})",
-                          kGoodData),
-                 "needs data_offsets");
+  expect_invalid(
+      raw_file("range", R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", kGoodData),
+      "beyond the data buffer of 8 bytes");
+  expect_invalid(
+      raw_file("reversed", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", kGoodData),
+      "end before they begin");
+  expect_invalid(
+      raw_file("negative", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[-8,0]}})", kGoodData),
+      "needs data_offsets");
 }
 
 TEST(SafetensorsMalformedTest, OverlappingOffsets) {
@@ -193,21 +191,21 @@ TEST(SafetensorsMalformedTest, OverlappingOffsets) {
 }
 
 TEST(SafetensorsMalformedTest, GappedOffsets) {
-  expect_invalid(raw_file("gap", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                          kGoodData),
-                 "4 bytes of the data buffer before tensor 'a' belong to no tensor");
-  expect_invalid(raw_file("tail", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
-                          kGoodData),
-                 "the last 4 bytes of the data buffer belong to no tensor");
+  expect_invalid(
+      raw_file("gap", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", kGoodData),
+      "4 bytes of the data buffer before tensor 'a' belong to no tensor");
+  expect_invalid(
+      raw_file("tail", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", kGoodData),
+      "the last 4 bytes of the data buffer belong to no tensor");
 }
 
 TEST(SafetensorsMalformedTest, ShapeSizeMismatch) {
-  expect_invalid(raw_file("shape", R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
-                          kGoodData),
-                 "needs 12 bytes but its offsets span 8");
-  expect_invalid(raw_file("negdim", R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})",
-                          kGoodData),
-                 "not a size");
+  expect_invalid(
+      raw_file("shape", R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", kGoodData),
+      "needs 12 bytes but its offsets span 8");
+  expect_invalid(
+      raw_file("negdim", R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", kGoodData),
+      "not a size");
   expect_invalid(
       raw_file("overflow",
                R"({"a":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",

@@ -41,8 +41,8 @@ TEST(DepsSmokeTest, OpenCascadeBoxVolume) {
 #endif
 
 TEST(DepsSmokeTest, SentencePieceTrainsAndEncodes) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("cadclip_smoke_spm_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("cadclip_smoke_spm_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   {
     std::ofstream corpus(dir / "corpus.txt");
@@ -65,8 +65,8 @@ TEST(DepsSmokeTest, SentencePieceTrainsAndEncodes) {
 
 TEST(DepsSmokeTest, FaissExactSearchAlongsideLibTorch) {
   const int d = 16, n = 100;
-  auto base = torch::nn::functional::normalize(torch::randn({n, d}),
-                                               torch::nn::functional::NormalizeFuncOptions().dim(1));
+  auto base = torch::nn::functional::normalize(
+      torch::randn({n, d}), torch::nn::functional::NormalizeFuncOptions().dim(1));
   faiss::IndexFlatIP index(d);
   index.add(n, base.data_ptr<float>());
   std::vector<float> distances(1);

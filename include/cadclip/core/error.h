@@ -28,11 +28,11 @@ namespace detail {
 
 // Aborts (never throws) when `condition` is false: for states that only a
 // bug in cadclip can produce. The message arguments use cadclip::format.
-#define CADCLIP_CHECK(condition, ...)                                                       \
-  do {                                                                                      \
-    if (!(condition)) [[unlikely]]                                                          \
-      ::cadclip::detail::invariant_failed(#condition, __FILE__, __LINE__,                   \
-                                          ::cadclip::format(__VA_ARGS__));                  \
+#define CADCLIP_CHECK(condition, ...)                                      \
+  do {                                                                     \
+    if (!(condition)) [[unlikely]]                                         \
+      ::cadclip::detail::invariant_failed(#condition, __FILE__, __LINE__,  \
+                                          ::cadclip::format(__VA_ARGS__)); \
   } while (false)
 
 // The outcome of one item of a batch job: ok, or failed with a reason.

@@ -16,11 +16,11 @@ namespace cadclip {
 using ProgressFields = std::vector<std::pair<std::string, std::string>>;
 
 struct ProgressOptions {
-  int64_t total = 0;              // units of work expected; 0 = unknown (no ETA)
-  std::string unit = "it";        // what a unit is called in the rate ("files", "samples")
-  double plain_interval_s = 10;   // seconds between lines when stderr is no terminal
-  double redraw_interval_s = 0.1; // seconds between redraws of the live line
-  bool force_plain = false;       // plain lines even on a terminal (tests)
+  int64_t total = 0;               // units of work expected; 0 = unknown (no ETA)
+  std::string unit = "it";         // what a unit is called in the rate ("files", "samples")
+  double plain_interval_s = 10;    // seconds between lines when stderr is no terminal
+  double redraw_interval_s = 0.1;  // seconds between redraws of the live line
+  bool force_plain = false;        // plain lines even on a terminal (tests)
 };
 
 class Progress {

@@ -17,13 +17,26 @@
 namespace cadclip {
 
 enum class DType {
-  kBool, kU8, kI8, kI16, kU16, kF16, kBF16, kI32, kU32, kF32, kF64, kI64, kU64,
-  kF8E5M2, kF8E4M3,
+  kBool,
+  kU8,
+  kI8,
+  kI16,
+  kU16,
+  kF16,
+  kBF16,
+  kI32,
+  kU32,
+  kF32,
+  kF64,
+  kI64,
+  kU64,
+  kF8E5M2,
+  kF8E4M3,
 };
 
-std::string_view dtype_name(DType dtype);                  // "F32", "BF16", ...
+std::string_view dtype_name(DType dtype);                 // "F32", "BF16", ...
 std::optional<DType> parse_dtype(std::string_view name);  // inverse of dtype_name
-size_t dtype_size(DType dtype);                            // bytes per element
+size_t dtype_size(DType dtype);                           // bytes per element
 
 // Half-precision conversions (round to nearest even on the way down).
 float f16_to_f32(uint16_t bits);

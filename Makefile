@@ -1,0 +1,35 @@
+# The front door. `make test` sets up a fresh Debian 12 machine (as root),
+# builds, and runs every test plus the format and layer checks.
+PRESET ?= dev
+JOBS ?= $(shell nproc)
+
+.PHONY: all setup configure build test check format demo clean
+
+all: build
+
+setup:
+	scripts/setup.sh
+
+configure: setup
+	cmake --preset $(PRESET) -DCADCLIP_BUILD_TESTS=ON
+
+build: configure
+	cmake --build --preset $(PRESET) -j $(JOBS)
+
+# ctest runs first and its summary is always printed; the checks follow, and
+# the target fails if either failed.
+test: build
+	@status=0; \
+	(cd build/$(PRESET) && ctest --output-on-failure --timeout 1500 -j $(JOBS)) || status=1; \
+	$(MAKE) --no-print-directory check || status=1; \
+	exit $$status
+
+check:
+	scripts/check_format.sh
+	python3 scripts/check_layers.py
+
+format:
+	scripts/check_format.sh --fix
+
+clean:
+	rm -rf build
