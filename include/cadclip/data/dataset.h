@@ -1,0 +1,41 @@
+// The reader of a prepared dataset's shards: memory-maps every shard (only
+// headers and offset arrays are read on open) and returns one model's
+// BRepGraph by index or id, touching only that model's bytes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cadclip/data/brep_graph.h"
+
+namespace cadclip::data {
+
+class Dataset {
+ public:
+  // A prepared folder: the shards listed in its manifest.json, in that order.
+  // Throws cadclip::Error naming the folder or shard and the problem.
+  static Dataset open(const std::filesystem::path& folder);
+  // Explicit shard files, in the order given (models are numbered across them).
+  static Dataset open_shards(const std::vector<std::filesystem::path>& shards);
+
+  int64_t size() const;
+  // Model `index` in [0, size()); throws cadclip::Error when out of range.
+  BRepGraph graph(int64_t index) const;
+  const std::string& id(int64_t index) const;
+  int64_t num_faces(int64_t index) const;  // from the offsets, without reading the model
+  int64_t num_edges(int64_t index) const;
+  std::optional<int64_t> find(std::string_view id) const;
+  // Every id, in index order.
+  std::vector<std::string> ids() const;
+
+ private:
+  struct State;
+  std::shared_ptr<const State> state_;
+};
+
+}  // namespace cadclip::data

@@ -1,0 +1,126 @@
+#include "cadclip/data/captions.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "test_graphs.h"
+
+namespace cadclip::data {
+namespace {
+
+const std::filesystem::path kFixtures = "tests/data/captions";
+
+std::vector<int64_t> problem_lines(const CaptionFile& file) {
+  std::vector<int64_t> lines;
+  for (const auto& p : file.problems) lines.push_back(p.line);
+  return lines;
+}
+
+std::string reason_at(const CaptionFile& file, int64_t line) {
+  for (const auto& p : file.problems)
+    if (p.line == line) return p.reason;
+  return "";
+}
+
+TEST(Captions, Text2CadCsvKeepsGoodRowsAndReportsBrokenOnes) {
+  const CaptionFile file = read_captions(kFixtures / "text2cad_broken.csv", {});
+  EXPECT_EQ(file.format, "text2cad");
+  EXPECT_EQ(file.rows, 11);
+  EXPECT_EQ(file.empty, 3);
+  EXPECT_EQ(problem_lines(file), (std::vector<int64_t>{4, 7, 8, 9, 10, 12}));
+  EXPECT_NE(reason_at(file, 4).find("3 fields"), std::string::npos);
+  EXPECT_NE(reason_at(file, 7).find("quote"), std::string::npos);
+  EXPECT_NE(reason_at(file, 8).find("UTF-8"), std::string::npos);
+  EXPECT_NE(reason_at(file, 8).find("abstract"), std::string::npos);
+  EXPECT_NE(reason_at(file, 9).find("UTF-8"), std::string::npos);
+  EXPECT_NE(reason_at(file, 10).find("closing quote"), std::string::npos);
+  EXPECT_NE(reason_at(file, 12).find("never closed"), std::string::npos);
+  ASSERT_EQ(file.captions.size(), 20u);
+
+  const Caption& first = file.captions[0];
+  EXPECT_EQ(first.id, "0000/00000007");
+  EXPECT_EQ(first.level, "abstract");
+  EXPECT_EQ(first.text, "A plate, with a hole.");
+  EXPECT_EQ(file.captions[2].text, "A 10 x 10 plate with \"one\" hole");
+  EXPECT_EQ(file.captions[3].level, "expert");
+  EXPECT_EQ(file.captions[4].id, "0000/00000008");
+  EXPECT_EQ(file.captions[5].text, "multi\nline abstract");
+  // Row 8 lost only its non-UTF-8 abstract.
+  EXPECT_EQ(file.captions[9].id, "0000/00000012");
+  EXPECT_EQ(file.captions[9].level, "beginner");
+  // The unterminated quote on line 12 did not swallow line 13, whose CRLF is gone.
+  EXPECT_EQ(file.captions.back().id, "0000/00000016");
+  EXPECT_EQ(file.captions.back().text, "e");
+  EXPECT_EQ(file.captions[file.captions.size() - 4].text, "Last one.");
+}
+
+TEST(Captions, JsonlKeepsGoodLinesAndReportsBrokenOnes) {
+  const CaptionFile file = read_captions(kFixtures / "captions_broken.jsonl", {});
+  EXPECT_EQ(file.format, "jsonl");
+  EXPECT_EQ(file.rows, 8);
+  EXPECT_EQ(file.empty, 1);
+  EXPECT_EQ(problem_lines(file), (std::vector<int64_t>{3, 4, 6, 9}));
+  EXPECT_NE(reason_at(file, 4).find("UTF-8"), std::string::npos);
+  EXPECT_NE(reason_at(file, 6).find("id"), std::string::npos);
+  ASSERT_EQ(file.captions.size(), 3u);
+  EXPECT_EQ(file.captions[1].level, "caption");  // no "level": the option's default
+  EXPECT_EQ(file.captions[2].id, "c");
+  EXPECT_EQ(file.captions[2].text, "Draw a circle.");
+}
+
+TEST(Captions, CsvWithNamedColumns) {
+  CaptionOptions options;
+  options.id_column = "name";
+  options.text_column = "description";
+  options.level_column = "kind";
+  const CaptionFile file = read_captions(kFixtures / "parts.csv", options);
+  EXPECT_EQ(file.format, "csv");
+  ASSERT_EQ(file.captions.size(), 2u);
+  EXPECT_EQ(file.captions[0].id, "bracket_01");
+  EXPECT_EQ(file.captions[0].text, "An L-shaped bracket, 40 mm.");
+  EXPECT_EQ(file.captions[1].level, "beginner");
+  EXPECT_EQ(problem_lines(file), (std::vector<int64_t>{5}));
+  EXPECT_EQ(file.empty, 1);
+
+  options.level_column.clear();
+  options.level = "abstract";
+  const CaptionFile fixed = read_captions(kFixtures / "parts.csv", options);
+  ASSERT_EQ(fixed.captions.size(), 2u);
+  EXPECT_EQ(fixed.captions[1].level, "abstract");
+}
+
+TEST(Captions, AMissingColumnIsAnErrorThatListsTheColumns) {
+  CaptionOptions options;
+  options.id_column = "part";
+  try {
+    read_captions(kFixtures / "parts.csv", options);
+    FAIL();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("'part'"), std::string::npos);
+    EXPECT_NE(message.find("name, description, kind"), std::string::npos);
+  }
+  EXPECT_THROW(read_captions(kFixtures / "missing.csv", {}), Error);
+  EXPECT_THROW(read_captions(kFixtures / "README.md", {}), Error);  // unknown extension
+}
+
+TEST(Captions, WrittenJsonlReadsBackTheSame) {
+  testing::ScratchDir dir("captions-jsonl");
+  const std::vector<Caption> captions = {{"0070/00702684", "abstract", "A \"quoted\" plate."},
+                                         {"x", "expert", "Line one\nline two, ünïcode"}};
+  write_captions_jsonl(dir.path() / "captions.jsonl", captions);
+  const CaptionFile back = read_captions(dir.path() / "captions.jsonl", {});
+  ASSERT_EQ(back.captions.size(), 2u);
+  EXPECT_TRUE(back.problems.empty());
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back.captions[i].id, captions[i].id);
+    EXPECT_EQ(back.captions[i].level, captions[i].level);
+    EXPECT_EQ(back.captions[i].text, captions[i].text);
+  }
+}
+
+}  // namespace
+}  // namespace cadclip::data
