@@ -12,16 +12,22 @@
 namespace cadclip::cad {
 
 struct IngestOptions {
-  std::string assume_unit = "mm";   // unit of unitless inputs (BREP, DeepCAD JSON): mm, cm, m, inch
-  int max_faces = 1000;             // a model with more faces fails (never truncated); 0 = no limit
-  int max_edges = 10000;            // directed edges, likewise; 0 = no limit
+  std::string assume_unit = "mm";  // unit of unitless inputs (BREP, DeepCAD JSON): mm, cm, m, inch
+  int max_faces = 1000;            // a model with more faces fails (never truncated); 0 = no limit
+  int max_edges = 10000;           // directed edges, likewise; 0 = no limit
   bool deepcad_symmetric_full = true;  // DeepCAD's meaning of a symmetric extent (full distance
                                        // each side); false = Text2CAD's (half each side)
 };
 
 // Loads `path` (format from its extension), applies the multi-solid/shell
 // rule of docs/INGEST.md, and featurizes it. The graph's id is the file stem.
+// Same file and options, same graph, byte for byte. Catches OCCT exceptions;
+// a crash inside OCCT itself still needs a worker process to contain it.
 Result<data::BRepGraph> ingest_file(const std::filesystem::path& path,
                                     const IngestOptions& options);
+
+// True for the extensions ingest_file reads: .step .stp .iges .igs .brep .json
+// (case-insensitive).
+bool is_cad_path(const std::filesystem::path& path);
 
 }  // namespace cadclip::cad

@@ -1,0 +1,432 @@
+// Featurization of a selected model into a BRepGraph: UV-Net face grids,
+// BRepNet/BRepFormer attributes, directed face adjacency with curve grids and
+// convexity, size in millimetres and the geometry hash (docs/INGEST.md).
+#include <BRepAdaptor_Curve.hxx>
+#include <BRepAdaptor_Surface.hxx>
+#include <BRepBndLib.hxx>
+#include <BRepGProp.hxx>
+#include <BRepLProp_SLProps.hxx>
+#include <BRepTools.hxx>
+#include <BRepTopAdaptor_FClass2d.hxx>
+#include <BRep_Tool.hxx>
+#include <Bnd_Box.hxx>
+#include <GCPnts_AbscissaPoint.hxx>
+#include <GProp_GProps.hxx>
+#include <Geom2d_Curve.hxx>
+#include <Geom_Curve.hxx>
+#include <Geom_Surface.hxx>
+#include <Precision.hxx>
+#include <ShapeAnalysis_Surface.hxx>
+#include <TopExp.hxx>
+#include <TopExp_Explorer.hxx>
+#include <TopTools_IndexedMapOfShape.hxx>
+#include <TopoDS.hxx>
+#include <TopoDS_Edge.hxx>
+#include <TopoDS_Face.hxx>
+#include <gp_Pnt2d.hxx>
+#include <gp_Vec.hxx>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "cad/occt_shape.h"
+#include "cadclip/core/format.h"
+#include "cadclip/core/hash.h"
+
+namespace cadclip::cad {
+namespace {
+
+constexpr int kGrid = data::kUvGridSize;
+constexpr int kFaceChannels = data::kFaceChannels;
+constexpr int kSamples = data::kCurveSamples;
+constexpr int kEdgeChannels = data::kEdgeChannels;
+constexpr int kFaceValues = kGrid * kGrid * kFaceChannels;
+
+// The geometry hash quantises points to 1 µm and unit normals to 1e-3: far
+// finer than any size difference between two parts, far coarser than the
+// 1e-12 mm noise that moving a part adds (docs/INGEST.md).
+constexpr double kHashPointQuantumMm = 1e-3;
+constexpr double kHashNormalQuantum = 1e-3;
+// BRepTopAdaptor_FClass2d's tolerance, in UV units (occwl's value).
+constexpr double kClassifyTolerance = 1e-9;
+// BRepNet: an edge is smooth when its faces' normals agree to within 5°.
+const double kSmoothCosine = std::cos(5.0 * M_PI / 180.0);
+
+data::SurfaceType surface_type(GeomAbs_SurfaceType type) {
+  switch (type) {
+    case GeomAbs_Plane:
+      return data::SurfaceType::kPlane;
+    case GeomAbs_Cylinder:
+      return data::SurfaceType::kCylinder;
+    case GeomAbs_Cone:
+      return data::SurfaceType::kCone;
+    case GeomAbs_Sphere:
+      return data::SurfaceType::kSphere;
+    case GeomAbs_Torus:
+      return data::SurfaceType::kTorus;
+    case GeomAbs_BezierSurface:
+      return data::SurfaceType::kBezier;
+    case GeomAbs_BSplineSurface:
+      return data::SurfaceType::kBSpline;
+    case GeomAbs_SurfaceOfRevolution:
+      return data::SurfaceType::kRevolution;
+    case GeomAbs_SurfaceOfExtrusion:
+      return data::SurfaceType::kExtrusion;
+    case GeomAbs_OffsetSurface:
+      return data::SurfaceType::kOffset;
+    default:
+      return data::SurfaceType::kOther;
+  }
+}
+
+data::CurveType curve_type(GeomAbs_CurveType type) {
+  switch (type) {
+    case GeomAbs_Line:
+      return data::CurveType::kLine;
+    case GeomAbs_Circle:
+      return data::CurveType::kCircle;
+    case GeomAbs_Ellipse:
+      return data::CurveType::kEllipse;
+    case GeomAbs_Hyperbola:
+      return data::CurveType::kHyperbola;
+    case GeomAbs_Parabola:
+      return data::CurveType::kParabola;
+    case GeomAbs_BezierCurve:
+      return data::CurveType::kBezier;
+    case GeomAbs_BSplineCurve:
+      return data::CurveType::kBSpline;
+    case GeomAbs_OffsetCurve:
+      return data::CurveType::kOffset;
+    default:
+      return data::CurveType::kOther;
+  }
+}
+
+// Unit normal of `surface` at (u, v), pointing out of the material of a face
+// with that orientation; (0,0,0) where it is undefined (a cone apex).
+gp_Vec face_normal(const BRepAdaptor_Surface& surface, double u, double v, bool reversed,
+                   gp_Pnt& point) {
+  gp_Vec du, dv;
+  surface.D1(u, v, point, du, dv);
+  gp_Vec normal = du.Crossed(dv);
+  const double magnitude = normal.Magnitude();
+  if (magnitude > 1e-9 * du.Magnitude() * dv.Magnitude() && magnitude > 0) {
+    normal /= magnitude;
+  } else {
+    // A singular point of the parametrisation: higher derivatives decide.
+    BRepLProp_SLProps props(surface, u, v, 1, 1e-9);
+    normal = props.IsNormalDefined() ? gp_Vec(props.Normal()) : gp_Vec(0, 0, 0);
+  }
+  if (reversed) normal.Reverse();
+  return normal;
+}
+
+double parameter_at(double first, double last, int index, int count) {
+  return index == count - 1 ? last : first + (last - first) * index / (count - 1);
+}
+
+// A B-Rep edge between two faces: "left" holds the edge in its loop in the
+// direction in which the grid is sampled.
+struct Link {
+  int edge = 0;  // index into the edge map (0-based)
+  int left = 0;  // face indices
+  int right = 0;
+  bool forward = true;  // traverse in the curve's parameter direction
+};
+
+// Per face: the sampled surface, for the edge normals.
+struct FaceSurface {
+  Handle(BRepAdaptor_Surface) adaptor;
+  Handle(ShapeAnalysis_Surface) analysis;  // built on demand when a pcurve is missing
+  bool reversed = false;
+};
+
+gp_Vec normal_along_edge(FaceSurface& face, const TopoDS_Face& topo_face,
+                         const Handle(Geom2d_Curve) & pcurve, double t, const gp_Pnt& point) {
+  gp_Pnt2d uv;
+  if (!pcurve.IsNull()) {
+    uv = pcurve->Value(t);
+  } else {
+    if (face.analysis.IsNull())
+      face.analysis = new ShapeAnalysis_Surface(BRep_Tool::Surface(topo_face));
+    uv = face.analysis->ValueOfUV(point, Precision::Confusion());
+  }
+  gp_Pnt on_surface;
+  return face_normal(*face.adaptor, uv.X(), uv.Y(), face.reversed, on_surface);
+}
+
+void put3(float* out, const gp_XYZ& value) {
+  out[0] = static_cast<float>(value.X());
+  out[1] = static_cast<float>(value.Y());
+  out[2] = static_cast<float>(value.Z());
+}
+
+}  // namespace
+
+Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestOptions& options) {
+  if (shape.IsNull()) return Status::failure("cannot featurize a null shape");
+  TopTools_IndexedMapOfShape faces, edges;
+  // MapShapes visits sub-shapes in the order the file's topology lists them, so
+  // the same file always gives the same face and edge order.
+  TopExp::MapShapes(shape, TopAbs_FACE, faces);
+  TopExp::MapShapes(shape, TopAbs_EDGE, edges);
+  const int face_count = faces.Extent();
+  if (face_count == 0) return Status::failure("the model has no face");
+  if (options.max_faces > 0 && face_count > options.max_faces)
+    return Status::failure(format("the model has {} faces, over the limit of {} (max_faces)",
+                                  face_count, options.max_faces));
+
+  // Which faces hold each edge, and in which orientation.
+  struct Use {
+    int face;
+    TopAbs_Orientation orientation;
+  };
+  std::vector<std::vector<Use>> uses(edges.Extent());
+  std::vector<int> loop_counts(face_count, 0);
+  for (int f = 0; f < face_count; ++f) {
+    const TopoDS_Shape& face = faces(f + 1);
+    for (TopExp_Explorer wire(face, TopAbs_WIRE); wire.More(); wire.Next()) ++loop_counts[f];
+    for (TopExp_Explorer edge(face, TopAbs_EDGE); edge.More(); edge.Next()) {
+      const int index = edges.FindIndex(edge.Current()) - 1;
+      CADCLIP_CHECK(index >= 0, "an edge of face {} is missing from the edge map", f);
+      uses[index].push_back({f, edge.Current().Orientation()});
+    }
+  }
+  std::vector<Link> links;
+  for (int e = 0; e < edges.Extent(); ++e) {
+    const TopoDS_Edge& edge = TopoDS::Edge(edges(e + 1));
+    if (BRep_Tool::Degenerated(edge)) continue;
+    double first = 0, last = 0;
+    if (BRep_Tool::Curve(edge, first, last).IsNull()) continue;
+    // Distinct faces in the order met; a seam meets its face twice.
+    std::vector<Use> distinct;
+    for (const Use& use : uses[e]) {
+      const bool seen = std::any_of(distinct.begin(), distinct.end(),
+                                    [&](const Use& d) { return d.face == use.face; });
+      if (!seen) distinct.push_back(use);
+    }
+    if (distinct.size() != 2) continue;  // boundary, seam or non-manifold: no graph edge
+    Link link{e, distinct[0].face, distinct[1].face, true};
+    if (distinct[0].orientation != TopAbs_FORWARD && distinct[1].orientation == TopAbs_FORWARD) {
+      std::swap(link.left, link.right);
+    } else if (distinct[0].orientation == TopAbs_REVERSED) {
+      link.forward = false;  // both reversed: an inconsistently oriented shell
+    }
+    links.push_back(link);
+  }
+  const int64_t directed = 2 * static_cast<int64_t>(links.size());
+  if (options.max_edges > 0 && directed > options.max_edges)
+    return Status::failure(
+        format("the model has {} directed edges, over the limit of {} (max_edges)", directed,
+               options.max_edges));
+
+  // The box in millimetres, exact rather than from samples: captions quote sizes.
+  Bnd_Box box;
+  BRepBndLib::AddOptimal(shape, box, /*useTriangulation=*/false, /*useShapeTolerance=*/false);
+  if (box.IsVoid()) return Status::failure("the model has an empty bounding box");
+  double x0, y0, z0, x1, y1, z1;
+  box.Get(x0, y0, z0, x1, y1, z1);
+  const double longest = std::max({x1 - x0, y1 - y0, z1 - z0});
+  if (!std::isfinite(longest) || longest > 1e9)
+    return Status::failure("the model is unbounded (an infinite surface or curve)");
+  if (longest <= Precision::Confusion())
+    return Status::failure(format("the model is degenerate: its longest side is {} mm", longest));
+  const gp_XYZ centre((x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2);
+  const double scale = 2.0 / longest;
+
+  data::BRepGraph graph;
+  graph.bbox_mm = {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(z0),
+                   static_cast<float>(x1), static_cast<float>(y1), static_cast<float>(z1)};
+  graph.scale_mm = static_cast<float>(longest);
+
+  // Face grids in millimetres (doubles, for the hash) before normalisation.
+  std::vector<double> samples(static_cast<size_t>(face_count) * kFaceValues);
+  std::vector<FaceSurface> surfaces(face_count);
+  graph.face_types.resize(face_count);
+  graph.face_areas.resize(face_count);
+  graph.face_centroids.resize(static_cast<size_t>(face_count) * 3);
+  graph.face_rational.resize(face_count);
+  graph.face_loops.assign(loop_counts.begin(), loop_counts.end());
+  for (int f = 0; f < face_count; ++f) {
+    const TopoDS_Face& face = TopoDS::Face(faces(f + 1));
+    if (BRep_Tool::Surface(face).IsNull())
+      return Status::failure(format("face {} has no surface", f));
+    FaceSurface& surface = surfaces[f];
+    surface.adaptor = new BRepAdaptor_Surface(face, /*restriction=*/false);
+    surface.reversed = face.Orientation() == TopAbs_REVERSED;
+    const BRepAdaptor_Surface& adaptor = *surface.adaptor;
+
+    const GeomAbs_SurfaceType type = adaptor.GetType();
+    graph.face_types[f] = static_cast<uint8_t>(surface_type(type));
+    graph.face_rational[f] = (type == GeomAbs_BSplineSurface || type == GeomAbs_BezierSurface) &&
+                             (adaptor.IsURational() || adaptor.IsVRational());
+
+    double u0, u1, v0, v1;
+    BRepTools::UVBounds(face, u0, u1, v0, v1);
+    if (!std::isfinite(u0) || !std::isfinite(u1) || !std::isfinite(v0) || !std::isfinite(v1) ||
+        Precision::IsInfinite(u0) || Precision::IsInfinite(u1) || Precision::IsInfinite(v0) ||
+        Precision::IsInfinite(v1))
+      return Status::failure(format("face {} has an unbounded parameter range", f));
+    if (!(u1 > u0) || !(v1 > v0))
+      return Status::failure(format("face {} has an empty parameter range", f));
+
+    BRepTopAdaptor_FClass2d classifier(face, kClassifyTolerance);
+    double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
+    gp_XYZ inside_sum(0, 0, 0), all_sum(0, 0, 0);
+    int inside_count = 0;
+    for (int i = 0; i < kGrid; ++i) {
+      const double u = parameter_at(u0, u1, i, kGrid);
+      // Mirrored along u for a reversed face, so that the grid's own (u, v)
+      // frame agrees with the flipped normal.
+      const int row = surface.reversed ? kGrid - 1 - i : i;
+      for (int j = 0; j < kGrid; ++j) {
+        const double v = parameter_at(v0, v1, j, kGrid);
+        gp_Pnt point;
+        const gp_Vec normal = face_normal(adaptor, u, v, surface.reversed, point);
+        const TopAbs_State state = classifier.Perform(gp_Pnt2d(u, v));
+        const bool inside = state == TopAbs_IN || state == TopAbs_ON;
+        double* out = grid + (row * kGrid + j) * kFaceChannels;
+        out[0] = point.X();
+        out[1] = point.Y();
+        out[2] = point.Z();
+        out[3] = normal.X();
+        out[4] = normal.Y();
+        out[5] = normal.Z();
+        out[6] = inside ? 1.0 : 0.0;
+        all_sum += point.XYZ();
+        if (inside) {
+          inside_sum += point.XYZ();
+          ++inside_count;
+        }
+      }
+    }
+
+    GProp_GProps props;
+    BRepGProp::SurfaceProperties(face, props);
+    const double area = std::abs(props.Mass());
+    graph.face_areas[f] = static_cast<float>(area);
+    gp_XYZ centroid =
+        area > Precision::SquareConfusion()
+            ? props.CentreOfMass().XYZ()
+            : (inside_count > 0 ? inside_sum / inside_count : all_sum / (kGrid * kGrid));
+    put3(&graph.face_centroids[static_cast<size_t>(f) * 3], (centroid - centre) * scale);
+  }
+
+  // Normalised face grids.
+  graph.face_grids.resize(samples.size());
+  for (size_t k = 0; k < samples.size(); k += kFaceChannels) {
+    const gp_XYZ point(samples[k], samples[k + 1], samples[k + 2]);
+    put3(&graph.face_grids[k], (point - centre) * scale);
+    for (int c = 3; c < kFaceChannels; ++c)
+      graph.face_grids[k + c] = static_cast<float>(samples[k + c]);
+  }
+
+  // Directed edges: left→right, then right→left, per B-Rep edge.
+  graph.edge_src.reserve(directed);
+  graph.edge_dst.reserve(directed);
+  graph.edge_grids.resize(static_cast<size_t>(directed) * kSamples * kEdgeChannels);
+  graph.edge_types.reserve(directed);
+  graph.edge_lengths.reserve(directed);
+  graph.edge_convexity.reserve(directed);
+  for (size_t l = 0; l < links.size(); ++l) {
+    const Link& link = links[l];
+    const TopoDS_Edge& edge = TopoDS::Edge(edges(link.edge + 1));
+    const TopoDS_Face& left_face = TopoDS::Face(faces(link.left + 1));
+    const TopoDS_Face& right_face = TopoDS::Face(faces(link.right + 1));
+    BRepAdaptor_Curve curve(edge);
+    const double t0 = curve.FirstParameter(), t1 = curve.LastParameter();
+    double first = 0, last = 0;
+    const Handle(Geom2d_Curve) left_pcurve =
+        BRep_Tool::CurveOnSurface(edge, left_face, first, last);
+    const Handle(Geom2d_Curve) right_pcurve =
+        BRep_Tool::CurveOnSurface(edge, right_face, first, last);
+
+    std::array<gp_Pnt, kSamples> points;
+    std::array<gp_Vec, kSamples> tangents, left_normals, right_normals;
+    double dot_sum = 0, turn_sum = 0;
+    int defined = 0;
+    for (int k = 0; k < kSamples; ++k) {
+      const int step = link.forward ? k : kSamples - 1 - k;
+      const double t = parameter_at(t0, t1, step, kSamples);
+      gp_Vec derivative;
+      curve.D1(t, points[k], derivative);
+      if (!link.forward) derivative.Reverse();
+      const double magnitude = derivative.Magnitude();
+      tangents[k] = magnitude > 0 ? derivative / magnitude : gp_Vec(0, 0, 0);
+      left_normals[k] =
+          normal_along_edge(surfaces[link.left], left_face, left_pcurve, t, points[k]);
+      right_normals[k] =
+          normal_along_edge(surfaces[link.right], right_face, right_pcurve, t, points[k]);
+      if (left_normals[k].SquareMagnitude() > 0 && right_normals[k].SquareMagnitude() > 0) {
+        dot_sum += left_normals[k].Dot(right_normals[k]);
+        turn_sum += left_normals[k].Crossed(right_normals[k]).Dot(tangents[k]);
+        ++defined;
+      }
+    }
+    data::Convexity convexity = data::Convexity::kSmooth;
+    if (defined > 0 && dot_sum / defined <= kSmoothCosine)
+      convexity = turn_sum > 0 ? data::Convexity::kConvex : data::Convexity::kConcave;
+    const uint8_t type = static_cast<uint8_t>(curve_type(curve.GetType()));
+    const float length = static_cast<float>(GCPnts_AbscissaPoint::Length(curve));
+
+    for (int direction = 0; direction < 2; ++direction) {
+      const bool reverse = direction == 1;
+      graph.edge_src.push_back(reverse ? link.right : link.left);
+      graph.edge_dst.push_back(reverse ? link.left : link.right);
+      graph.edge_types.push_back(type);
+      graph.edge_lengths.push_back(length);
+      graph.edge_convexity.push_back(static_cast<uint8_t>(convexity));
+      float* out = graph.edge_grids.data() + (2 * l + direction) * kSamples * kEdgeChannels;
+      for (int k = 0; k < kSamples; ++k) {
+        const int from = reverse ? kSamples - 1 - k : k;
+        float* sample = out + k * kEdgeChannels;
+        put3(sample, (points[from].XYZ() - centre) * scale);
+        put3(sample + 3, (reverse ? -tangents[from] : tangents[from]).XYZ());
+        put3(sample + 6, (reverse ? right_normals[from] : left_normals[from]).XYZ());
+        put3(sample + 9, (reverse ? left_normals[from] : right_normals[from]).XYZ());
+      }
+    }
+  }
+
+  // Geometry hash: per-face digests of the quantised grid, centred on the box
+  // of all grid points, sorted so that the face order does not matter.
+  gp_XYZ low(1e300, 1e300, 1e300), high(-1e300, -1e300, -1e300);
+  for (size_t k = 0; k < samples.size(); k += kFaceChannels) {
+    low.SetCoord(std::min(low.X(), samples[k]), std::min(low.Y(), samples[k + 1]),
+                 std::min(low.Z(), samples[k + 2]));
+    high.SetCoord(std::max(high.X(), samples[k]), std::max(high.Y(), samples[k + 1]),
+                  std::max(high.Z(), samples[k + 2]));
+  }
+  const gp_XYZ hash_centre = (low + high) / 2;
+  std::vector<std::array<uint8_t, 32>> digests(face_count);
+  for (int f = 0; f < face_count; ++f) {
+    Sha256 face_hash;
+    face_hash.update_value(graph.face_types[f]);
+    const double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
+    for (int s = 0; s < kGrid * kGrid; ++s) {
+      const double* sample = grid + s * kFaceChannels;
+      for (int c = 0; c < 3; ++c) {
+        const int64_t q =
+            std::llround((sample[c] - hash_centre.Coord(c + 1)) / kHashPointQuantumMm);
+        face_hash.update_value(q);
+      }
+      for (int c = 3; c < 6; ++c) {
+        const int32_t q = static_cast<int32_t>(std::lround(sample[c] / kHashNormalQuantum));
+        face_hash.update_value(q);
+      }
+      face_hash.update_value(static_cast<uint8_t>(sample[6] > 0.5));
+    }
+    digests[f] = face_hash.digest();
+  }
+  std::sort(digests.begin(), digests.end());
+  Sha256 model_hash;
+  model_hash.update(std::string_view("cadclip-geometry-hash-v1"));
+  model_hash.update_value(static_cast<int64_t>(face_count));
+  for (const auto& digest : digests) model_hash.update(std::as_bytes(std::span(digest)));
+  graph.geometry_hash = model_hash.hex_digest();
+  return graph;
+}
+
+}  // namespace cadclip::cad

@@ -1,0 +1,90 @@
+// ingest_file: format dispatch, the model rule, featurization, and the one
+// place where OCCT exceptions become per-file failures.
+#include <Standard_ErrorHandler.hxx>
+#include <Standard_Failure.hxx>
+
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+#include "cad/occt_shape.h"
+#include "cadclip/cad/ingest.h"
+#include "cadclip/core/format.h"
+
+namespace cadclip::cad {
+namespace {
+
+Result<std::string> read_whole(const std::filesystem::path& path) {
+  std::error_code error;
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) return Status::failure(format("cannot read {}: {}", path.string(), error.message()));
+  if (size == 0) return Status::failure(format("{} is empty (0 bytes)", path.string()));
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) return Status::failure(format("cannot read {}", path.string()));
+  return text;
+}
+
+Result<data::BRepGraph> ingest_checked(const std::filesystem::path& path,
+                                       const IngestOptions& options) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    return Status::failure(format("{} is not a readable file", path.string()));
+  const std::string id = path.stem().string();
+  const CadFormat kind = format_of(path);
+  if (kind == CadFormat::kUnknown)
+    return Status::failure(format(
+        "{}: unknown extension '{}'; cadclip reads .step/.stp, .iges/.igs, .brep and DeepCAD .json",
+        path.string(), path.extension().string()));
+  if (kind == CadFormat::kDeepcadJson) {
+    Result<double> factor = millimetres_per_unit(options.assume_unit);
+    if (!factor) return factor.status();
+    Result<std::string> text = read_whole(path);
+    if (!text) return text.status();
+    Result<TopoDS_Shape> shape = deepcad_to_shape(text.value(), path.string(), options);
+    if (!shape) return shape.status();
+    return ingest_shape(shape.value(), id, "assumed:" + options.assume_unit, options);
+  }
+  Result<LoadedShape> loaded = read_shape(path, options);
+  if (!loaded) return loaded.status();
+  Result<data::BRepGraph> graph = ingest_shape(loaded->shape, id, loaded->unit, options);
+  if (!graph) return Status::failure(format("{}: {}", path.string(), graph.status().reason()));
+  return graph;
+}
+
+}  // namespace
+
+bool is_cad_path(const std::filesystem::path& path) {
+  return format_of(path) != CadFormat::kUnknown;
+}
+
+Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, std::string unit,
+                                     const IngestOptions& options) {
+  Result<ModelShape> model = select_model(shape);
+  if (!model) return model.status();
+  Result<data::BRepGraph> graph = featurize_shape(model->shape, options);
+  if (!graph) return graph.status();
+  graph->id = std::move(id);
+  graph->unit = std::move(unit);
+  graph->solid_count = model->solid_count;
+  graph->closed = model->closed;
+  return graph;
+}
+
+Result<data::BRepGraph> ingest_file(const std::filesystem::path& path,
+                                    const IngestOptions& options) {
+  try {
+    OCC_CATCH_SIGNALS
+    return ingest_checked(path, options);
+  } catch (const Standard_Failure& failure) {
+    return Status::failure(format("{}: OCCT failed: {} ({})", path.string(),
+                                  failure.GetMessageString(), failure.DynamicType()->Name()));
+  } catch (const std::bad_alloc&) {
+    return Status::failure(format("{}: out of memory while ingesting", path.string()));
+  } catch (const std::exception& failure) {
+    return Status::failure(format("{}: {}", path.string(), failure.what()));
+  }
+}
+
+}  // namespace cadclip::cad

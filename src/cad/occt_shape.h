@@ -1,0 +1,68 @@
+// The cad layer's internal API over OCCT shapes: loading files in millimetres,
+// the model rule of docs/INGEST.md, DeepCAD JSON to a solid, featurization and
+// STEP writing. Only src/cad/ (and tests/bench of the cad layer) include this:
+// OCCT types never reach include/cadclip/.
+#pragma once
+
+#include <TopoDS_Shape.hxx>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "cadclip/cad/ingest.h"
+#include "cadclip/core/error.h"
+#include "cadclip/data/brep_graph.h"
+
+namespace cadclip::cad {
+
+// Millimetres per unit for "mm", "cm", "m", "in"/"inch", "ft"/"foot", "um"/"micron";
+// a failure naming the accepted spellings otherwise.
+Result<double> millimetres_per_unit(std::string_view unit);
+
+// The input formats, from the file extension (case-insensitive).
+enum class CadFormat { kStep, kIges, kBrep, kDeepcadJson, kUnknown };
+CadFormat format_of(const std::filesystem::path& path);
+std::string_view format_name(CadFormat format);
+
+// A file's whole content as OCCT gives it, in millimetres.
+struct LoadedShape {
+  TopoDS_Shape shape;
+  std::string unit;  // BRepGraph::unit: "file:MILLIMETRE", "assumed:inch", ...
+};
+
+// Reads a STEP, IGES or BREP file (no featurization, no model rule), scaled to
+// millimetres: STEP and IGES by their stated unit, BREP (and files that state
+// none) by options.assume_unit. Failures name the file and the reason.
+Result<LoadedShape> read_shape(const std::filesystem::path& path, const IngestOptions& options);
+
+// DeepCAD JSON (already parsed text) to a solid in millimetres (coordinates
+// times options.assume_unit). `name` only labels failure messages.
+Result<TopoDS_Shape> deepcad_to_shape(std::string_view json_text, std::string_view name,
+                                      const IngestOptions& options);
+
+// What the model rule of docs/INGEST.md keeps of a loaded shape.
+struct ModelShape {
+  TopoDS_Shape shape;   // a compound of what is kept
+  int solid_count = 0;  // solids in the source
+  bool closed = false;  // every kept shell closed (false for loose faces)
+  std::string kept;     // "solids", "shells" or "faces"
+};
+Result<ModelShape> select_model(const TopoDS_Shape& shape);
+
+// Featurizes an already selected model (coordinates in millimetres) into a
+// BRepGraph; fills everything except id, unit, solid_count and closed, which
+// the caller sets. Limits of `options` apply.
+Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestOptions& options);
+
+// select_model + featurize_shape + the bookkeeping fields: what ingest_file
+// does after loading. For shapes made in memory (synthetic parts), with a unit
+// string such as "synthetic:mm".
+Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, std::string unit,
+                                     const IngestOptions& options);
+
+// Writes `shape` (millimetres) as a STEP AP214 file stating millimetres. The
+// file appears atomically (written beside `path`, then renamed).
+Status write_step(const TopoDS_Shape& shape, const std::filesystem::path& path);
+
+}  // namespace cadclip::cad
