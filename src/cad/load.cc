@@ -9,6 +9,9 @@
 #include <IGESData_GlobalSection.hxx>
 #include <IGESData_IGESModel.hxx>
 #include <Interface_Static.hxx>
+#include <Message.hxx>
+#include <Message_Messenger.hxx>
+#include <Message_PrinterOStream.hxx>
 #include <STEPControl_Reader.hxx>
 #include <Standard_ErrorHandler.hxx>
 #include <Standard_Failure.hxx>
@@ -20,6 +23,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <mutex>
 #include <system_error>
 
 #include "cad/occt_shape.h"
@@ -71,6 +75,16 @@ Result<TopoDS_Shape> scaled(const TopoDS_Shape& shape, double factor, std::strin
   return transform.Shape();
 }
 
+// OCCT's readers report through the default messenger, which prints to
+// stdout; only apps/ may write there, and per-file chatter is no use in a
+// batch job. Failures reach the caller as statuses instead.
+void quiet_occt_messages() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Message::DefaultMessenger()->RemovePrinters(STANDARD_TYPE(Message_PrinterOStream));
+  });
+}
+
 // OCCT's XSTEP readers convert lengths into the "cascade unit", a process-wide
 // parameter that OCCT 7.6 reads at transfer time (XSAlgo_AlgoContainer::
 // PrepareForTransfer). Set it every time: another caller may have changed it.
@@ -91,6 +105,7 @@ Result<LoadedShape> read_step(const std::filesystem::path& path, const IngestOpt
     return Status::failure(format(
         "{} is truncated or not a complete STEP file: no END-ISO-10303-21 at its end", what));
 
+  quiet_occt_messages();
   STEPControl_Reader reader;
   if (Status unit = set_cascade_unit_mm(what); !unit) return unit;
   if (reader.ReadFile(path.c_str()) != IFSelect_RetDone)
@@ -144,6 +159,7 @@ Result<LoadedShape> read_iges(const std::filesystem::path& path, const IngestOpt
     return Status::failure(
         format("{} is truncated: its last record is not the IGES terminate (T) section", what));
 
+  quiet_occt_messages();
   IGESControl_Reader reader;
   if (Status unit = set_cascade_unit_mm(what); !unit) return unit;
   if (reader.ReadFile(path.c_str()) != IFSelect_RetDone)
