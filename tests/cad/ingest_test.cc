@@ -1,6 +1,9 @@
 // Loading: the shared corpus, the model rule, units, and bad inputs that must
 // fail with the right reason.
 #include <gtest/gtest.h>
+#include <IGESControl_Writer.hxx>
+#include <Interface_Static.hxx>
+#include <STEPControl_Writer.hxx>
 
 #include <fstream>
 #include <iostream>
@@ -83,6 +86,98 @@ TEST(Ingest, ModelRuleRecordsSolidsAndClosedness) {
     EXPECT_EQ(graph->solid_count, expect.solids) << expect.file;
     EXPECT_EQ(graph->closed, expect.closed) << expect.file;
   }
+}
+
+std::string failure_of(const std::filesystem::path& path, const IngestOptions& options = {}) {
+  const Result<data::BRepGraph> graph = ingest_file(path, options);
+  EXPECT_FALSE(graph) << path << " should fail";
+  return graph ? std::string() : graph.status().reason();
+}
+
+#define EXPECT_REASON(reason, text) \
+  EXPECT_NE((reason).find(text), std::string::npos) << "reason: " << (reason)
+
+TEST(Ingest, BadInputsFailWithTheirReason) {
+  const auto folder = testing::scratch_folder();
+  write_bytes(folder / "empty.step", "");
+  EXPECT_REASON(failure_of(folder / "empty.step"), "is empty");
+
+  std::mt19937 random(7);
+  std::string noise(5000, '\0');
+  for (char& c : noise) c = static_cast<char>(random());
+  for (const char* name : {"noise.step", "noise.iges", "noise.brep", "noise.json"})
+    write_bytes(folder / name, noise);
+  EXPECT_REASON(failure_of(folder / "noise.step"), "not a STEP file");
+  EXPECT_REASON(failure_of(folder / "noise.iges"), "not an IGES file");
+  EXPECT_REASON(failure_of(folder / "noise.brep"), "not a text BREP file");
+  EXPECT_REASON(failure_of(folder / "noise.json"), "not valid JSON");
+
+  const std::string screw = read_bytes(kCorpus / "occt/screw.step");
+  write_bytes(folder / "truncated.step", screw.substr(0, screw.size() / 2));
+  EXPECT_REASON(failure_of(folder / "truncated.step"), "truncated");
+  const std::string bearing = read_bytes(kCorpus / "occt/bearing.iges");
+  write_bytes(folder / "truncated.iges", bearing.substr(0, bearing.size() / 2));
+  EXPECT_REASON(failure_of(folder / "truncated.iges"), "truncated");
+
+  // Well-formed STEP whose every entity is one OCCT does not know.
+  write_bytes(folder / "unsupported.step",
+              "ISO-10303-21;\nHEADER;\nFILE_DESCRIPTION((''),'2;1');\n"
+              "FILE_NAME('u','2026-01-01T00:00:00',(''),(''),'','','');\n"
+              "FILE_SCHEMA(('AUTOMOTIVE_DESIGN'));\nENDSEC;\nDATA;\n"
+              "#1=MADE_UP_ENTITY('a',1.0);\n#2=ANOTHER_UNKNOWN_THING(#1,(1,2,3));\n"
+              "ENDSEC;\nEND-ISO-10303-21;\n");
+  EXPECT_REASON(failure_of(folder / "unsupported.step"), "no STEP entity that OCCT can turn");
+
+  IngestOptions limited;
+  limited.max_faces = 50;
+  EXPECT_REASON(failure_of(kCorpus / "aagnet/partC.step", limited),
+                "94 faces, over the limit of 50");
+
+  write_bytes(folder / "part.obj", "v 0 0 0\n");
+  EXPECT_REASON(failure_of(folder / "part.obj"), "unknown extension");
+  EXPECT_REASON(failure_of(folder / "missing.step"), "not a readable file");
+  IngestOptions bad_unit;
+  bad_unit.assume_unit = "furlong";
+  EXPECT_REASON(failure_of(kCorpus / "occt/solid.brep", bad_unit), "unknown length unit");
+}
+
+TEST(Ingest, StepAndIgesComeOutInMillimetresWhateverTheFileUnit) {
+  // A 10 x 20 x 30 mm box written in inches must read back as 10 x 20 x 30 mm.
+  const auto folder = testing::scratch_folder();
+  const TopoDS_Shape box = testing::box(10, 20, 30);
+  ASSERT_TRUE(Interface_Static::SetCVal("write.step.unit", "INCH"));
+  STEPControl_Writer step;
+  ASSERT_EQ(step.Transfer(box, STEPControl_AsIs), IFSelect_RetDone);
+  ASSERT_EQ(step.Write((folder / "box_inch.step").c_str()), IFSelect_RetDone);
+  ASSERT_TRUE(Interface_Static::SetCVal("write.step.unit", "MM"));
+  IGESControl_Writer iges("IN", 0);
+  ASSERT_TRUE(iges.AddShape(box));
+  iges.ComputeModel();
+  ASSERT_TRUE(iges.Write((folder / "box_inch.iges").c_str()));
+  for (const char* name : {"box_inch.step", "box_inch.iges"}) {
+    const std::string text = read_bytes(folder / name);
+    ASSERT_TRUE(text.find("INCH") != std::string::npos || text.find("2HIN") != std::string::npos)
+        << name << " should state inches";
+    const Result<data::BRepGraph> graph = ingest_file(folder / name, IngestOptions{});
+    ASSERT_TRUE(graph) << graph.status().reason();
+    EXPECT_EQ(graph->unit.rfind("file:", 0), 0u) << graph->unit;
+    EXPECT_NEAR(graph->bbox_mm[3] - graph->bbox_mm[0], 10, 1e-4) << name;
+    EXPECT_NEAR(graph->bbox_mm[4] - graph->bbox_mm[1], 20, 1e-4) << name;
+    EXPECT_NEAR(graph->bbox_mm[5] - graph->bbox_mm[2], 30, 1e-4) << name;
+  }
+}
+
+TEST(Ingest, BrepTakesTheAssumedUnit) {
+  IngestOptions inch;
+  inch.assume_unit = "inch";
+  const Result<data::BRepGraph> mm = ingest_file(kCorpus / "occt/solid.brep", IngestOptions{});
+  const Result<data::BRepGraph> inches = ingest_file(kCorpus / "occt/solid.brep", inch);
+  ASSERT_TRUE(mm && inches);
+  EXPECT_EQ(mm->unit, "assumed:mm");
+  EXPECT_EQ(inches->unit, "assumed:inch");
+  EXPECT_NEAR(inches->scale_mm, 25.4f * mm->scale_mm, 1e-3f * inches->scale_mm);
+  EXPECT_NE(inches->geometry_hash, mm->geometry_hash);
+  EXPECT_EQ(inches->face_types, mm->face_types);
 }
 
 }  // namespace
