@@ -1,0 +1,77 @@
+// The two-tower model: the B-Rep encoder and a text encoder, each followed by
+// a linear head to a shared size, L2-normalised, plus the learnable
+// temperature of the contrastive loss.
+#pragma once
+
+#include <cstdint>
+
+#include <c10/core/ScalarType.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/any.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include "cadclip/data/batch.h"
+#include "cadclip/model/brep_encoder.h"
+
+namespace cadclip::model {
+
+struct TwoTowerOptions {
+  int64_t embed_dim = 256;         // shared embedding size of both heads
+  double init_temperature = 0.07;  // logit scale starts at 1 / this (14.29)
+  double max_logit_scale = 100.0;  // the logit scale never exceeds this
+  // Precision of the text tower's forward: kFloat (fp32), kBFloat16 or kHalf
+  // (autocast on the input's device). The B-Rep tower and both heads are fp32.
+  c10::ScalarType text_precision = c10::kFloat;
+
+  // Throws cadclip::Error naming the field when a value is out of range.
+  void validate() const;
+};
+
+// Both towers' normalised embeddings and the logit scale.
+struct TwoTowerOutput {
+  torch::Tensor brep;         // [B, embed_dim] fp32, unit rows
+  torch::Tensor text;         // [B, embed_dim] fp32, unit rows
+  torch::Tensor logit_scale;  // [] fp32, exp(log_logit_scale) clamped at max_logit_scale
+};
+
+class TwoTowerImpl : public torch::nn::Module {
+ public:
+  // `text` is any module whose forward(input_ids [B, L] int64,
+  // attention_mask [B, L] int64) returns pooled embeddings [B, text_width];
+  // it is registered as the submodule "text" (its parameters are named
+  // "text.*"). The B-Rep encoder is "brep".
+  TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t text_width,
+               const TwoTowerOptions& options = {});
+
+  // batch: on this module's device -> [B, embed_dim], unit rows, fp32.
+  torch::Tensor encode_brep(const data::BRepBatch& batch);
+  // -> [B, embed_dim], unit rows, fp32.
+  torch::Tensor encode_text(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+  TwoTowerOutput forward(const data::BRepBatch& batch, const torch::Tensor& input_ids,
+                         const torch::Tensor& attention_mask);
+
+  // exp(log_logit_scale), clamped at max_logit_scale (no gradient beyond it).
+  torch::Tensor logit_scale() const;
+  // Pulls log_logit_scale back to ln(max_logit_scale) when an optimizer step
+  // pushed it beyond (CLIP's clamp); call after each step so that the
+  // parameter does not sit where its gradient is zero.
+  void clamp_logit_scale_();
+
+  const TwoTowerOptions& options() const { return options_; }
+  BRepEncoder brep() const { return brep_; }
+  std::shared_ptr<torch::nn::Module> text() const { return text_.ptr(); }
+
+  torch::nn::Linear brep_head{nullptr};  // d -> embed_dim, no bias
+  torch::nn::Linear text_head{nullptr};  // text_width -> embed_dim, no bias
+  torch::Tensor log_logit_scale;         // [] initialised at ln(1 / init_temperature)
+
+ private:
+  BRepEncoder brep_;
+  torch::nn::AnyModule text_;
+  int64_t text_width_;
+  TwoTowerOptions options_;
+};
+TORCH_MODULE(TwoTower);
+
+}  // namespace cadclip::model

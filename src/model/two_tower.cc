@@ -1,0 +1,114 @@
+#include "cadclip/model/two_tower.h"
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+#include <torch/nn/functional/normalization.h>
+
+#include "cadclip/core/error.h"
+#include "cadclip/model/autocast.h"
+
+namespace cadclip::model {
+
+namespace F = torch::nn::functional;
+
+namespace {
+
+torch::Tensor normalise(const torch::Tensor& x) {
+  return F::normalize(x, F::NormalizeFuncOptions().p(2).dim(-1).eps(1e-12));
+}
+
+}  // namespace
+
+void TwoTowerOptions::validate() const {
+  if (embed_dim <= 0) {
+    throw Error(
+        format("TwoTowerOptions.embed_dim = {} is invalid: it must be positive", embed_dim));
+  }
+  if (!(init_temperature > 0)) {
+    throw Error(
+        format("TwoTowerOptions.init_temperature = {} is invalid: it must be positive "
+               "(CLIP uses 0.07)",
+               init_temperature));
+  }
+  if (!(max_logit_scale >= 1.0 / init_temperature)) {
+    throw Error(
+        format("TwoTowerOptions.max_logit_scale = {} is below the initial logit scale 1 / "
+               "init_temperature = {}; raise it (CLIP uses 100)",
+               max_logit_scale, 1.0 / init_temperature));
+  }
+  if (text_precision != c10::kFloat && text_precision != c10::kBFloat16 &&
+      text_precision != c10::kHalf) {
+    throw Error(
+        format("TwoTowerOptions.text_precision = {} is invalid: use Float, BFloat16 or "
+               "Half",
+               c10::toString(text_precision)));
+  }
+}
+
+TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t text_width,
+                           const TwoTowerOptions& options)
+    : brep_(std::move(brep)), text_(std::move(text)), text_width_(text_width), options_(options) {
+  options_.validate();
+  if (text_.is_empty()) throw Error("TwoTower: the text encoder is empty; pass a text module");
+  if (text_width_ <= 0) {
+    throw Error(
+        format("TwoTower: text_width = {} is invalid; pass the width of the text "
+               "encoder's pooled output (384 for MiniLM-L6)",
+               text_width_));
+  }
+  register_module("brep", brep_.ptr());
+  register_module("text", text_.ptr());
+  brep_head = register_module(
+      "brep_head",
+      torch::nn::Linear(
+          torch::nn::LinearOptions(brep_->options().width, options_.embed_dim).bias(false)));
+  text_head = register_module(
+      "text_head",
+      torch::nn::Linear(torch::nn::LinearOptions(text_width_, options_.embed_dim).bias(false)));
+  log_logit_scale = register_parameter(
+      "log_logit_scale", at::full({}, std::log(1.0 / options_.init_temperature), at::kFloat));
+}
+
+torch::Tensor TwoTowerImpl::encode_brep(const data::BRepBatch& batch) {
+  NoAutocast fp32;
+  return normalise(brep_head(brep_->forward(batch)));
+}
+
+torch::Tensor TwoTowerImpl::encode_text(const torch::Tensor& input_ids,
+                                        const torch::Tensor& attention_mask) {
+  torch::Tensor pooled;
+  {
+    const bool mixed = options_.text_precision != c10::kFloat;
+    AutocastGuard precision(input_ids.device().type(), mixed, options_.text_precision);
+    pooled = text_.forward(input_ids, attention_mask);
+  }
+  if (pooled.dim() != 2 || pooled.size(0) != input_ids.size(0) || pooled.size(1) != text_width_) {
+    throw Error(
+        format("TwoTower: the text encoder returned shape {} for {} texts; expected pooled "
+               "embeddings [{}, {}] (text_width)",
+               pooled.sizes(), input_ids.size(0), input_ids.size(0), text_width_));
+  }
+  NoAutocast fp32;
+  return normalise(text_head(pooled.to(at::kFloat)));
+}
+
+TwoTowerOutput TwoTowerImpl::forward(const data::BRepBatch& batch, const torch::Tensor& input_ids,
+                                     const torch::Tensor& attention_mask) {
+  TwoTowerOutput out;
+  out.brep = encode_brep(batch);
+  out.text = encode_text(input_ids, attention_mask);
+  out.logit_scale = logit_scale();
+  return out;
+}
+
+torch::Tensor TwoTowerImpl::logit_scale() const {
+  return log_logit_scale.clamp_max(std::log(options_.max_logit_scale)).exp();
+}
+
+void TwoTowerImpl::clamp_logit_scale_() {
+  torch::NoGradGuard no_grad;
+  log_logit_scale.clamp_max_(std::log(options_.max_logit_scale));
+}
+
+}  // namespace cadclip::model
