@@ -1,0 +1,79 @@
+// Collation: packed faces and edges, pairwise inputs padded to the largest graph.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "cadclip/core/error.h"
+#include "cadclip/data/batch.h"
+#include "random_graph.h"
+
+namespace cadclip::data {
+namespace {
+
+TEST(Collate, PacksFacesAndEdgesAndPadsPairsToTheLargestGraph) {
+  const std::vector<BRepGraph> graphs = {testing::random_graph(5, 1), testing::random_graph(9, 2),
+                                         testing::random_graph(1, 3)};
+  const BRepBatch batch = collate(graphs);
+  const int64_t n = 15, m = 9;
+  int64_t e = 0;
+  for (const BRepGraph& g : graphs) e += g.num_edges();
+
+  EXPECT_EQ(batch.num_graphs(), 3);
+  EXPECT_EQ(batch.max_faces(), m);
+  EXPECT_EQ(batch.face_grids.sizes(), (at::IntArrayRef{n, 7, 10, 10}));
+  EXPECT_EQ(batch.face_attrs.sizes(), (at::IntArrayRef{n, kFaceAttrs}));
+  EXPECT_EQ(batch.edge_grids.sizes(), (at::IntArrayRef{e, 12, 10}));
+  EXPECT_EQ(batch.hops.sizes(), (at::IntArrayRef{3, m, m}));
+  EXPECT_EQ(batch.padding_mask.sizes(), (at::IntArrayRef{3, m}));
+  EXPECT_TRUE(at::equal(batch.face_offsets, at::tensor({0, 5, 14, 15}, at::kLong)));
+  EXPECT_EQ(batch.padding_mask.sum().item<int64_t>(), 3 * m - n);
+  EXPECT_TRUE(batch.padding_mask[2][0].item<bool>() == false);
+  EXPECT_TRUE(batch.padding_mask[2][1].item<bool>());
+
+  // Channels-last grids become channels-first: face 2 of graph 1 is row 7.
+  const BRepGraph& g = graphs[1];
+  const int u = 3, v = 8, c = 4;
+  EXPECT_EQ(batch.face_grids[7][c][u][v].item<float>(),
+            g.face_grids[((2 * 10 + u) * 10 + v) * 7 + c]);
+  EXPECT_EQ(batch.face_slot[7].item<int64_t>(), 1 * m + 2);
+  EXPECT_EQ(batch.face_graph[7].item<int64_t>(), 1);
+
+  // Edge 3 of graph 1 points at its pair in the flattened [B, M, M].
+  const int64_t edge_row = graphs[0].num_edges() + 3;
+  EXPECT_EQ(batch.edge_pair[edge_row].item<int64_t>(),
+            1 * m * m + int64_t{g.edge_src[3]} * m + g.edge_dst[3]);
+  EXPECT_EQ(batch.edge_grids[edge_row][7][2].item<float>(), g.edge_grids[(3 * 10 + 2) * 12 + 7]);
+
+  // Pairwise inputs: the graph's own values inside, "unreachable" on padding.
+  const PairwiseInputs p = pairwise_inputs(g);
+  EXPECT_EQ(batch.hops[1][4][6].item<int64_t>(), p.hops[4 * 9 + 6]);
+  EXPECT_FLOAT_EQ(batch.centroid_distance[0][1][2].item<float>(),
+                  pairwise_inputs(graphs[0]).centroid_distance[1 * 5 + 2]);
+  EXPECT_EQ(batch.hops[0][1][7].item<int64_t>(), kUnreachableHops);
+  EXPECT_EQ(batch.hops[2][0][0].item<int64_t>(), 0);
+  EXPECT_FLOAT_EQ(batch.face_attrs[7][0].item<float>(), std::log1p(g.face_areas[2]));
+  EXPECT_FLOAT_EQ(batch.graph_attrs[1][0].item<float>(), std::log1p(g.scale_mm));
+}
+
+TEST(Collate, RejectsBadInputWithTheGraphNamed) {
+  EXPECT_THROW(collate(std::vector<BRepGraph>{}), Error);
+  BRepGraph broken = testing::random_graph(4, 7);
+  broken.edge_dst[0] = 4;  // no face 4
+  try {
+    collate(std::vector<BRepGraph>{testing::random_graph(3, 8), broken});
+    FAIL() << "an edge to a missing face was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(broken.id), std::string::npos) << e.what();
+  }
+  BRepGraph empty = testing::random_graph(1, 9);
+  empty.face_grids.clear();
+  empty.face_types.clear();
+  empty.face_areas.clear();
+  empty.face_centroids.clear();
+  empty.face_rational.clear();
+  empty.face_loops.clear();
+  EXPECT_THROW(collate(std::vector<BRepGraph>{empty}), Error);
+}
+
+}  // namespace
+}  // namespace cadclip::data

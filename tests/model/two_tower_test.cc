@@ -1,0 +1,118 @@
+// The two-tower model with a tiny text module defined here (test-only).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+
+#include "cadclip/core/error.h"
+#include "cadclip/data/batch.h"
+#include "cadclip/model/two_tower.h"
+#include "random_graph.h"
+
+namespace cadclip::model {
+namespace {
+
+// Masked mean of token embeddings: the smallest module with the text tower's
+// forward(input_ids, attention_mask) -> [B, H] contract.
+class MeanTextImpl : public torch::nn::Module {
+ public:
+  MeanTextImpl(int64_t vocab, int64_t width) {
+    embedding = register_module("embedding", torch::nn::Embedding(vocab, width));
+    proj = register_module("proj", torch::nn::Linear(width, width));
+  }
+  at::Tensor forward(const at::Tensor& input_ids, const at::Tensor& attention_mask) {
+    const at::Tensor mask = attention_mask.unsqueeze(-1).to(at::kFloat);
+    const at::Tensor pooled = proj((embedding(input_ids) * mask).sum(1) / mask.sum(1).clamp_min(1));
+    last_dtype = pooled.scalar_type();
+    return pooled;
+  }
+  torch::nn::Embedding embedding{nullptr};
+  torch::nn::Linear proj{nullptr};
+  at::ScalarType last_dtype = at::kFloat;
+};
+TORCH_MODULE(MeanText);
+
+BRepEncoderOptions tiny_brep() {
+  BRepEncoderOptions o;
+  o.width = 16;
+  o.layers = 2;  // with one layer the face-pair bias cannot reach the global token
+  o.heads = 2;
+  o.ffn_hidden = 24;
+  o.face_channels = 4;
+  o.edge_width = 4;
+  return o;
+}
+
+TwoTower tiny_model(TwoTowerOptions options = {}) {
+  torch::manual_seed(0);
+  options.embed_dim = 8;
+  return TwoTower(BRepEncoder(tiny_brep()), torch::nn::AnyModule(MeanText(50, 12)),
+                  /*text_width=*/12, options);
+}
+
+TEST(TwoTower, GivesUnitEmbeddingsOfTheSharedSizeFromBothTowers) {
+  TwoTower model = tiny_model();
+  const data::BRepBatch batch =
+      data::collate(std::vector{testing::random_graph(5, 1), testing::random_graph(3, 2)});
+  const at::Tensor ids = at::tensor({3, 4, 5, 0, 7, 8, 9, 10}, at::kLong).view({2, 4});
+  const at::Tensor mask = at::tensor({1, 1, 1, 0, 1, 1, 1, 1}, at::kLong).view({2, 4});
+  const TwoTowerOutput out = model->forward(batch, ids, mask);
+  ASSERT_EQ(out.brep.sizes(), (at::IntArrayRef{2, 8}));
+  ASSERT_EQ(out.text.sizes(), (at::IntArrayRef{2, 8}));
+  EXPECT_TRUE(at::allclose(out.brep.norm(2, 1), at::ones({2})));
+  EXPECT_TRUE(at::allclose(out.text.norm(2, 1), at::ones({2})));
+  EXPECT_NEAR(out.logit_scale.item<double>(), 1 / 0.07, 1e-4);
+
+  // Both towers, both heads and the temperature learn from a CLIP loss.
+  const at::Tensor logits = out.logit_scale * at::matmul(out.brep, out.text.t());
+  const at::Tensor labels = at::arange(2, at::kLong);
+  (at::cross_entropy_loss(logits, labels) + at::cross_entropy_loss(logits.t(), labels)).backward();
+  for (const auto& p : model->named_parameters()) {
+    ASSERT_TRUE(p.value().grad().defined()) << p.key();
+    EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0) << p.key();
+  }
+  const auto params = model->named_parameters();
+  EXPECT_TRUE(params.contains("text.embedding.weight"));
+  EXPECT_TRUE(params.contains("brep.final_norm.weight"));
+  EXPECT_TRUE(params.contains("log_logit_scale"));
+}
+
+TEST(TwoTower, ClampsTheLogitScaleAt100) {
+  TwoTower model = tiny_model();
+  {
+    torch::NoGradGuard no_grad;
+    model->log_logit_scale.fill_(7.0);  // e^7 = 1097
+  }
+  EXPECT_NEAR(model->logit_scale().item<double>(), 100.0, 1e-3);
+  model->clamp_logit_scale_();
+  EXPECT_NEAR(model->log_logit_scale.item<double>(), std::log(100.0), 1e-6);
+}
+
+TEST(TwoTower, RunsTheTextTowerInBf16AndReturnsFp32) {
+  TwoTowerOptions options;
+  options.text_precision = at::kBFloat16;
+  TwoTower model = tiny_model(options);
+  const at::Tensor ids = at::tensor({1, 2, 3}, at::kLong).view({1, 3});
+  const at::Tensor text = model->encode_text(ids, at::ones({1, 3}, at::kLong));
+  EXPECT_EQ(std::dynamic_pointer_cast<MeanTextImpl>(model->text())->last_dtype, at::kBFloat16);
+  EXPECT_EQ(text.scalar_type(), at::kFloat);
+  EXPECT_NEAR(text.norm().item<double>(), 1.0, 1e-5);
+}
+
+TEST(TwoTower, RejectsATextEncoderOfTheWrongWidth) {
+  torch::manual_seed(0);
+  TwoTower model(BRepEncoder(tiny_brep()), torch::nn::AnyModule(MeanText(50, 12)),
+                 /*text_width=*/10);
+  const at::Tensor ids = at::tensor({1, 2}, at::kLong).view({1, 2});
+  EXPECT_THROW(model->encode_text(ids, at::ones({1, 2}, at::kLong)), Error);
+  TwoTowerOptions bad;
+  bad.max_logit_scale = 5;
+  EXPECT_THROW(tiny_model(bad), Error);
+}
+
+}  // namespace
+}  // namespace cadclip::model
