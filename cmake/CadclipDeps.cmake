@@ -29,6 +29,10 @@ add_library(cadclip::sqlite ALIAS SQLite::SQLite3)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 add_library(cadclip::sentencepiece ALIAS PkgConfig::SENTENCEPIECE)
 
+# ICU: Unicode categories, case mapping and NFD for BERT's WordPiece tokenizer.
+pkg_check_modules(ICU REQUIRED IMPORTED_TARGET icu-uc)
+add_library(cadclip::icu ALIAS PkgConfig::ICU)
+
 # Debian's FAISS 1.7.3 is a static archive that needs OpenMP, BLAS and LAPACK.
 find_library(CADCLIP_FAISS_LIB NAMES faiss REQUIRED)
 find_package(BLAS REQUIRED)

@@ -15,7 +15,7 @@ debian_packages=(
   build-essential cmake ninja-build ccache clang-format git pkg-config python3-venv
   libocct-foundation-dev libocct-modeling-data-dev libocct-modeling-algorithms-dev
   libocct-data-exchange-dev libocct-visualization-dev libtbb-dev libfreeimage-dev libfreetype-dev
-  libsentencepiece-dev libfaiss-dev libopenblas-dev libsqlite3-dev
+  libsentencepiece-dev libicu-dev libfaiss-dev libopenblas-dev libsqlite3-dev
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
 )

@@ -1,0 +1,35 @@
+#include <ATen/ATen.h>
+
+#include "cadclip/core/error.h"
+#include "cadclip/text/encoder.h"
+
+namespace cadclip::text {
+
+std::string_view pooling_name(Pooling pooling) {
+  switch (pooling) {
+    case Pooling::kCls:
+      return "cls";
+    case Pooling::kMean:
+      return "mean";
+  }
+  CADCLIP_CHECK(false, "unknown pooling {}", static_cast<int>(pooling));
+}
+
+std::optional<Pooling> parse_pooling(std::string_view name) {
+  if (name == "cls") return Pooling::kCls;
+  if (name == "mean") return Pooling::kMean;
+  return std::nullopt;
+}
+
+torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
+                   Pooling pooling) {
+  TORCH_CHECK(hidden.dim() == 3 && attention_mask.dim() == 2 &&
+                  hidden.size(0) == attention_mask.size(0) &&
+                  hidden.size(1) == attention_mask.size(1),
+              "pool: hidden must be [B, T, H] and attention_mask [B, T]");
+  if (pooling == Pooling::kCls) return hidden.select(1, 0);
+  const torch::Tensor mask = attention_mask.to(hidden.dtype()).unsqueeze(-1);  // [B, T, 1]
+  return (hidden * mask).sum(1) / mask.sum(1).clamp_min(1e-9);
+}
+
+}  // namespace cadclip::text
