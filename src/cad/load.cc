@@ -75,16 +75,6 @@ Result<TopoDS_Shape> scaled(const TopoDS_Shape& shape, double factor, std::strin
   return transform.Shape();
 }
 
-// OCCT's readers report through the default messenger, which prints to
-// stdout; only apps/ may write there, and per-file chatter is no use in a
-// batch job. Failures reach the caller as statuses instead.
-void quiet_occt_messages() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    Message::DefaultMessenger()->RemovePrinters(STANDARD_TYPE(Message_PrinterOStream));
-  });
-}
-
 // OCCT's XSTEP readers convert lengths into the "cascade unit", a process-wide
 // parameter that OCCT 7.6 reads at transfer time (XSAlgo_AlgoContainer::
 // PrepareForTransfer). Set it every time: another caller may have changed it.
@@ -205,6 +195,16 @@ Result<LoadedShape> read_brep(const std::filesystem::path& path, const IngestOpt
 }
 
 }  // namespace
+
+// OCCT's readers report through the default messenger, which prints to
+// stdout; only apps/ may write there, and per-file chatter is no use in a
+// batch job. Failures reach the caller as statuses instead.
+void quiet_occt_messages() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Message::DefaultMessenger()->RemovePrinters(STANDARD_TYPE(Message_PrinterOStream));
+  });
+}
 
 Result<double> millimetres_per_unit(std::string_view unit) {
   const std::string name = lower(unit);

@@ -61,6 +61,10 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
 Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, std::string unit,
                                      const IngestOptions& options);
 
+// OCCT's readers and writers report through the default messenger, which
+// prints to stdout; only apps/ may write there. Removes that printer (once).
+void quiet_occt_messages();
+
 // Writes `shape` (millimetres) as a STEP AP214 file stating millimetres. The
 // file appears atomically (written beside `path`, then renamed).
 Status write_step(const TopoDS_Shape& shape, const std::filesystem::path& path);

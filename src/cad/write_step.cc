@@ -23,6 +23,7 @@ Status write_step(const TopoDS_Shape& shape, const std::filesystem::path& path) 
       path.parent_path() / format(".{}.{}.tmp", path.filename().string(), ::getpid());
   try {
     OCC_CATCH_SIGNALS
+    quiet_occt_messages();
     STEPControl_Writer writer;
     if (!Interface_Static::SetCVal("write.step.unit", "MM") ||
         !Interface_Static::SetCVal("xstep.cascade.unit", "MM"))
