@@ -5,6 +5,8 @@ namespace cadclip::app {
 void define_check(CLI::App& command, Runner& run);
 #ifdef CADCLIP_WITH_OCCT
 void define_synth(CLI::App& command, Runner& run);
+void define_prepare(CLI::App& command, Runner& run);
+void define_prepare_worker(CLI::App& command, Runner& run);
 #endif
 
 std::span<const Command> commands() {
@@ -13,6 +15,9 @@ std::span<const Command> commands() {
        define_check},
 #ifdef CADCLIP_WITH_OCCT
       {"synth", "Make the built-in synthetic dataset: parametric parts as STEP with captions", define_synth},
+      {"prepare", "CAD files and captions to a prepared dataset (shards, captions, splits, manifest)",
+       define_prepare},
+      {"prepare-worker", "Internal: the worker process of prepare", define_prepare_worker},
 #endif
   };
   return kCommands;

@@ -1,0 +1,64 @@
+// `cadclip prepare`: CAD files and captions in, a prepared dataset folder out
+// (shards, captions.jsonl, splits.json, manifest.json, failures.jsonl,
+// options.json; docs/FORMATS.md). Files are ingested by fresh worker
+// processes, so a file that crashes or hangs Open CASCADE costs only itself,
+// and a journal lets an interrupted run finish without redoing finished files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cadclip/cad/ingest.h"
+#include "cadclip/data/captions.h"
+
+namespace cadclip::cad {
+
+struct PrepareOptions {
+  std::vector<std::string> inputs;  // CAD files, and folders searched recursively by extension
+  std::string inputs_from;          // a text file naming more inputs, one per line ('#' comments;
+                                    // relative paths are relative to the file); empty = none
+  std::vector<std::string> extensions = {"step", "stp", "iges", "igs", "brep", "json"};
+  // what a folder search picks up (case-insensitive)
+  std::string out;  // the prepared folder (created; resumed when it holds an
+                    // unfinished run)
+  std::vector<std::string>
+      captions;                    // caption files (Text2CAD CSV, JSONL, CSV); none = no captions
+  data::CaptionOptions caption;    // how to read them
+  std::string splits;              // Text2CAD splits JSON; empty = split by a hash of each id
+  double validation_ratio = 0.05;  // hash split: share of models in validation
+  double test_ratio = 0.05;        // hash split: share of models in test
+  IngestOptions ingest;            // loading and featurization limits
+  int workers = 0;                 // worker processes; 0 = one per core
+  double file_timeout_s = 300;     // a file still running after this many seconds fails and
+                                   // its worker is replaced; 0 = no limit
+  double max_file_mb = 1024;       // larger files fail without being opened; 0 = no limit
+  int shard_models = 4096;         // models per shard at most
+  double shard_mb = 512;           // shard data size at most, MiB (one larger model still fits)
+  bool overwrite = false;          // replace a finished dataset, or a run with other options
+  bool keep_work = false;          // keep <out>/work (the journal) after a finished run
+  std::string worker_binary;       // the cadclip executable that workers run; empty = this one
+};
+
+// What the job did; the same numbers are in manifest.json.
+struct PrepareSummary {
+  int64_t inputs = 0;        // distinct input files found
+  int64_t prepared = 0;      // models written to shards
+  int64_t failed = 0;        // inputs listed in failures.jsonl; prepared + failed == inputs
+  int64_t from_journal = 0;  // inputs finished by an earlier, interrupted run and not redone
+  int64_t shards = 0;
+};
+
+// Runs the whole job. Throws cadclip::Error for unusable arguments (an input
+// that does not exist, a caption file without the needed columns, an output
+// folder that holds something else); a bad CAD file is a failure in the
+// summary, never an exception.
+PrepareSummary run_prepare(const PrepareOptions& options);
+
+// The body of the hidden `cadclip prepare-worker` subcommand that run_prepare
+// starts: reads file requests on file descriptor 3 and answers on it until
+// the requests end. `parent_pid` is the job's process; the worker ends when it
+// does. Returns the process exit status.
+int run_prepare_worker(int parent_pid);
+
+}  // namespace cadclip::cad

@@ -1,0 +1,101 @@
+// The prepare job's private parts: the frames that the job and its worker
+// processes exchange over a socket, the worker process handle, and the
+// journal of finished inputs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cadclip::cad::prepare_detail {
+
+// The worker's end of its socket.
+inline constexpr int kWorkerFd = 3;
+
+enum class FrameKind : uint8_t {
+  kHello = 'H',    // worker -> job, once started
+  kOptions = 'O',  // job -> worker: IngestOptions as JSON
+  kTask = 'T',     // job -> worker: {"path", "id"}
+  kResult = 'R',   // worker -> job: u64 header length, header JSON, encoded graph (when ok)
+};
+
+struct Frame {
+  FrameKind kind;
+  std::string payload;
+};
+
+// Whole frames or nothing: false / nullopt when the peer is gone.
+bool send_frame(int fd, FrameKind kind, std::string_view payload);
+std::optional<Frame> recv_frame(int fd);
+
+// One `cadclip prepare-worker` process, started with posix_spawn (a fresh
+// exec, never a fork of the job, which may run LibTorch or OpenMP threads).
+class WorkerProcess {
+ public:
+  // Throws cadclip::Error when the process cannot be started.
+  static WorkerProcess start(const std::string& binary);
+  WorkerProcess() = default;
+  WorkerProcess(WorkerProcess&& other) noexcept;
+  WorkerProcess& operator=(WorkerProcess&& other) noexcept;
+  ~WorkerProcess();
+
+  int fd() const { return fd_; }
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+  // Kills the process (SIGKILL) and reaps it.
+  void kill_now();
+  // Reaps a process that died and says how: "killed by signal 11 (Segmentation
+  // fault)", "exited with status 3".
+  std::string reap();
+  // Closes the socket (the worker's requests end) and waits for it to exit.
+  void finish();
+
+ private:
+  void close_fd();
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+struct JournalEntry {
+  std::string path;      // the input file as the job found it
+  std::string id;        // its model id
+  uint64_t size = 0;     // file size when ingested
+  int64_t mtime_ns = 0;  // modification time when ingested
+  bool ok = false;
+  std::string kind;    // failures: ingest, crash, timeout
+  std::string reason;  // failures: why
+  double seconds = 0;  // ingest time in the worker
+  int64_t faces = 0, edges = 0;
+  uint64_t payload_offset = 0, payload_size = 0;  // the encoded graph's bytes in the journal
+};
+
+// Append-only record of finished inputs (prepared or failed) with their
+// graphs. A record torn by an interruption is cut off when reopened.
+class Journal {
+ public:
+  // Opens `file`, creating it; reads the records there. Throws cadclip::Error.
+  explicit Journal(const std::filesystem::path& file);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  const std::vector<JournalEntry>& entries() const { return entries_; }
+  int64_t dropped_bytes() const { return dropped_bytes_; }  // torn tail cut off on open
+  void append(JournalEntry entry, std::string_view payload);
+  std::string payload(const JournalEntry& entry) const;
+  void sync();
+
+ private:
+  std::filesystem::path file_;
+  int fd_ = -1;
+  uint64_t end_ = 0;
+  int64_t dropped_bytes_ = 0;
+  std::vector<JournalEntry> entries_;
+};
+
+}  // namespace cadclip::cad::prepare_detail
