@@ -18,6 +18,7 @@ debian_packages=(
   libsentencepiece-dev libicu-dev libfaiss-dev libopenblas-dev libsqlite3-dev
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libgloo-dev  # headers only: the torch wheel has Gloo inside but not its headers
 )
 missing=()
 for p in "${debian_packages[@]}"; do

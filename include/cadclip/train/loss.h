@@ -1,0 +1,50 @@
+// Contrastive losses over the global batch of every process: symmetric
+// InfoNCE (CLIP) or SigLIP, with false negatives kept out of the negatives.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "cadclip/train/communicator.h"
+
+namespace cadclip::train {
+
+enum class LossKind { kInfoNce, kSigLip };
+
+// One process's share of a step. Rows may differ in number between ranks
+// (the uneven last batch): they are padded, gathered and masked, and the loss
+// is normalised by the true global count.
+struct ContrastivePairs {
+  at::Tensor text;          // [b, d] L2-normalised caption embeddings
+  at::Tensor cad;           // [b, d] L2-normalised solid embeddings, row i pairs with text row i
+  at::Tensor caption_key;   // [b] int64: equal keys = captions stating the same facts
+  at::Tensor geometry_key;  // [b] int64: equal keys = the same geometry (geometry hash)
+};
+
+struct LossOptions {
+  LossKind kind = LossKind::kInfoNce;
+  // Pairs (i != j) with an equal caption or geometry key are not negatives:
+  // they are masked out of the denominator (InfoNCE) or the sum (SigLIP).
+  // The diagonal is never masked, so no row can become all -inf.
+  bool mask_false_negatives = true;
+};
+
+struct LossResult {
+  at::Tensor loss;           // scalar, the same value on every rank
+  int64_t global_count = 0;  // pairs in the global batch
+  int64_t masked_pairs = 0;  // off-diagonal pairs kept out as false negatives
+};
+
+// logit_scale: scalar, already exp'd and clamped (the temperature's inverse).
+// logit_bias: scalar, used by SigLIP only (undefined for InfoNCE).
+// Every rank computes the whole global loss; with all_gather_with_grad and
+// gradients averaged afterwards, parameters get the single-process gradient.
+LossResult contrastive_loss(Communicator& communicator, const ContrastivePairs& local,
+                            const at::Tensor& logit_scale, const at::Tensor& logit_bias,
+                            const LossOptions& options);
+
+// [n] int64 keys -> [n, n] bool, true where i != j and a key is shared.
+at::Tensor false_negative_mask(const at::Tensor& caption_key, const at::Tensor& geometry_key);
+
+}  // namespace cadclip::train

@@ -1,0 +1,262 @@
+#include "cadclip/train/communicator.h"
+
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <cstdlib>
+#include <string_view>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/log.h"
+
+namespace cadclip::train {
+namespace {
+
+// ---------------------------------------------------------------------------
+// World of one: every collective is the identity.
+
+class SingleProcess final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  std::string backend() const override { return "single"; }
+  at::Tensor all_gather(const at::Tensor& x) override { return x.contiguous(); }
+  void all_reduce_sum(std::vector<at::Tensor>&) override {}
+  void broadcast(std::vector<at::Tensor>&, int) override {}
+  void barrier() override {}
+};
+
+// ---------------------------------------------------------------------------
+// c10d process groups (Gloo here; NCCL shares everything but the backend).
+
+class ProcessGroupCommunicator final : public Communicator {
+ public:
+  ProcessGroupCommunicator(c10::intrusive_ptr<c10d::Backend> group, std::string backend,
+                           const ProcessGroupOptions& options)
+      : group_(std::move(group)), backend_(std::move(backend)), options_(options) {}
+
+  ~ProcessGroupCommunicator() override {
+    // Since LibTorch 2.4 a process group must be shut down before it is destroyed.
+    try {
+      group_->shutdown();
+    } catch (const std::exception& e) {
+      log::debug("dist", "shutting down the {} group: {}", backend_, e.what());
+    }
+  }
+
+  int rank() const override { return options_.rank; }
+  int world_size() const override { return options_.world_size; }
+  std::string backend() const override { return backend_; }
+
+  at::Tensor all_gather(const at::Tensor& x) override {
+    std::vector<at::Tensor> input = {x.contiguous()};
+    std::vector<std::vector<at::Tensor>> output(1);
+    for (int r = 0; r < options_.world_size; ++r) output[0].push_back(at::empty_like(input[0]));
+    wait(group_->allgather(output, input), "all_gather");
+    return at::cat(output[0], 0);
+  }
+
+  void all_reduce_sum(std::vector<at::Tensor>& tensors) override {
+    for (auto& t : tensors) {
+      at::Tensor flat = t.contiguous();
+      std::vector<at::Tensor> one = {flat};
+      c10d::AllreduceOptions opts;
+      opts.reduceOp = c10d::ReduceOp::SUM;
+      wait(group_->allreduce(one, opts), "all_reduce");
+      if (!flat.is_same(t)) t.copy_(flat);
+    }
+  }
+
+  void broadcast(std::vector<at::Tensor>& tensors, int root) override {
+    for (auto& t : tensors) {
+      at::Tensor flat = t.contiguous();
+      std::vector<at::Tensor> one = {flat};
+      c10d::BroadcastOptions opts;
+      opts.rootRank = root;
+      wait(group_->broadcast(one, opts), "broadcast");
+      if (!flat.is_same(t)) t.copy_(flat);
+    }
+  }
+
+  void barrier() override { wait(group_->barrier(), "barrier"); }
+
+ private:
+  void wait(const c10::intrusive_ptr<c10d::Work>& work, std::string_view what) {
+    try {
+      work->wait(options_.timeout);
+    } catch (const std::exception& e) {
+      throw Error(
+          format("rank {} of {}: {} over {} failed or timed out after {} s: another "
+                 "process probably died or hung (its own log names it). Cause: {}",
+                 options_.rank, options_.world_size, what, backend_,
+                 options_.timeout.count() / 1000, e.what()));
+    }
+  }
+
+  c10::intrusive_ptr<c10d::Backend> group_;
+  std::string backend_;
+  ProcessGroupOptions options_;
+};
+
+int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  char* end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  if (*end != '\0' || parsed < 0 || parsed > 1'000'000)
+    throw Error(format("environment variable {}='{}' is not a non-negative integer", name, value));
+  return static_cast<int>(parsed);
+}
+
+std::string first_slurm_host(std::string nodes) {
+  // "node[01-04,07],gpu2" -> "node01"; "a,b" -> "a".
+  const size_t bracket = nodes.find('[');
+  const size_t comma = nodes.find(',');
+  if (bracket != std::string::npos && (comma == std::string::npos || bracket < comma)) {
+    std::string digits;
+    for (size_t i = bracket + 1; i < nodes.size() && std::isdigit(nodes[i]); ++i)
+      digits += nodes[i];
+    return nodes.substr(0, bracket) + digits;
+  }
+  return comma == std::string::npos ? nodes : nodes.substr(0, comma);
+}
+
+// Autograd all-gather; the communicator travels as an address in saved_data.
+class AllGatherFunction : public torch::autograd::Function<AllGatherFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                            int64_t communicator_address) {
+    auto* communicator = reinterpret_cast<Communicator*>(communicator_address);
+    ctx->saved_data["communicator"] = communicator_address;
+    ctx->saved_data["rows"] = x.size(0);
+    return communicator->all_gather(x);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto* communicator = reinterpret_cast<Communicator*>(ctx->saved_data["communicator"].toInt());
+    const int64_t rows = ctx->saved_data["rows"].toInt();
+    // Every rank's gradient with respect to this rank's block, summed.
+    std::vector<at::Tensor> total = {grads[0].contiguous().clone()};
+    communicator->all_reduce_sum(total);
+    const int64_t begin = communicator->rank() * rows;
+    return {total[0].narrow(0, begin, rows), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+ProcessGroupOptions process_group_from_environment() {
+  ProcessGroupOptions options;
+  if (std::getenv("WORLD_SIZE") != nullptr) {
+    options.world_size = env_int("WORLD_SIZE", 1);
+    options.rank = env_int("RANK", 0);
+    options.local_rank = env_int("LOCAL_RANK", options.rank);
+    if (const char* addr = std::getenv("MASTER_ADDR")) options.master_addr = addr;
+    options.master_port = env_int("MASTER_PORT", options.master_port);
+  } else if (std::getenv("SLURM_NTASKS") != nullptr && std::getenv("SLURM_PROCID") != nullptr) {
+    options.world_size = env_int("SLURM_NTASKS", 1);
+    options.rank = env_int("SLURM_PROCID", 0);
+    options.local_rank = env_int("SLURM_LOCALID", 0);
+    if (const char* nodes = std::getenv("SLURM_JOB_NODELIST"))
+      options.master_addr = first_slurm_host(nodes);
+    if (const char* addr = std::getenv("MASTER_ADDR")) options.master_addr = addr;
+    options.master_port = env_int("MASTER_PORT", options.master_port);
+  }
+  if (options.world_size < 1 || options.rank >= options.world_size)
+    throw Error(format("rank {} is not within world size {}: check RANK/WORLD_SIZE (or SLURM's)",
+                       options.rank, options.world_size));
+  return options;
+}
+
+std::unique_ptr<Communicator> make_single_process_communicator() {
+  return std::make_unique<SingleProcess>();
+}
+
+std::unique_ptr<Communicator> make_gloo_communicator(const ProcessGroupOptions& options) {
+  try {
+    c10d::TCPStoreOptions store_options;
+    store_options.port = static_cast<uint16_t>(options.master_port);
+    store_options.isServer = options.rank == 0;
+    store_options.numWorkers = static_cast<size_t>(options.world_size);
+    store_options.waitWorkers = true;
+    store_options.timeout = options.timeout;
+    store_options.useLibUV = false;
+    auto store = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_options);
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
+    const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+    const bool loopback = options.master_addr == "127.0.0.1" || options.master_addr == "localhost";
+    gloo_options->devices.push_back(
+        interface != nullptr ? c10d::ProcessGroupGloo::createDeviceForInterface(interface)
+        : loopback           ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                             : c10d::ProcessGroupGloo::createDefaultDevice());
+    auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, options.rank,
+                                                             options.world_size, gloo_options);
+    return std::make_unique<ProcessGroupCommunicator>(std::move(group), "gloo", options);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(format("rank {} of {}: cannot join the Gloo group at {}:{} within {} s: {}",
+                       options.rank, options.world_size, options.master_addr, options.master_port,
+                       options.timeout.count() / 1000, e.what()));
+  }
+}
+
+std::unique_ptr<Communicator> make_communicator(const ProcessGroupOptions& options) {
+  if (options.world_size == 1) return make_single_process_communicator();
+  return make_gloo_communicator(options);
+}
+
+at::Tensor all_gather_with_grad(Communicator& communicator, const at::Tensor& x) {
+  if (communicator.world_size() == 1) return x;
+  return AllGatherFunction::apply(x, reinterpret_cast<int64_t>(&communicator));
+}
+
+void average_gradients(Communicator& communicator, const std::vector<at::Tensor>& parameters,
+                       int64_t bucket_bytes) {
+  if (communicator.world_size() == 1) return;
+  std::vector<at::Tensor> bucket;
+  int64_t bytes = 0;
+  auto flush = [&] {
+    if (bucket.empty()) return;
+    std::vector<at::Tensor> flats;
+    for (const auto& p : bucket) {
+      const at::Tensor& g = p.grad();
+      flats.push_back(g.defined() ? g.reshape(-1) : at::zeros({p.numel()}, p.options()));
+    }
+    std::vector<at::Tensor> flat = {at::cat(flats)};
+    communicator.all_reduce_sum(flat);
+    // Divide only after the collective has completed (all_reduce_sum waits).
+    flat[0].div_(communicator.world_size());
+    int64_t offset = 0;
+    for (auto& p : bucket) {
+      at::Tensor averaged = flat[0].narrow(0, offset, p.numel()).view_as(p);
+      if (p.grad().defined()) {
+        p.mutable_grad().copy_(averaged);
+      } else {
+        p.mutable_grad() = averaged.clone();
+      }
+      offset += p.numel();
+    }
+    bucket.clear();
+    bytes = 0;
+  };
+  for (const auto& p : parameters) {
+    if (!p.requires_grad()) continue;
+    bucket.push_back(p);
+    bytes += p.numel() * static_cast<int64_t>(p.element_size());
+    if (bytes >= bucket_bytes) flush();
+  }
+  flush();
+}
+
+void broadcast_from_rank0(Communicator& communicator, const std::vector<at::Tensor>& tensors) {
+  if (communicator.world_size() == 1) return;
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> targets(tensors.begin(), tensors.end());
+  communicator.broadcast(targets, 0);
+}
+
+}  // namespace cadclip::train

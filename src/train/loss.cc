@@ -1,0 +1,84 @@
+#include "cadclip/train/loss.h"
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "cadclip/core/error.h"
+
+namespace cadclip::train {
+namespace {
+
+// Pads `x` ([b, ...]) with zero rows to `rows`.
+at::Tensor pad_rows(const at::Tensor& x, int64_t rows) {
+  if (x.size(0) == rows) return x;
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape[0] = rows - x.size(0);
+  return at::cat({x, at::zeros(shape, x.options())}, 0);
+}
+
+}  // namespace
+
+at::Tensor false_negative_mask(const at::Tensor& caption_key, const at::Tensor& geometry_key) {
+  const int64_t n = caption_key.size(0);
+  at::Tensor same = caption_key.unsqueeze(1).eq(caption_key.unsqueeze(0)) |
+                    geometry_key.unsqueeze(1).eq(geometry_key.unsqueeze(0));
+  return same & ~at::eye(n, same.options().dtype(at::kBool));
+}
+
+LossResult contrastive_loss(Communicator& communicator, const ContrastivePairs& local,
+                            const at::Tensor& logit_scale, const at::Tensor& logit_bias,
+                            const LossOptions& options) {
+  const int64_t rows = local.text.size(0);
+  CADCLIP_CHECK(local.cad.size(0) == rows && local.caption_key.size(0) == rows &&
+                    local.geometry_key.size(0) == rows,
+                "contrastive pairs disagree in their row counts");
+  const auto long_options = local.caption_key.options().dtype(at::kLong);
+
+  // Every rank's row count, so that uneven batches can be padded and masked.
+  const at::Tensor counts =
+      communicator.all_gather(at::full({1}, rows, long_options).to(local.text.device()));
+  const int64_t widest = counts.max().item<int64_t>();
+  const at::Tensor valid_local =
+      pad_rows(at::ones({rows}, long_options.device(local.text.device())), widest);
+
+  const at::Tensor text = all_gather_with_grad(communicator, pad_rows(local.text, widest));
+  const at::Tensor cad = all_gather_with_grad(communicator, pad_rows(local.cad, widest));
+  const at::Tensor keep = communicator.all_gather(valid_local).nonzero().squeeze(1);
+  const at::Tensor caption_key =
+      communicator.all_gather(pad_rows(local.caption_key, widest)).index_select(0, keep);
+  const at::Tensor geometry_key =
+      communicator.all_gather(pad_rows(local.geometry_key, widest)).index_select(0, keep);
+  const at::Tensor t = text.index_select(0, keep);
+  const at::Tensor c = cad.index_select(0, keep);
+  const int64_t n = t.size(0);
+
+  LossResult result;
+  result.global_count = n;
+  // Similarities in fp32 at least, even when a tower ran in reduced precision
+  // (a logit scale of 100 in bf16 is off by ~0.25); fp64 stays fp64.
+  const at::ScalarType compute = t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  at::Tensor logits = logit_scale.to(compute) * t.to(compute).matmul(c.to(compute).t());
+  at::Tensor mask;
+  if (options.mask_false_negatives) {
+    mask = false_negative_mask(caption_key, geometry_key);
+    result.masked_pairs = mask.sum().item<int64_t>();
+  }
+
+  if (options.kind == LossKind::kInfoNce) {
+    if (mask.defined()) logits = logits.masked_fill(mask, -std::numeric_limits<float>::infinity());
+    const at::Tensor target = at::arange(n, long_options.device(logits.device()));
+    const at::Tensor text_to_cad = at::cross_entropy_loss(logits, target);
+    const at::Tensor cad_to_text = at::cross_entropy_loss(logits.t(), target);
+    result.loss = (text_to_cad + cad_to_text) / 2;
+  } else {
+    CADCLIP_CHECK(logit_bias.defined(), "SigLIP needs a logit bias");
+    const at::Tensor z = 2 * at::eye(n, logits.options()) - 1;  // +1 diagonal, -1 elsewhere
+    at::Tensor terms = at::log_sigmoid(z * (logits + logit_bias.to(compute)));
+    if (mask.defined()) terms = terms.masked_fill(mask, 0);
+    result.loss = -terms.sum() / static_cast<double>(n);
+  }
+  return result;
+}
+
+}  // namespace cadclip::train
