@@ -19,7 +19,7 @@
 
 namespace cadclip::model {
 
-// Defaults give 5,098,216 parameters (brep_encoder_test pins it).
+// Defaults give 5,293,272 parameters (brep_encoder_test pins it).
 struct BRepEncoderOptions {
   int64_t width = 256;         // d, the token width and the output size
   int64_t layers = 6;          // transformer layers
