@@ -15,18 +15,18 @@ constexpr double kMinMeanNormal = 1e-3;
 
 PairwiseInputs pairwise_inputs(const BRepGraph& g) {
   const int64_t f = g.num_faces();
-  CADCLIP_CHECK(static_cast<int64_t>(g.face_grids.size()) ==
-                    f * kUvGridSize * kUvGridSize * kFaceChannels,
-                "pairwise_inputs on an inconsistent graph '{}'", g.id);
+  CADCLIP_CHECK(
+      static_cast<int64_t>(g.face_grids.size()) == f * kUvGridSize * kUvGridSize * kFaceChannels,
+      "pairwise_inputs on an inconsistent graph '{}'", g.id);
   PairwiseInputs out;
   out.num_faces = f;
 
   // Hops: a breadth-first search from every face over the undirected adjacency.
   std::vector<std::vector<int32_t>> neighbours(f);
   for (int64_t e = 0; e < g.num_edges(); ++e) {
-    CADCLIP_CHECK(g.edge_src[e] >= 0 && g.edge_src[e] < f && g.edge_dst[e] >= 0 &&
-                      g.edge_dst[e] < f,
-                  "edge {} of '{}' names a face out of range", e, g.id);
+    CADCLIP_CHECK(
+        g.edge_src[e] >= 0 && g.edge_src[e] < f && g.edge_dst[e] >= 0 && g.edge_dst[e] < f,
+        "edge {} of '{}' names a face out of range", e, g.id);
     neighbours[g.edge_src[e]].push_back(g.edge_dst[e]);
     neighbours[g.edge_dst[e]].push_back(g.edge_src[e]);
   }

@@ -14,12 +14,12 @@ namespace cadclip::data {
 inline constexpr int32_t kUnreachableHops = -1;  // faces in different connected pieces
 
 struct PairwiseInputs {
-  int64_t num_faces = 0;              // F
-  std::vector<int32_t> hops;          // [F, F] fewest adjacency edges from i to j; 0 on the
-                                      // diagonal; kUnreachableHops when no path exists
-  std::vector<float> normal_angle;    // [F, F] radians in [0, pi] between the mean normals of the
-                                      // two faces; 0 where either normal is undefined
-  std::vector<uint8_t> normal_defined;// [F] 1 when the face's mean normal is defined (see below)
+  int64_t num_faces = 0;                // F
+  std::vector<int32_t> hops;            // [F, F] fewest adjacency edges from i to j; 0 on the
+                                        // diagonal; kUnreachableHops when no path exists
+  std::vector<float> normal_angle;      // [F, F] radians in [0, pi] between the mean normals of the
+                                        // two faces; 0 where either normal is undefined
+  std::vector<uint8_t> normal_defined;  // [F] 1 when the face's mean normal is defined (see below)
   std::vector<float> centroid_distance;  // [F, F] Euclidean, in the graph's normalised coordinates
 };
 
