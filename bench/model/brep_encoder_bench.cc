@@ -47,6 +47,18 @@ int main(int argc, char** argv) {
         (void)encoder->forward(batch);
       },
       1, repeats);
+  const bench::Stats face_cnn = bench::measure(
+      [&] {
+        torch::NoGradGuard no_grad;
+        (void)encoder->face_cnn->forward(batch.face_grids);
+      },
+      1, repeats);
+  const bench::Stats bias = bench::measure(
+      [&] {
+        torch::NoGradGuard no_grad;
+        (void)encoder->attention_bias(batch);
+      },
+      1, repeats);
   encoder->train();
   const bench::Stats train = bench::measure(
       [&] {
@@ -57,6 +69,7 @@ int main(int argc, char** argv) {
   std::printf("| step | median s | p10-p90 s |\n|---|---|---|\n");
   for (const auto& [name, s] :
        {std::pair{"collate", collate}, std::pair{"forward (no grad)", forward},
+        std::pair{"  of which face CNN", face_cnn}, std::pair{"  of which attention bias", bias},
         std::pair{"forward + backward", train}}) {
     std::printf("| %s | %.3f | %.3f-%.3f |\n", name, s.median, s.p10, s.p90);
   }
