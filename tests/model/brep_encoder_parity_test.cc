@@ -1,0 +1,85 @@
+// The C++ B-Rep encoder against an independent PyTorch-Python implementation
+// (tests/model/brep_encoder_reference.py) that loads the same weights.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <ATen/ATen.h>
+
+#include "cadclip/core/safetensors.h"
+#include "cadclip/data/batch.h"
+#include "cadclip/data/tensor_io.h"
+#include "cadclip/model/brep_encoder.h"
+#include "random_graph.h"
+
+namespace cadclip::model {
+namespace {
+
+TEST(BRepEncoderParity, MatchesThePyTorchReference) {
+  BRepEncoderOptions o;
+  o.width = 48;
+  o.layers = 2;
+  o.heads = 4;
+  o.ffn_hidden = 64;
+  o.face_channels = 8;
+  o.edge_width = 8;
+  o.max_hops = 3;
+  o.attention_bias_init = 0.5;
+  torch::manual_seed(5);
+  BRepEncoder encoder(o);
+  encoder->eval();
+  const data::BRepBatch batch = data::collate(std::vector{
+      testing::random_graph(9, 81), testing::random_graph(1, 82), testing::random_graph(14, 83)});
+  at::Tensor output;
+  {
+    torch::NoGradGuard no_grad;
+    output = encoder->forward(batch);
+  }
+
+  SafetensorsWriter file;
+  for (const auto& p : encoder->named_parameters()) {
+    data::add_tensor(file, "param." + p.key(), p.value().detach());
+  }
+  const std::pair<const char*, const at::Tensor*> fields[] = {
+      {"face_grids", &batch.face_grids},
+      {"face_types", &batch.face_types},
+      {"face_attrs", &batch.face_attrs},
+      {"face_graph", &batch.face_graph},
+      {"face_slot", &batch.face_slot},
+      {"edge_grids", &batch.edge_grids},
+      {"edge_types", &batch.edge_types},
+      {"edge_convexity", &batch.edge_convexity},
+      {"edge_attrs", &batch.edge_attrs},
+      {"edge_pair", &batch.edge_pair},
+      {"graph_attrs", &batch.graph_attrs},
+      {"hops", &batch.hops},
+      {"normal_angle", &batch.normal_angle},
+      {"angle_defined", &batch.angle_defined},
+      {"centroid_distance", &batch.centroid_distance},
+      {"padding_mask", &batch.padding_mask}};
+  for (const auto& [name, tensor] : fields)
+    data::add_tensor(file, std::string("batch.") + name, *tensor);
+  data::add_tensor(file, "output", output);
+  file.set_metadata("width", std::to_string(o.width));
+  file.set_metadata("layers", std::to_string(o.layers));
+  file.set_metadata("heads", std::to_string(o.heads));
+  file.set_metadata("ffn_hidden", std::to_string(o.ffn_hidden));
+  file.set_metadata("face_channels", std::to_string(o.face_channels));
+  file.set_metadata("edge_width", std::to_string(o.edge_width));
+  file.set_metadata("max_hops", std::to_string(o.max_hops));
+  file.set_metadata("dropout", std::to_string(o.dropout));
+
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("cadclip_brep_parity_" + std::to_string(::getpid()) + ".safetensors");
+  file.write(path);
+  const std::string command = std::string(CADCLIP_PYTHON_EXE) + " " + CADCLIP_SOURCE_DIR +
+                              "/tests/model/brep_encoder_reference.py --check " + path.string();
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace cadclip::model
