@@ -1,24 +1,79 @@
 // CPU speed of the default B-Rep encoder on a batch of synthetic-size graphs
-// (20-60 faces, about 2 adjacent pairs per face): collation, forward without
-// gradients, and forward + backward.
-//   brep_encoder_bench [threads=2] [batch=64] [repeats=5]
+// (20-60 faces, about 2 adjacent pairs per face).
+//   brep_encoder_bench [threads=2] [batch=64] [repeats=5] [mode=table|forward|train|dump] [file]
+// table: collation, forward without gradients (with its face CNN and
+// attention-bias parts), forward + backward. forward/train: one warm-up, then
+// prints "seconds=<median>" (run.py alternates these with the Python
+// reference). dump: writes the weights, the batch and the options to `file`
+// for the Python reference.
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 #include <ATen/ATen.h>
 
+#include "cadclip/core/safetensors.h"
 #include "cadclip/data/batch.h"
+#include "cadclip/data/tensor_io.h"
 #include "cadclip/model/brep_encoder.h"
 #include "common/bench_util.h"
 #include "random_graph.h"
 
+namespace {
+
+using namespace cadclip;
+
+void dump(model::BRepEncoder& encoder, const data::BRepBatch& batch, const std::string& path) {
+  SafetensorsWriter file;
+  for (const auto& p : encoder->named_parameters()) {
+    data::add_tensor(file, "param." + p.key(), p.value().detach());
+  }
+  const std::pair<const char*, const at::Tensor*> fields[] = {
+      {"face_grids", &batch.face_grids},
+      {"face_types", &batch.face_types},
+      {"face_attrs", &batch.face_attrs},
+      {"face_graph", &batch.face_graph},
+      {"face_slot", &batch.face_slot},
+      {"edge_grids", &batch.edge_grids},
+      {"edge_types", &batch.edge_types},
+      {"edge_convexity", &batch.edge_convexity},
+      {"edge_attrs", &batch.edge_attrs},
+      {"edge_pair", &batch.edge_pair},
+      {"graph_attrs", &batch.graph_attrs},
+      {"hops", &batch.hops},
+      {"normal_angle", &batch.normal_angle},
+      {"angle_defined", &batch.angle_defined},
+      {"centroid_distance", &batch.centroid_distance},
+      {"padding_mask", &batch.padding_mask}};
+  for (const auto& [name, tensor] : fields) {
+    data::add_tensor(file, std::string("batch.") + name, *tensor);
+  }
+  {
+    torch::NoGradGuard no_grad;
+    encoder->eval();
+    data::add_tensor(file, "output", encoder->forward(batch));
+  }
+  const model::BRepEncoderOptions& o = encoder->options();
+  file.set_metadata("width", std::to_string(o.width));
+  file.set_metadata("layers", std::to_string(o.layers));
+  file.set_metadata("heads", std::to_string(o.heads));
+  file.set_metadata("ffn_hidden", std::to_string(o.ffn_hidden));
+  file.set_metadata("face_channels", std::to_string(o.face_channels));
+  file.set_metadata("edge_width", std::to_string(o.edge_width));
+  file.set_metadata("max_hops", std::to_string(o.max_hops));
+  file.set_metadata("dropout", std::to_string(o.dropout));
+  file.write(path);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace cadclip;
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   const int batch_size = argc > 2 ? std::atoi(argv[2]) : 64;
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
-  bench::print_header("B-Rep encoder, default size", bench::set_threads(threads));
+  const std::string mode = argc > 4 ? argv[4] : "table";
+  bench::set_threads(threads);
 
   std::mt19937 rng(7);
   std::vector<data::BRepGraph> graphs;
@@ -32,21 +87,42 @@ int main(int argc, char** argv) {
   }
   torch::manual_seed(0);
   model::BRepEncoder encoder;
+  data::BRepBatch batch = data::collate(graphs);
+  const auto forward = [&] {
+    torch::NoGradGuard no_grad;
+    encoder->eval();
+    (void)encoder->forward(batch);
+  };
+  const auto train = [&] {
+    encoder->train();
+    encoder->zero_grad();
+    encoder->forward(batch).pow(2).mean().backward();
+  };
+
+  if (mode == "dump") {
+    if (argc < 6) {
+      std::fprintf(stderr, "brep_encoder_bench: mode dump needs a file to write\n");
+      return 2;
+    }
+    dump(encoder, batch, argv[5]);
+    return 0;
+  }
+  if (mode == "forward" || mode == "train") {
+    const bench::Stats s =
+        mode == "forward" ? bench::measure(forward, 1, repeats) : bench::measure(train, 1, repeats);
+    std::printf("seconds=%.6f\n", s.median);
+    return 0;
+  }
+
+  bench::print_header("B-Rep encoder, default size", threads);
   int64_t parameters = 0;
   for (const at::Tensor& p : encoder->parameters()) parameters += p.numel();
   std::printf("parameters=%lld  batch=%d graphs, %lld faces (largest %lld), %lld directed edges\n",
               static_cast<long long>(parameters), batch_size, static_cast<long long>(faces),
               static_cast<long long>(largest), static_cast<long long>(edges));
-
-  data::BRepBatch batch;
   const bench::Stats collate = bench::measure([&] { batch = data::collate(graphs); }, 1, repeats);
+  const bench::Stats forward_stats = bench::measure(forward, 1, repeats);
   encoder->eval();
-  const bench::Stats forward = bench::measure(
-      [&] {
-        torch::NoGradGuard no_grad;
-        (void)encoder->forward(batch);
-      },
-      1, repeats);
   const bench::Stats face_cnn = bench::measure(
       [&] {
         torch::NoGradGuard no_grad;
@@ -59,18 +135,12 @@ int main(int argc, char** argv) {
         (void)encoder->attention_bias(batch);
       },
       1, repeats);
-  encoder->train();
-  const bench::Stats train = bench::measure(
-      [&] {
-        encoder->zero_grad();
-        encoder->forward(batch).pow(2).mean().backward();
-      },
-      1, repeats);
+  const bench::Stats train_stats = bench::measure(train, 1, repeats);
   std::printf("| step | median s | p10-p90 s |\n|---|---|---|\n");
   for (const auto& [name, s] :
-       {std::pair{"collate", collate}, std::pair{"forward (no grad)", forward},
+       {std::pair{"collate", collate}, std::pair{"forward (no grad)", forward_stats},
         std::pair{"  of which face CNN", face_cnn}, std::pair{"  of which attention bias", bias},
-        std::pair{"forward + backward", train}}) {
+        std::pair{"forward + backward", train_stats}}) {
     std::printf("| %s | %.3f | %.3f-%.3f |\n", name, s.median, s.p10, s.p90);
   }
   return 0;
