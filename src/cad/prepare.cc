@@ -420,8 +420,8 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
       if (!frame || frame->kind != FrameKind::kResult || frame->payload.size() < 8) {
         const std::string how = slot.process.reap();
         fail(slot, "crash",
-             format("the worker process {} while ingesting this file (Open CASCADE crashed on "
-                    "it); no other file was affected",
+             format("the worker process ended ({}) while ingesting this file (Open CASCADE "
+                    "crashed on it); no other file was affected",
                     how));
         continue;
       }
