@@ -53,6 +53,12 @@ TEST(Collate, PacksFacesAndEdgesAndPadsPairsToTheLargestGraph) {
   EXPECT_EQ(batch.hops[2][0][0].item<int64_t>(), 0);
   EXPECT_FLOAT_EQ(batch.face_attrs[7][0].item<float>(), std::log1p(g.face_areas[2]));
   EXPECT_FLOAT_EQ(batch.graph_attrs[1][0].item<float>(), std::log1p(g.scale_mm));
+
+  const BRepBatch moved = batch.to(at::kCPU);
+  EXPECT_EQ(moved.ids, batch.ids);
+  EXPECT_TRUE(at::equal(moved.face_grids, batch.face_grids));
+  EXPECT_TRUE(at::equal(moved.padding_mask, batch.padding_mask));
+  EXPECT_TRUE(at::equal(moved.edge_pair, batch.edge_pair));
 }
 
 TEST(Collate, RejectsBadInputWithTheGraphNamed) {
