@@ -3,12 +3,12 @@
 // convexity, size in millimetres and the geometry hash (docs/INGEST.md).
 #include <BRepAdaptor_Curve.hxx>
 #include <BRepAdaptor_Surface.hxx>
-#include <BRepBndLib.hxx>
 #include <BRepGProp.hxx>
 #include <BRepLProp_SLProps.hxx>
 #include <BRepTools.hxx>
 #include <BRepTopAdaptor_FClass2d.hxx>
 #include <BRep_Tool.hxx>
+#include <BndLib_Add3dCurve.hxx>
 #include <Bnd_Box.hxx>
 #include <GCPnts_AbscissaPoint.hxx>
 #include <GProp_GProps.hxx>
@@ -23,12 +23,17 @@
 #include <TopoDS.hxx>
 #include <TopoDS_Edge.hxx>
 #include <TopoDS_Face.hxx>
+#include <gp_Ax3.hxx>
+#include <gp_Cylinder.hxx>
+#include <gp_Pln.hxx>
 #include <gp_Pnt2d.hxx>
 #include <gp_Vec.hxx>
+#include <gp_Vec2d.hxx>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "cad/occt_shape.h"
@@ -51,6 +56,12 @@ constexpr double kHashPointQuantumMm = 1e-3;
 constexpr double kHashNormalQuantum = 1e-3;
 // BRepTopAdaptor_FClass2d's tolerance, in UV units (occwl's value).
 constexpr double kClassifyTolerance = 1e-9;
+// The mask's ON band, relative to the face's UV diagonal: grid points at the
+// UV bounds lie on the boundary and count as inside.
+constexpr double kOnBandRelative = 1e-6;
+// Relative error of the areas (and centroids) of faces other than planes and
+// cylinders, which are exact.
+constexpr double kAreaRelativeError = 1e-3;
 // BRepNet: an edge is smooth when its faces' normals agree to within 5°.
 const double kSmoothCosine = std::cos(5.0 * M_PI / 180.0);
 
@@ -157,6 +168,101 @@ gp_Vec normal_along_edge(FaceSurface& face, const TopoDS_Face& topo_face,
   return face_normal(*face.adaptor, uv.X(), uv.Y(), face.reversed, on_surface);
 }
 
+// Area and centroid of a planar or cylindrical face from its boundary alone
+// (Green's theorem, 8-point Gauss-Legendre on 8 pieces of each edge): exact up
+// to quadrature, and several times cheaper than BRepGProp::SurfaceProperties,
+// which integrates over the domain and was the largest cost of featurization.
+// Both surfaces have a constant area element (1 for a plane, R for a
+// cylinder). A plane integrates its edges' 3-D curves in the plane's frame
+// (STEP files often store no pcurves on planes, and OCCT would project one for
+// every call); a cylinder needs the stored pcurves for its angle. False when
+// the face is of another type or lacks what is needed.
+bool planar_or_cylindrical_area(const TopoDS_Face& face, const BRepAdaptor_Surface& surface,
+                                double& area, gp_XYZ& centroid) {
+  const GeomAbs_SurfaceType type = surface.GetType();
+  if (type != GeomAbs_Plane && type != GeomAbs_Cylinder) return false;
+  static constexpr double kNodes[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267,
+                                       0.9602898564975363};
+  static constexpr double kWeights[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745,
+                                         0.1012285362903763};
+  const bool plane = type == GeomAbs_Plane;
+  const gp_Ax3 frame = plane ? surface.Plane().Position() : surface.Cylinder().Position();
+  const gp_XYZ origin = frame.Location().XYZ();
+  const gp_XYZ x_axis = frame.XDirection().XYZ(), y_axis = frame.YDirection().XYZ();
+  // Signed integrals over the UV domain of 1, u, v, cos u, sin u, each as a
+  // boundary integral: 1 = d(u)/du, u = d(u^2/2)/du, v = -d(v^2/2)/dv,
+  // cos u = d(sin u)/du, sin u = d(-cos u)/du.
+  double m1 = 0, mu = 0, mv = 0, mc = 0, ms = 0;
+  for (TopExp_Explorer it(face, TopAbs_EDGE); it.More(); it.Next()) {
+    const TopoDS_Edge& edge = TopoDS::Edge(it.Current());
+    const TopAbs_Orientation orientation = edge.Orientation();
+    if (orientation != TopAbs_FORWARD && orientation != TopAbs_REVERSED) continue;
+    if (BRep_Tool::Degenerated(edge)) continue;  // a point: nothing to integrate
+    double first = 0, last = 0;
+    Handle(Geom2d_Curve) pcurve;
+    std::optional<BRepAdaptor_Curve> curve;
+    if (plane) {
+      if (BRep_Tool::Curve(edge, first, last).IsNull()) return false;
+      curve.emplace(edge);
+      first = curve->FirstParameter();
+      last = curve->LastParameter();
+    } else {
+      pcurve = BRep_Tool::CurveOnSurface(edge, face, first, last);
+      if (pcurve.IsNull()) return false;
+    }
+    if (!std::isfinite(first) || !std::isfinite(last)) return false;
+    const double sign = orientation == TopAbs_REVERSED ? -1.0 : 1.0;
+    const int pieces = 8;
+    for (int piece = 0; piece < pieces; ++piece) {
+      const double a = first + (last - first) * piece / pieces;
+      const double b = first + (last - first) * (piece + 1) / pieces;
+      const double half = (b - a) / 2, middle = (a + b) / 2;
+      for (int g = 0; g < 8; ++g) {
+        const double t = middle + half * (g < 4 ? -kNodes[g] : kNodes[g - 4]);
+        const double w = sign * half * kWeights[g % 4];
+        double u, v, du, dv;
+        if (plane) {
+          gp_Pnt p;
+          gp_Vec d;
+          curve->D1(t, p, d);
+          const gp_XYZ r = p.XYZ() - origin;
+          u = r.Dot(x_axis);
+          v = r.Dot(y_axis);
+          du = d.XYZ().Dot(x_axis);
+          dv = d.XYZ().Dot(y_axis);
+        } else {
+          gp_Pnt2d p;
+          gp_Vec2d d;
+          pcurve->D1(t, p, d);
+          u = p.X();
+          v = p.Y();
+          du = d.X();
+          dv = d.Y();
+        }
+        m1 += w * u * dv;
+        mu += w * u * u / 2 * dv;
+        mv -= w * v * v / 2 * du;
+        if (!plane) {
+          mc += w * std::sin(u) * dv;
+          ms -= w * std::cos(u) * dv;
+        }
+      }
+    }
+  }
+  if (std::abs(m1) <= 1e-300) return false;
+  if (plane) {
+    area = std::abs(m1);
+    centroid = origin + x_axis * (mu / m1) + y_axis * (mv / m1);
+  } else {
+    const double radius = surface.Cylinder().Radius();
+    area = radius * std::abs(m1);
+    centroid = origin + x_axis * (radius * mc / m1) + y_axis * (radius * ms / m1) +
+               frame.Direction().XYZ() * (mv / m1);
+  }
+  return std::isfinite(area) && std::isfinite(centroid.X()) && std::isfinite(centroid.Y()) &&
+         std::isfinite(centroid.Z());
+}
+
 void put3(float* out, const gp_XYZ& value) {
   out[0] = static_cast<float>(value.X());
   out[1] = static_cast<float>(value.Y());
@@ -222,28 +328,11 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
         format("the model has {} directed edges, over the limit of {} (max_edges)", directed,
                options.max_edges));
 
-  // The box in millimetres, exact rather than from samples: captions quote sizes.
-  Bnd_Box box;
-  BRepBndLib::AddOptimal(shape, box, /*useTriangulation=*/false, /*useShapeTolerance=*/false);
-  if (box.IsVoid()) return Status::failure("the model has an empty bounding box");
-  double x0, y0, z0, x1, y1, z1;
-  box.Get(x0, y0, z0, x1, y1, z1);
-  const double longest = std::max({x1 - x0, y1 - y0, z1 - z0});
-  if (!std::isfinite(longest) || longest > 1e9)
-    return Status::failure("the model is unbounded (an infinite surface or curve)");
-  if (longest <= Precision::Confusion())
-    return Status::failure(format("the model is degenerate: its longest side is {} mm", longest));
-  const gp_XYZ centre((x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2);
-  const double scale = 2.0 / longest;
-
   data::BRepGraph graph;
-  graph.bbox_mm = {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(z0),
-                   static_cast<float>(x1), static_cast<float>(y1), static_cast<float>(z1)};
-  graph.scale_mm = static_cast<float>(longest);
-
   // Face grids in millimetres (doubles, for the hash) before normalisation.
   std::vector<double> samples(static_cast<size_t>(face_count) * kFaceValues);
   std::vector<FaceSurface> surfaces(face_count);
+  std::vector<double> face_centroids_mm(static_cast<size_t>(face_count) * 3);
   graph.face_types.resize(face_count);
   graph.face_areas.resize(face_count);
   graph.face_centroids.resize(static_cast<size_t>(face_count) * 3);
@@ -251,7 +340,8 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
   graph.face_loops.assign(loop_counts.begin(), loop_counts.end());
   for (int f = 0; f < face_count; ++f) {
     const TopoDS_Face& face = TopoDS::Face(faces(f + 1));
-    if (BRep_Tool::Surface(face).IsNull())
+    TopLoc_Location location;  // this overload does not copy a located surface
+    if (BRep_Tool::Surface(face, location).IsNull())
       return Status::failure(format("face {} has no surface", f));
     FaceSurface& surface = surfaces[f];
     surface.adaptor = new BRepAdaptor_Surface(face, /*restriction=*/false);
@@ -273,6 +363,7 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
       return Status::failure(format("face {} has an empty parameter range", f));
 
     BRepTopAdaptor_FClass2d classifier(face, kClassifyTolerance);
+    const double on_band = kOnBandRelative * std::hypot(u1 - u0, v1 - v0);
     double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
     gp_XYZ inside_sum(0, 0, 0), all_sum(0, 0, 0);
     int inside_count = 0;
@@ -285,7 +376,11 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
         const double v = parameter_at(v0, v1, j, kGrid);
         gp_Pnt point;
         const gp_Vec normal = face_normal(adaptor, u, v, surface.reversed, point);
-        const TopAbs_State state = classifier.Perform(gp_Pnt2d(u, v));
+        // TestOnRestriction classifies against the boundary polygon only.
+        // Perform() falls back to the exact BRepClass_FaceClassifier for every
+        // point on the boundary (a third of a grid that includes the UV
+        // bounds), which made the mask cost more than reading the file.
+        const TopAbs_State state = classifier.TestOnRestriction(gp_Pnt2d(u, v), on_band);
         const bool inside = state == TopAbs_IN || state == TopAbs_ON;
         double* out = grid + (row * kGrid + j) * kFaceChannels;
         out[0] = point.X();
@@ -303,15 +398,65 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
       }
     }
 
-    GProp_GProps props;
-    BRepGProp::SurfaceProperties(face, props);
-    const double area = std::abs(props.Mass());
+    double area = 0;
+    gp_XYZ centroid;
+    if (!planar_or_cylindrical_area(face, adaptor, area, centroid)) {
+      // Adaptive integration to a relative error of kAreaRelativeError: the
+      // fixed-order default spent ~2 ms on each B-spline face.
+      GProp_GProps props;
+      BRepGProp::SurfaceProperties(face, props, kAreaRelativeError);
+      area = std::abs(props.Mass());
+      centroid = props.CentreOfMass().XYZ();
+    }
     graph.face_areas[f] = static_cast<float>(area);
-    gp_XYZ centroid =
-        area > Precision::SquareConfusion()
-            ? props.CentreOfMass().XYZ()
-            : (inside_count > 0 ? inside_sum / inside_count : all_sum / (kGrid * kGrid));
-    put3(&graph.face_centroids[static_cast<size_t>(f) * 3], (centroid - centre) * scale);
+    if (!(area > Precision::SquareConfusion()))
+      centroid = inside_count > 0 ? inside_sum / inside_count : all_sum / (kGrid * kGrid);
+    face_centroids_mm[static_cast<size_t>(f) * 3] = centroid.X();
+    face_centroids_mm[static_cast<size_t>(f) * 3 + 1] = centroid.Y();
+    face_centroids_mm[static_cast<size_t>(f) * 3 + 2] = centroid.Z();
+  }
+
+  // The box in millimetres. BRepBndLib::AddOptimal is exact but runs a global
+  // optimiser over every B-spline face (seconds on some parts); instead:
+  // every edge exactly (BndLib's optimal curve box), plus the grid points of
+  // the faces whose interior can bulge past their edges. Planes, cylinders,
+  // cones and extrusions are ruled: their extremes lie on their edges.
+  Bnd_Box box;
+  for (int e = 0; e < edges.Extent(); ++e) {
+    const TopoDS_Edge& edge = TopoDS::Edge(edges(e + 1));
+    double first = 0, last = 0;
+    if (BRep_Tool::Degenerated(edge) || BRep_Tool::Curve(edge, first, last).IsNull()) continue;
+    BndLib_Add3dCurve::AddOptimal(BRepAdaptor_Curve(edge), /*Tol=*/0.0, box);
+  }
+  for (int f = 0; f < face_count; ++f) {
+    const auto type = static_cast<data::SurfaceType>(graph.face_types[f]);
+    const bool ruled = type == data::SurfaceType::kPlane || type == data::SurfaceType::kCylinder ||
+                       type == data::SurfaceType::kCone || type == data::SurfaceType::kExtrusion;
+    const double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
+    for (int k = 0; k < kGrid * kGrid; ++k) {
+      const double* sample = grid + k * kFaceChannels;
+      // Edgeless faces (a full sphere) have only their samples.
+      if ((!ruled || box.IsVoid()) && sample[6] > 0.5)
+        box.Add(gp_Pnt(sample[0], sample[1], sample[2]));
+    }
+  }
+  if (box.IsVoid()) return Status::failure("the model has an empty bounding box");
+  double x0, y0, z0, x1, y1, z1;
+  box.Get(x0, y0, z0, x1, y1, z1);
+  const double longest = std::max({x1 - x0, y1 - y0, z1 - z0});
+  if (!std::isfinite(longest) || longest > 1e9)
+    return Status::failure("the model is unbounded (an infinite surface or curve)");
+  if (longest <= Precision::Confusion())
+    return Status::failure(format("the model is degenerate: its longest side is {} mm", longest));
+  const gp_XYZ centre((x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2);
+  const double scale = 2.0 / longest;
+  graph.bbox_mm = {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(z0),
+                   static_cast<float>(x1), static_cast<float>(y1), static_cast<float>(z1)};
+  graph.scale_mm = static_cast<float>(longest);
+  for (int f = 0; f < face_count; ++f) {
+    double* centroid = face_centroids_mm.data() + static_cast<size_t>(f) * 3;
+    put3(&graph.face_centroids[static_cast<size_t>(f) * 3],
+         (gp_XYZ(centroid[0], centroid[1], centroid[2]) - centre) * scale);
   }
 
   // Normalised face grids.
@@ -401,24 +546,22 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
   }
   const gp_XYZ hash_centre = (low + high) / 2;
   std::vector<std::array<uint8_t, 32>> digests(face_count);
+  std::vector<int64_t> quantised;
+  quantised.reserve(kGrid * kGrid * 7 + 1);
   for (int f = 0; f < face_count; ++f) {
-    Sha256 face_hash;
-    face_hash.update_value(graph.face_types[f]);
+    // One buffer per face: Sha256 costs per call, and 700 tiny updates a face
+    // showed in the profile.
+    quantised.assign(1, graph.face_types[f]);
     const double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
     for (int s = 0; s < kGrid * kGrid; ++s) {
       const double* sample = grid + s * kFaceChannels;
-      for (int c = 0; c < 3; ++c) {
-        const int64_t q =
-            std::llround((sample[c] - hash_centre.Coord(c + 1)) / kHashPointQuantumMm);
-        face_hash.update_value(q);
-      }
-      for (int c = 3; c < 6; ++c) {
-        const int32_t q = static_cast<int32_t>(std::lround(sample[c] / kHashNormalQuantum));
-        face_hash.update_value(q);
-      }
-      face_hash.update_value(static_cast<uint8_t>(sample[6] > 0.5));
+      for (int c = 0; c < 3; ++c)
+        quantised.push_back(
+            std::llround((sample[c] - hash_centre.Coord(c + 1)) / kHashPointQuantumMm));
+      for (int c = 3; c < 6; ++c) quantised.push_back(std::llround(sample[c] / kHashNormalQuantum));
+      quantised.push_back(sample[6] > 0.5 ? 1 : 0);
     }
-    digests[f] = face_hash.digest();
+    digests[f] = Sha256().update(std::as_bytes(std::span(quantised))).digest();
   }
   std::sort(digests.begin(), digests.end());
   Sha256 model_hash;
