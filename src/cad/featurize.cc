@@ -9,6 +9,7 @@
 #include <BRepTopAdaptor_FClass2d.hxx>
 #include <BRep_Tool.hxx>
 #include <BndLib_Add3dCurve.hxx>
+#include <BndLib_AddSurface.hxx>
 #include <Bnd_Box.hxx>
 #include <GCPnts_AbscissaPoint.hxx>
 #include <GProp_GProps.hxx>
@@ -332,6 +333,7 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
   // Face grids in millimetres (doubles, for the hash) before normalisation.
   std::vector<double> samples(static_cast<size_t>(face_count) * kFaceValues);
   std::vector<FaceSurface> surfaces(face_count);
+  std::vector<std::array<double, 4>> uv_bounds(face_count);  // u0, u1, v0, v1
   std::vector<double> face_centroids_mm(static_cast<size_t>(face_count) * 3);
   graph.face_types.resize(face_count);
   graph.face_areas.resize(face_count);
@@ -361,6 +363,7 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
       return Status::failure(format("face {} has an unbounded parameter range", f));
     if (!(u1 > u0) || !(v1 > v0))
       return Status::failure(format("face {} has an empty parameter range", f));
+    uv_bounds[f] = {u0, u1, v0, v1};
 
     BRepTopAdaptor_FClass2d classifier(face, kClassifyTolerance);
     const double on_band = kOnBandRelative * std::hypot(u1 - u0, v1 - v0);
@@ -418,9 +421,10 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
 
   // The box in millimetres. BRepBndLib::AddOptimal is exact but runs a global
   // optimiser over every B-spline face (seconds on some parts); instead:
-  // every edge exactly (BndLib's optimal curve box), plus the grid points of
-  // the faces whose interior can bulge past their edges. Planes, cylinders,
-  // cones and extrusions are ruled: their extremes lie on their edges.
+  // every edge exactly (BndLib's optimal curve box); spheres and tori in
+  // closed form over their UV box; the inside grid points of the other faces
+  // whose interior can bulge past their edges (B-splines, revolutions). Planes,
+  // cylinders, cones and extrusions are ruled: their extremes lie on edges.
   Bnd_Box box;
   for (int e = 0; e < edges.Extent(); ++e) {
     const TopoDS_Edge& edge = TopoDS::Edge(edges(e + 1));
@@ -432,6 +436,14 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
     const auto type = static_cast<data::SurfaceType>(graph.face_types[f]);
     const bool ruled = type == data::SurfaceType::kPlane || type == data::SurfaceType::kCylinder ||
                        type == data::SurfaceType::kCone || type == data::SurfaceType::kExtrusion;
+    if (type == data::SurfaceType::kSphere || type == data::SurfaceType::kTorus) {
+      // Closed forms over the face's UV box: cheap, and a sphere's equator is
+      // no edge of it.
+      const std::array<double, 4>& uv = uv_bounds[f];
+      BndLib_AddSurface::AddOptimal(*surfaces[f].adaptor, uv[0], uv[1], uv[2], uv[3],
+                                    /*Tol=*/0.0, box);
+      continue;
+    }
     const double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
     for (int k = 0; k < kGrid * kGrid; ++k) {
       const double* sample = grid + k * kFaceChannels;

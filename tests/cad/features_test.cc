@@ -1,6 +1,9 @@
 // Features checked by hand on a box and on a plate with a through hole.
 #include <gtest/gtest.h>
+#include <BRepBndLib.hxx>
 #include <BRepGProp.hxx>
+#include <BRepPrimAPI_MakeSphere.hxx>
+#include <Bnd_Box.hxx>
 #include <GProp_GProps.hxx>
 
 #include <algorithm>
@@ -238,6 +241,39 @@ TEST(Features, FaceAreasAndCentroidsAgreeWithOcctOnCorpusParts) {
     EXPECT_NEAR(total, props.Mass(), 1e-3 * props.Mass()) << file;
     const gp_XYZ expected = props.CentreOfMass().XYZ();
     EXPECT_NEAR((moment / total - expected).Modulus(), 0, 1e-3 * graph->scale_mm) << file;
+  }
+}
+
+TEST(Features, SphereBoxIsExact) {
+  // A sphere's extremes lie on no edge; its box comes from the closed form.
+  const BRepGraph graph = featurize(BRepPrimAPI_MakeSphere(gp_Pnt(1, 2, 3), 10).Shape());
+  const std::array<float, 6> expected{-9, -8, -7, 11, 12, 13};
+  for (int k = 0; k < 6; ++k) EXPECT_NEAR(graph.bbox_mm[k], expected[k], 1e-4) << k;
+  EXPECT_EQ(graph.num_faces(), 1);
+  EXPECT_EQ(graph.num_edges(), 0) << "a seam and two poles: no face pair";
+  EXPECT_NEAR(graph.face_areas[0], 4 * M_PI * 100, 4 * M_PI * 100 * 1e-3);
+}
+
+TEST(Features, BoundingBoxAgreesWithOcctsOptimalBox) {
+  // Edges exactly plus grid points of doubly curved faces, against OCCT's
+  // global optimisation over every face (seconds on some parts: not used).
+  for (const char* file :
+       {"../shared/data/cad/occt/screw.step", "../shared/data/cad/brepnet/23642_cd2f2029_0.step",
+        "../shared/data/cad/occt/bottle.brep"}) {
+    const Result<LoadedShape> loaded = read_shape(file, IngestOptions{});
+    ASSERT_TRUE(loaded) << loaded.status().reason();
+    const Result<ModelShape> model = select_model(loaded->shape);
+    ASSERT_TRUE(model);
+    const Result<BRepGraph> graph = featurize_shape(model->shape, IngestOptions{});
+    ASSERT_TRUE(graph) << graph.status().reason();
+    Bnd_Box box;
+    BRepBndLib::AddOptimal(model->shape, box, /*useTriangulation=*/false,
+                           /*useShapeTolerance=*/false);
+    double exact[6];
+    box.Get(exact[0], exact[1], exact[2], exact[3], exact[4], exact[5]);
+    for (int k = 0; k < 6; ++k) {
+      EXPECT_NEAR(graph->bbox_mm[k], exact[k], 2e-3 * graph->scale_mm) << file << " side " << k;
+    }
   }
 }
 
