@@ -51,6 +51,27 @@ std::string normalise_text(const std::string& text) {
 
 }  // namespace
 
+Positives positives_by_key(const std::vector<std::string>& query_keys,
+                           const std::vector<std::string>& gallery_keys) {
+  std::unordered_map<std::string, std::vector<int64_t>> items;
+  for (size_t g = 0; g < gallery_keys.size(); ++g) {
+    items[gallery_keys[g]].push_back(static_cast<int64_t>(g));
+  }
+  Positives out;
+  out.reserve(query_keys.size());
+  for (size_t q = 0; q < query_keys.size(); ++q) {
+    const auto found = items.find(query_keys[q]);
+    if (found == items.end()) {
+      throw Error(
+          format("retrieval metrics: query {} has key '{}', which no gallery item has; "
+                 "the gallery must hold every query's part",
+                 q, query_keys[q]));
+    }
+    out.push_back(found->second);
+  }
+  return out;
+}
+
 std::vector<int64_t> pessimistic_ranks(const at::Tensor& similarity, const Positives& positives) {
   if (similarity.dim() != 2) {
     throw Error(

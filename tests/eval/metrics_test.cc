@@ -59,6 +59,12 @@ TEST(Ranks, TheBestRankedOfSeveralCorrectItemsCounts) {
   EXPECT_EQ(pessimistic_ranks(s, {{1}, {3}}), (std::vector<int64_t>{3, 2}));
 }
 
+TEST(Ranks, EqualKeysAreAllHits) {
+  const Positives p = positives_by_key({"h1", "h2", "h1"}, {"h1", "h3", "h2", "h1"});
+  EXPECT_EQ(p, (Positives{{0, 3}, {2}, {0, 3}}));
+  EXPECT_THROW(positives_by_key({"h9"}, {"h1"}), Error);
+}
+
 TEST(Ranks, ANanRowRanksLast) {
   const at::Tensor s = matrix({NAN, 0.1f, 0.2f, 0.9f, 0.1f, 0.2f}, 2);
   EXPECT_EQ(pessimistic_ranks(s, {{0}, {0}}), (std::vector<int64_t>{3, 1}));

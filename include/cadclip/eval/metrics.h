@@ -15,6 +15,15 @@ namespace cadclip::eval {
 // (parts with equal geometry hashes are all correct); none may be empty.
 using Positives = std::vector<std::vector<int64_t>>;
 
+// positives[q] = every gallery item g with gallery_keys[g] == query_keys[q].
+// With geometry hashes as keys, parts with equal geometry all count as hits:
+// text->CAD uses the hash of each caption's part as query key and the
+// gallery's hashes; CAD->text the reverse; CAD->CAD the hashes on both sides.
+// (Use the model id as key where a hash is missing.) Throws cadclip::Error
+// naming the first query whose key is not in the gallery.
+Positives positives_by_key(const std::vector<std::string>& query_keys,
+                           const std::vector<std::string>& gallery_keys);
+
 struct RetrievalMetrics {
   int64_t queries = 0;             // Q
   int64_t gallery = 0;             // G
