@@ -2,10 +2,12 @@
 // format, the bare OCCT read and transfer against the whole of ingest_file
 // (read + model rule + featurization), runs alternating, medians compared.
 //
-//   ingest_bench [--repeats N] [--warmup N] [FOLDER_OR_FILE ...]
+//   ingest_bench [--repeats N] [--warmup N] [--synth N] [FOLDER_OR_FILE ...]
 //
 // Default corpus: the STEP, IGES and BREP files of ../shared/data/cad and the
 // DeepCAD fixtures of tests/data/deepcad (run from the project root).
+// --synth N adds N synthetic parts (cadclip synth's families, seed 1) written
+// as STEP to a temporary folder, reported as their own row.
 #include <BRepTools.hxx>
 #include <BRep_Builder.hxx>
 #include <IGESControl_Reader.hxx>
@@ -13,6 +15,7 @@
 #include <STEPControl_Reader.hxx>
 #include <TopoDS_Shape.hxx>
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +25,8 @@
 
 #include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
+#include "cadclip/cad/synth.h"
+#include "cadclip/core/file.h"
 #include "common/bench_util.h"
 
 namespace fs = std::filesystem;
@@ -60,11 +65,14 @@ struct Row {
 
 int main(int argc, char** argv) {
   int repeats = 7, warmup = 1;
+  int64_t synth = 0;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--repeats" && i + 1 < argc) {
       repeats = std::atoi(argv[++i]);
+    } else if (arg == "--synth" && i + 1 < argc) {
+      synth = std::atoll(argv[++i]);
     } else if (arg == "--warmup" && i + 1 < argc) {
       warmup = std::atoi(argv[++i]);
     } else {
@@ -86,6 +94,21 @@ int main(int argc, char** argv) {
     }
   }
   std::sort(files.begin(), files.end());
+  fs::path synth_folder;
+  if (synth > 0) {
+    synth_folder = fs::temp_directory_path() / format("cadclip_ingest_bench_{}", ::getpid());
+    fs::create_directories(synth_folder);
+    cad::SynthOptions options;
+    options.count = synth;
+    for (int64_t i = 0; i < synth; ++i) {
+      const cad::SynthPart part = cad::make_synth_part(options, i);
+      const fs::path path = synth_folder / (part.id + ".step");
+      write_text_atomic(path, part.step);
+      files.push_back(path);
+    }
+    std::printf("wrote %lld synthetic STEP parts to %s\n", static_cast<long long>(synth),
+                synth_folder.c_str());
+  }
   bench::print_header("ingest_bench: bare OCCT read+transfer vs ingest_file",
                       bench::set_threads(1));
   cad::quiet_occt_messages();
@@ -120,6 +143,7 @@ int main(int argc, char** argv) {
   std::printf("\n| file | faces | bare read ms (p10-p90) | ingest_file ms (p10-p90) | added |\n");
   std::printf("|---|---:|---:|---:|---:|\n");
   for (const Row& row : rows) {
+    if (!synth_folder.empty() && row.name.rfind(synth_folder.string(), 0) == 0) continue;
     const bool has_bare = row.format != cad::CadFormat::kDeepcadJson;
     std::printf("| %s | %d | %s | %.1f (%.1f-%.1f) | %s |\n", fs::path(row.name).filename().c_str(),
                 row.faces,
@@ -139,7 +163,9 @@ int main(int argc, char** argv) {
   };
   std::map<std::string, Total> totals;
   for (const Row& row : rows) {
-    Total& total = totals[std::string(cad::format_name(row.format))];
+    const bool synthetic = !synth_folder.empty() && row.name.rfind(synth_folder.string(), 0) == 0;
+    Total& total =
+        totals[std::string(cad::format_name(row.format)) + (synthetic ? " (synthetic)" : "")];
     ++total.files;
     total.faces += row.faces;
     total.bare += row.bare.median;
@@ -159,5 +185,6 @@ int main(int argc, char** argv) {
         has_bare ? fixed(1e3 * (total.full - total.bare) / total.faces, 2).c_str() : "-");
   }
   std::printf("\nrepeats=%d warmup=%d; medians per file, summed per format\n", repeats, warmup);
+  if (!synth_folder.empty()) fs::remove_all(synth_folder);
   return 0;
 }
