@@ -196,6 +196,38 @@ TEST(BRepEncoder, AttentionBiasMasksPaddingAndMarksPairsWithoutEdges) {
   EXPECT_TRUE(bias[0].isfinite().all().item<bool>());
 }
 
+TEST(BRepEncoder, HopCountsBeyondTheLimitShareOneBiasAndUnreachableHasItsOwn) {
+  BRepEncoder encoder = tiny_encoder();  // max_hops = 4
+  torch::NoGradGuard no_grad;
+  // Leave only the hop term: zero the last layers of the other bias MLPs.
+  for (auto* mlp : {&encoder->angle_mlp, &encoder->distance_mlp, &encoder->edge_mlp}) {
+    for (auto& p : (*mlp)[2]->parameters()) p.zero_();
+  }
+  encoder->no_edge_bias.zero_();
+  // A path 0-1-2-3-4-5-6 and a lone face 7.
+  data::BRepGraph g = testing::random_graph(8, 91);
+  const int64_t kCurve = 10 * 12;
+  g.edge_grids.resize(12 * kCurve);
+  g.edge_src.clear();
+  g.edge_dst.clear();
+  for (int i = 0; i < 6; ++i) {
+    g.edge_src.insert(g.edge_src.end(), {i, i + 1});
+    g.edge_dst.insert(g.edge_dst.end(), {i + 1, i});
+  }
+  g.edge_types.assign(12, 0);
+  g.edge_lengths.assign(12, 1.f);
+  g.edge_convexity.assign(12, 1);
+  const at::Tensor bias = encoder->attention_bias(data::collate(std::vector{g}))[0];  // [H, 9, 9]
+  const at::Tensor table = encoder->hop_bias->weight;                                 // [6, H]
+  auto pair = [&](int i, int j) { return bias.select(1, 1 + i).select(1, 1 + j); };   // [H]
+  EXPECT_TRUE(at::allclose(pair(0, 0), table[0]));
+  EXPECT_TRUE(at::allclose(pair(0, 3), table[3]));
+  EXPECT_TRUE(at::allclose(pair(0, 4), table[4]));
+  EXPECT_TRUE(at::allclose(pair(0, 6), table[4]));  // 6 hops, clamped to 4
+  EXPECT_TRUE(at::allclose(pair(2, 7), table[5]));  // unreachable
+  EXPECT_FALSE(at::allclose(table[4], table[5]));
+}
+
 TEST(BRepEncoderOptions, RejectsBadValues) {
   BRepEncoderOptions o;
   o.heads = 7;
