@@ -24,21 +24,26 @@ int run_synth(const SynthCommandOptions& options) {
   if (!options.stats.empty()) {
     const cad::SynthStats stats = cad::synth_stats(options.stats);
     std::printf("test parts: %lld\n", static_cast<long long>(stats.test_parts));
-    std::printf("family-only oracle R@1 (test split): %s\n", fixed(stats.family_oracle_r1, 4).c_str());
-    std::printf("%-14s %28s %26s\n", "level", "shared word for word (test)", "shared word for word (all)");
+    std::printf("family-only oracle R@1 (test split): %s\n",
+                fixed(stats.family_oracle_r1, 4).c_str());
+    std::printf("%-14s %28s %26s\n", "level", "shared word for word (test)",
+                "shared word for word (all)");
     for (size_t i = 0; i < stats.shared_caption_share.size(); ++i)
       std::printf("%-14s %28s %26s\n", stats.shared_caption_share[i].first.c_str(),
                   fixed(stats.shared_caption_share[i].second, 4).c_str(),
                   fixed(stats.shared_caption_share_all[i].second, 4).c_str());
     return kExitOk;
   }
-  if (options.out.empty()) throw Error("cadclip synth needs --out DIR (or --stats DIR to read a made set)");
+  if (options.out.empty())
+    throw Error("cadclip synth needs --out DIR (or --stats DIR to read a made set)");
   const cad::SynthReport report = cad::write_synth_dataset(options.synth, options.out);
-  std::printf("%s: %lld parts, %lld captions (%lld noisy), %lld regenerated draws, %lld exact duplicates, %s\n",
-              options.out.c_str(), static_cast<long long>(report.parts),
-              static_cast<long long>(report.parts * 4), static_cast<long long>(report.noisy_captions),
-              static_cast<long long>(report.regenerated), static_cast<long long>(report.duplicates),
-              human_duration(report.seconds).c_str());
+  std::printf(
+      "%s: %lld parts, %lld captions (%lld noisy), %lld regenerated draws, %lld exact duplicates, "
+      "%s\n",
+      options.out.c_str(), static_cast<long long>(report.parts),
+      static_cast<long long>(report.parts * 4), static_cast<long long>(report.noisy_captions),
+      static_cast<long long>(report.regenerated), static_cast<long long>(report.duplicates),
+      human_duration(report.seconds).c_str());
   return kExitOk;
 }
 
@@ -46,11 +51,16 @@ int run_synth(const SynthCommandOptions& options) {
 
 void define_synth(CLI::App& command, Runner& run) {
   auto options = std::make_shared<SynthCommandOptions>();
-  command.add_option("--count", options->synth.count, "Parts to make")->check(CLI::NonNegativeNumber);
-  command.add_option("--seed", options->synth.seed, "Random seed: the same seed gives the same bytes");
-  command.add_option("--out", options->out, "Folder for parts/*.step, captions.jsonl, splits.json, manifest.json");
-  command.add_option("--noise", options->synth.noise,
-                     "Probability that a caption is made noisy like a careless annotator's (0 = clean)")
+  command.add_option("--count", options->synth.count, "Parts to make")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--seed", options->synth.seed,
+                     "Random seed: the same seed gives the same bytes");
+  command.add_option("--out", options->out,
+                     "Folder for parts/*.step, captions.jsonl, splits.json, manifest.json");
+  command
+      .add_option(
+          "--noise", options->synth.noise,
+          "Probability that a caption is made noisy like a careless annotator's (0 = clean)")
       ->check(CLI::Range(0.0, 1.0));
   command.add_option("--workers", options->synth.workers, "Modelling threads (0 = one per core)")
       ->check(CLI::NonNegativeNumber);
@@ -58,11 +68,14 @@ void define_synth(CLI::App& command, Runner& run) {
                      "Parameter draws per part before giving up (a rejected draw is counted)");
   command.add_option("--family", options->synth.families,
                      "Make only this family (repeatable); default: all families in turn");
-  command.add_option("--stats", options->stats,
-                     "Print the family-only oracle R@1 and shared-caption shares of a made set, then exit")
+  command
+      .add_option(
+          "--stats", options->stats,
+          "Print the family-only oracle R@1 and shared-caption shares of a made set, then exit")
       ->check(CLI::ExistingDirectory);
-  command.footer("Then: cadclip prepare DIR/parts --captions DIR/captions.jsonl --splits DIR/splits.json. "
-                 "See docs/SYNTHETIC.md.");
+  command.footer(
+      "Then: cadclip prepare DIR/parts --captions DIR/captions.jsonl --splits DIR/splits.json. "
+      "See docs/SYNTHETIC.md.");
   run = [options] { return run_synth(*options); };
 }
 

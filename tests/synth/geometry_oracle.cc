@@ -24,12 +24,14 @@
 namespace cadclip::test {
 
 OracleMeasure oracle_measure(const std::string& step_text) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("cadclip_oracle_" + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) +
-                     ".step");
+  const auto path =
+      std::filesystem::temp_directory_path() /
+      ("cadclip_oracle_" +
+       std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) + ".step");
   { std::ofstream(path, std::ios::binary) << step_text; }
   STEPControl_Reader reader;
-  if (reader.ReadFile(path.string().c_str()) != IFSelect_RetDone) throw std::runtime_error("STEP not readable");
+  if (reader.ReadFile(path.string().c_str()) != IFSelect_RetDone)
+    throw std::runtime_error("STEP not readable");
   reader.TransferRoots();
   const TopoDS_Shape shape = reader.OneShape();
   std::filesystem::remove(path);
@@ -61,7 +63,8 @@ OracleMeasure oracle_measure(const std::string& step_text) {
     bool ring_is_hole = true;
     for (int k = 0; k < 16 && ring_is_hole; ++k) {
       const double a = 2 * M_PI * k / 16;
-      const gp_Vec radial = gp_Vec(pos.XDirection()) * std::cos(a) + gp_Vec(pos.YDirection()) * std::sin(a);
+      const gp_Vec radial =
+          gp_Vec(pos.XDirection()) * std::cos(a) + gp_Vec(pos.YDirection()) * std::sin(a);
       classifier.Perform(centre.Translated(radial * (r - 0.02)), 1e-6);
       const bool air_inside = classifier.State() == TopAbs_OUT;
       classifier.Perform(centre.Translated(radial * (r + 0.02)), 1e-6);
@@ -74,9 +77,11 @@ OracleMeasure oracle_measure(const std::string& step_text) {
     const gp_Vec o(pos.Location().XYZ());
     const gp_Vec foot = o - gp_Vec(d) * o.Dot(gp_Vec(d));
     auto q = [](double x) { return std::round(x * 100) / 100 + 0.0; };  // + 0.0 turns -0 into 0
-    char key[160];
-    std::snprintf(key, sizeof(key), "%.2f %.2f %.2f %.2f %.2f %.2f %.3f", q(d.X()), q(d.Y()), q(d.Z()), q(foot.X()),
-                  q(foot.Y()), q(foot.Z()), r);
+    // Coaxial holes in two walls count twice: the key holds where along the axis the ring is.
+    const double along = std::round(gp_Vec(centre.XYZ()).Dot(gp_Vec(d)) * 10) / 10 + 0.0;
+    char key[200];
+    std::snprintf(key, sizeof(key), "%.2f %.2f %.2f %.2f %.2f %.2f %.3f %.1f", q(d.X()), q(d.Y()),
+                  q(d.Z()), q(foot.X()), q(foot.Y()), q(foot.Z()), r, along);
     hole_axes[key] = 2 * r;
   }
   std::map<long, int> by_diameter;
@@ -88,9 +93,9 @@ OracleMeasure oracle_measure(const std::string& step_text) {
 std::vector<std::string> caption_disagreements(const cad::SynthPart& part, const OracleMeasure& m) {
   std::vector<std::string> problems;
   const double kRounding = 0.5 + 1e-6;  // captions may round to whole millimetres
-  const std::map<std::string, int> extent_axis = {{"length", 0},         {"width", 1},       {"height", 2},
-                                                  {"thickness", 2},      {"outer_diameter", 1},
-                                                  {"across_flats", 1}};
+  const std::map<std::string, int> extent_axis = {{"length", 0},         {"width", 1},
+                                                  {"height", 2},         {"thickness", 2},
+                                                  {"outer_diameter", 1}, {"across_flats", 1}};
   auto nearest_hole = [&](double stated) -> const std::pair<double, int>* {
     const std::pair<double, int>* best = nullptr;
     for (const auto& hole : m.holes)
@@ -99,8 +104,10 @@ std::vector<std::string> caption_disagreements(const cad::SynthPart& part, const
   };
   for (const cad::SynthCaption& caption : part.captions) {
     if (!caption.noise.is_null()) continue;
-    const std::string where = part.id + " " + part.family + " " + caption.level + ": \"" + caption.text + "\"";
-    if (caption.facts.value("family", "") != part.family) problems.push_back(where + ": family fact is wrong");
+    const std::string where =
+        part.id + " " + part.family + " " + caption.level + ": \"" + caption.text + "\"";
+    if (caption.facts.value("family", "") != part.family)
+      problems.push_back(where + ": family fact is wrong");
     for (auto it = caption.facts.begin(); it != caption.facts.end(); ++it) {
       const std::string& key = it.key();
       if (!it.value().is_number()) continue;
@@ -110,7 +117,8 @@ std::vector<std::string> caption_disagreements(const cad::SynthPart& part, const
           problems.push_back(where + ": " + key + " " + std::to_string(stated) + " but measured " +
                              std::to_string(m.extent[axis->second]));
       }
-      const bool hole_diameter = key.ends_with("hole_diameter") || key == "bore_diameter" || key == "inner_diameter";
+      const bool hole_diameter =
+          key.ends_with("hole_diameter") || key == "bore_diameter" || key == "inner_diameter";
       if (hole_diameter && !nearest_hole(stated))
         problems.push_back(where + ": no round hole of " + std::to_string(stated) + " mm measured");
       if (key.ends_with("hole_count")) {
@@ -132,8 +140,8 @@ std::vector<std::string> caption_disagreements(const cad::SynthPart& part, const
           if (measured == 0) measured = total;
         }
         if (measured != static_cast<int>(stated))
-          problems.push_back(where + ": " + key + " " + std::to_string(static_cast<int>(stated)) + " but " +
-                             std::to_string(measured) + " measured");
+          problems.push_back(where + ": " + key + " " + std::to_string(static_cast<int>(stated)) +
+                             " but " + std::to_string(measured) + " measured");
       }
     }
   }

@@ -11,9 +11,9 @@
 namespace cadclip::test {
 
 struct OracleMeasure {
-  bool valid = false;      // BRepCheck_Analyzer on the re-read solid
+  bool valid = false;  // BRepCheck_Analyzer on the re-read solid
   int solids = 0;
-  double volume = 0;       // mm^3
+  double volume = 0;             // mm^3
   double extent[3] = {0, 0, 0};  // bounding-box sides x, y, z, mm
   // Round holes: axis lines around which a ring of points just inside the
   // cylinder is all air and a ring just outside is all material; diameter -> count.

@@ -23,7 +23,8 @@ TEST(SynthSlow, ManyPartsOfEveryFamilyAreValidTrueAndVaried) {
       const cad::SynthPart part = cad::make_synth_part(options, i);
       const test::OracleMeasure m = test::oracle_measure(part.step);
       EXPECT_TRUE(m.valid && m.solids == 1 && m.volume > 0) << part.id << " " << family;
-      for (const std::string& problem : test::caption_disagreements(part, m)) ADD_FAILURE() << problem;
+      for (const std::string& problem : test::caption_disagreements(part, m))
+        ADD_FAILURE() << problem;
       for (const cad::SynthCaption& caption : part.captions)
         structures[caption.level].insert(std::regex_replace(caption.text, number, "#"));
     }

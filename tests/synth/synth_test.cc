@@ -27,15 +27,14 @@ fs::path fresh_dir(const std::string& name) {
 std::map<std::string, std::string> folder_bytes(const fs::path& dir) {
   std::map<std::string, std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir))
-    if (entry.is_regular_file()) files[fs::relative(entry.path(), dir).string()] = read_text_file(entry.path());
+    if (entry.is_regular_file())
+      files[fs::relative(entry.path(), dir).string()] = read_text_file(entry.path());
   return files;
 }
 
 }  // namespace
 
-TEST(Synth, HasAtLeastFifteenFamilies) {
-  EXPECT_GE(cad::synth_families().size(), 15u);
-}
+TEST(Synth, HasAtLeastFifteenFamilies) { EXPECT_GE(cad::synth_families().size(), 15u); }
 
 TEST(Synth, EveryFamilyGivesValidSolidsWhoseCaptionsAgreeWithTheGeometry) {
   for (const std::string& family : cad::synth_families()) {
@@ -50,7 +49,8 @@ TEST(Synth, EveryFamilyGivesValidSolidsWhoseCaptionsAgreeWithTheGeometry) {
       EXPECT_TRUE(m.valid) << part.id << " " << family;
       EXPECT_EQ(m.solids, 1) << part.id << " " << family;
       EXPECT_GT(m.volume, 0) << part.id << " " << family;
-      for (const std::string& problem : test::caption_disagreements(part, m)) ADD_FAILURE() << problem;
+      for (const std::string& problem : test::caption_disagreements(part, m))
+        ADD_FAILURE() << problem;
     }
   }
 }
@@ -74,7 +74,8 @@ TEST(Synth, SameSeedGivesSameBytesWhateverTheThreadCount) {
   EXPECT_NE(bytes_a.at("captions.jsonl"), bytes_c.at("captions.jsonl"));
   EXPECT_NE(bytes_a.at("parts/synth_00000000.step"), bytes_c.at("parts/synth_00000000.step"));
   // The STEP header carries no clock time.
-  EXPECT_NE(bytes_a.at("parts/synth_00000000.step").find("'2000-01-01T00:00:00'"), std::string::npos);
+  EXPECT_NE(bytes_a.at("parts/synth_00000000.step").find("'2000-01-01T00:00:00'"),
+            std::string::npos);
   if (!::testing::Test::HasFailure())
     for (const fs::path& dir : {a, b, c}) fs::remove_all(dir);
 }
@@ -112,7 +113,8 @@ TEST(Synth, NoiseRateIsWithinToleranceOfP) {
     cad::SynthOptions options;
     options.seed = 5;
     options.noise = p;
-    options.families = {"washer", "spacer", "plate"};  // quick to model; noise does not depend on family
+    options.families = {"washer", "spacer",
+                        "plate"};  // quick to model; noise does not depend on family
     int noisy = 0, total = 0;
     std::set<std::string> kinds;
     for (int64_t i = 0; i < 60; ++i) {

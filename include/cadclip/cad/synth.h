@@ -22,8 +22,7 @@ struct SynthOptions {
 };
 
 // The four Text2CAD caption levels, in file order.
-inline constexpr const char* kCaptionLevels[] = {"abstract", "beginner", "intermediate",
-                                                 "expert"};
+inline constexpr const char* kCaptionLevels[] = {"abstract", "beginner", "intermediate", "expert"};
 
 struct SynthCaption {
   std::string level;     // one of kCaptionLevels
@@ -39,8 +38,8 @@ struct SynthPart {
   nlohmann::json measured;  // measured on the built solid: bbox, volume, holes
   std::string step;         // the STEP file (AP214, millimetres, fixed header)
   std::string geometry_hash;
-  int attempts = 1;                  // parameter draws used (1 = first draw was valid)
-  std::vector<std::string> rejects;  // why each earlier draw was rejected
+  int attempts = 1;                    // parameter draws used (1 = first draw was valid)
+  std::vector<std::string> rejects;    // why each earlier draw was rejected
   std::vector<SynthCaption> captions;  // one per level, in kCaptionLevels order
 };
 
@@ -54,9 +53,9 @@ SynthPart make_synth_part(const SynthOptions& options, int64_t index);
 
 struct SynthReport {
   int64_t parts = 0;
-  int64_t regenerated = 0;     // draws rejected (invalid solid, fit) and drawn again
+  int64_t regenerated = 0;  // draws rejected (invalid solid, fit) and drawn again
   int64_t noisy_captions = 0;
-  int64_t duplicates = 0;      // parts whose geometry hash an earlier part already had
+  int64_t duplicates = 0;  // parts whose geometry hash an earlier part already had
   double seconds = 0;
 };
 

@@ -27,8 +27,8 @@ nlohmann::json number_json(double v) {
   return std::round(v * 10) / 10;
 }
 
-const char* kWords[] = {"zero", "one", "two", "three", "four", "five", "six",
-                        "seven", "eight", "nine", "ten", "eleven", "twelve"};
+const char* kWords[] = {"zero",  "one",   "two",  "three", "four",   "five",  "six",
+                        "seven", "eight", "nine", "ten",   "eleven", "twelve"};
 
 std::string cap(std::string s) {
   if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
@@ -40,7 +40,8 @@ std::string article(const std::string& word) {
   const char c = word[0];
   const bool vowel = std::string("aeiouAEIOU").find(c) != std::string::npos;
   // Letter names that sound like vowels ("an L-bracket", "a U-bracket").
-  if (word.size() > 1 && word[1] == '-') return std::string("AEFHILMNORSX").find(c) != std::string::npos ? "an" : "a";
+  if (word.size() > 1 && word[1] == '-')
+    return std::string("AEFHILMNORSX").find(c) != std::string::npos ? "an" : "a";
   return vowel ? "an" : "a";
 }
 
@@ -76,7 +77,7 @@ std::string CaptionWriter::mm(const std::string& key, double value) {
   if (hidden(key)) return "";
   double v = stated(key, value, false);
   std::string text;
-  if (approximate_ && std::abs(v - std::round(v)) > 1e-9) {
+  if (approximate_ && v >= 5 && std::abs(v - std::round(v)) > 1e-9) {
     v = std::round(v);
     text = rng_.pick({"about ", "roughly ", "approximately ", "around "}) + num_text(v);
   } else {
@@ -100,11 +101,16 @@ std::string CaptionWriter::bare(const std::string& key, double value) {
 
 std::string CaptionWriter::unit() {
   switch (unit_style_) {
-    case 0: return " mm";
-    case 1: return "mm";
-    case 2: return " millimetres";
-    case 3: return " millimeters";
-    default: return "";
+    case 0:
+      return " mm";
+    case 1:
+      return "mm";
+    case 2:
+      return " millimetres";
+    case 3:
+      return " millimeters";
+    default:
+      return "";
   }
 }
 
@@ -141,7 +147,8 @@ struct Mods {
 
 bool dims_are_box(const std::vector<Dim>& dims) {
   for (const Dim& d : dims)
-    if (d.key != "length" && d.key != "width" && d.key != "height" && d.key != "thickness") return false;
+    if (d.key != "length" && d.key != "width" && d.key != "height" && d.key != "thickness")
+      return false;
   return dims.size() >= 2;
 }
 
@@ -150,9 +157,15 @@ std::vector<std::string> dim_phrases(CaptionWriter& w, const std::vector<Dim>& d
   for (const Dim& d : dims) {
     if (w.hidden(d.key)) continue;
     switch (form) {
-      case 0: out.push_back(w.mm(d.key, d.value) + " " + d.adj); break;
-      case 1: out.push_back(article(d.noun) + " " + d.noun + " of " + w.mm(d.key, d.value)); break;
-      default: out.push_back(d.noun + " " + w.mm(d.key, d.value)); break;
+      case 0:
+        out.push_back(w.mm(d.key, d.value) + " " + d.adj);
+        break;
+      case 1:
+        out.push_back(article(d.noun) + " " + d.noun + " of " + w.mm(d.key, d.value));
+        break;
+      default:
+        out.push_back(d.noun + " " + w.mm(d.key, d.value));
+        break;
     }
   }
   return out;
@@ -165,7 +178,8 @@ std::string dims_compact(CaptionWriter& w, const std::vector<Dim>& dims) {
   if (!dims_are_box(dims) || any_hidden) return join_and(dim_phrases(w, dims, 0));
   const std::string sep = w.pick({" x ", " by ", " × "});
   std::string out;
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? sep : "") + w.bare(dims[i].key, dims[i].value);
+  for (size_t i = 0; i < dims.size(); ++i)
+    out += (i ? sep : "") + w.bare(dims[i].key, dims[i].value);
   return out + w.unit();
 }
 
@@ -190,17 +204,24 @@ std::string render(const Description& desc, int level, const Mods& mods, Caption
     std::vector<const Feature*> chosen = features;
     // A random subset of at most two features, in a random order.
     for (size_t i = 0; i + 1 < chosen.size(); ++i)
-      std::swap(chosen[i], chosen[i + static_cast<size_t>(rng.integer(0, static_cast<int>(chosen.size() - 1 - i)))]);
+      std::swap(
+          chosen[i],
+          chosen[i + static_cast<size_t>(rng.integer(0, static_cast<int>(chosen.size() - 1 - i)))]);
     chosen.resize(std::min<size_t>(chosen.size(), static_cast<size_t>(rng.integer(0, 2))));
     std::vector<std::string> briefs;
     for (const Feature* f : chosen) briefs.push_back(f->brief(w));
     const std::string F = join_and(briefs);
     switch (tmpl) {
-      case 0: return cap(a_name) + (F.empty() ? "" : " with " + F) + ".";
-      case 1: return cap(name) + (F.empty() ? "" : " featuring " + F) + ".";
-      case 2: return "This is " + a_name + (F.empty() ? "" : " with " + F) + ".";
-      case 3: return F.empty() ? "A simple " + name + "." : cap(F) + " on " + a_name + ".";
-      case 4: return "The part is " + a_name + (F.empty() ? "" : " that has " + F) + ".";
+      case 0:
+        return cap(a_name) + (F.empty() ? "" : " with " + F) + ".";
+      case 1:
+        return cap(name) + (F.empty() ? "" : " featuring " + F) + ".";
+      case 2:
+        return "This is " + a_name + (F.empty() ? "" : " with " + F) + ".";
+      case 3:
+        return F.empty() ? "A simple " + name + "." : cap(F) + " on " + a_name + ".";
+      case 4:
+        return "The part is " + a_name + (F.empty() ? "" : " that has " + F) + ".";
       default: {
         const std::string size = size_word(w, desc.max_extent);
         return cap(article(size)) + " " + size + " " + name + (F.empty() ? "" : " with " + F) + ".";
@@ -209,19 +230,27 @@ std::string render(const Description& desc, int level, const Mods& mods, Caption
   }
 
   if (level == 1) {  // beginner: shape and main sizes in plain words
-    const std::string brief = features.empty() ? "" : features[static_cast<size_t>(rng.integer(0, static_cast<int>(features.size()) - 1))]->brief(w);
+    const std::string brief =
+        features.empty()
+            ? ""
+            : features[static_cast<size_t>(rng.integer(0, static_cast<int>(features.size()) - 1))]
+                  ->brief(w);
     switch (tmpl) {
-      case 0: return cap(a_name) + " that is " + join_and(dim_phrases(w, desc.dims, 0)) + ".";
-      case 1: return "Make " + a_name + " measuring " + dims_compact(w, desc.dims) + ".";
+      case 0:
+        return cap(a_name) + " that is " + join_and(dim_phrases(w, desc.dims, 0)) + ".";
+      case 1:
+        return "Make " + a_name + " measuring " + dims_compact(w, desc.dims) + ".";
       case 2:
         return "The " + name + " is " + join_and(dim_phrases(w, desc.dims, 0)) + ". " +
                (brief.empty() ? "It is one plain solid piece." : "It has " + brief + ".");
-      case 3: return "Overall, this " + name + " has " + join_and(dim_phrases(w, desc.dims, 1)) + ".";
+      case 3:
+        return "Overall, this " + name + " has " + join_and(dim_phrases(w, desc.dims, 1)) + ".";
       case 4:
         return cap(join_and(dim_phrases(w, desc.dims, 2), ", ")) + ": " + a_name +
                (brief.empty() ? "" : " with " + brief) + ".";
       default:
-        return "Picture " + a_name + ", " + join_and(dim_phrases(w, desc.dims, form == 1 ? 0 : form)) +
+        return "Picture " + a_name + ", " +
+               join_and(dim_phrases(w, desc.dims, form == 1 ? 0 : form)) +
                (brief.empty() ? "" : ", with " + brief) + ".";
     }
   }
@@ -231,15 +260,19 @@ std::string render(const Description& desc, int level, const Mods& mods, Caption
     for (const Feature* f : features) full.push_back(f->full(w));
     const std::string FF = full.empty() ? "no other features" : join_and(full);
     switch (tmpl) {
-      case 0: return cap(a_name) + ", " + join_and(dim_phrases(w, desc.dims, 0)) + ", with " + FF + ".";
-      case 1: return "The " + name + " measures " + dims_compact(w, desc.dims) + ". It has " + FF + ".";
+      case 0:
+        return cap(a_name) + ", " + join_and(dim_phrases(w, desc.dims, 0)) + ", with " + FF + ".";
+      case 1:
+        return "The " + name + " measures " + dims_compact(w, desc.dims) + ". It has " + FF + ".";
       case 2:
-        return "Features: " + (full.empty() ? std::string("none") : join_and(full, "; ")) + ". Base shape: " + name +
-               ", " + join_and(dim_phrases(w, desc.dims, 2), ", ") + ".";
+        return "Features: " + (full.empty() ? std::string("none") : join_and(full, "; ")) +
+               ". Base shape: " + name + ", " + join_and(dim_phrases(w, desc.dims, 2), ", ") + ".";
       case 3:
-        return full.empty() ? cap(a_name) + " that is " + join_and(dim_phrases(w, desc.dims, 0)) + ", with nothing cut into it."
-                            : cap(FF) + (full.size() == 1 ? " is" : " are") + " found on " + a_name + " that is " +
-                                  join_and(dim_phrases(w, desc.dims, 0)) + ".";
+        return full.empty()
+                   ? cap(a_name) + " that is " + join_and(dim_phrases(w, desc.dims, 0)) +
+                         ", with nothing cut into it."
+                   : cap(FF) + (full.size() == 1 ? " is" : " are") + " found on " + a_name +
+                         " that is " + join_and(dim_phrases(w, desc.dims, 0)) + ".";
       case 4: {
         std::string text = "This " + name + " (" + dims_compact(w, desc.dims) + ") has " +
                            (full.empty() ? "no further features" : full[0]) + ".";
@@ -247,7 +280,8 @@ std::string render(const Description& desc, int level, const Mods& mods, Caption
         return text;
       }
       default:
-        return "Main body: " + name + ", " + join_and(dim_phrases(w, desc.dims, form)) + ". Details: " + FF + ".";
+        return "Main body: " + name + ", " + join_and(dim_phrases(w, desc.dims, form)) +
+               ". Details: " + FF + ".";
     }
   }
 
@@ -259,25 +293,31 @@ std::string render(const Description& desc, int level, const Mods& mods, Caption
   std::string text;
   switch (tmpl) {
     case 0:
-      for (size_t i = 0; i < steps.size(); ++i) text += (i ? " " : "") + format("{}. ", i + 1) + cap(steps[i]) + ".";
+      for (size_t i = 0; i < steps.size(); ++i)
+        text += (i ? " " : "") + format("{}. ", i + 1) + cap(steps[i]) + ".";
       return text;
     case 1:
       for (size_t i = 0; i < steps.size(); ++i) {
-        const char* lead = i == 0 ? "First, " : (i + 1 == steps.size() ? "Finally, " : (i == 1 ? "Then " : "Next, "));
+        const char* lead =
+            i == 0 ? "First, "
+                   : (i + 1 == steps.size() ? "Finally, " : (i == 1 ? "Then " : "Next, "));
         text += (i ? " " : "") + std::string(lead) + steps[i] + ".";
       }
       return text;
     case 2:
-      for (size_t i = 0; i < steps.size(); ++i) text += (i ? "; step " : "Step ") + format("{}: ", i + 1) + steps[i];
+      for (size_t i = 0; i < steps.size(); ++i)
+        text += (i ? "; step " : "Step ") + format("{}: ", i + 1) + steps[i];
       return text + ".";
     case 3:
       text = "To build the part, " + steps[0];
-      for (size_t i = 1; i < steps.size(); ++i) text += (i + 1 == steps.size() ? ", and finally " : ", then ") + steps[i];
+      for (size_t i = 1; i < steps.size(); ++i)
+        text += (i + 1 == steps.size() ? ", and finally " : ", then ") + steps[i];
       return text + ".";
     case 4:
       text = "Create a new part.";
       for (const std::string& s : steps) text += " " + cap(s) + ".";
-      return text + " The result is " + a_name + ", " + join_and(dim_phrases(w, desc.dims, 0)) + ".";
+      return text + " The result is " + a_name + ", " + join_and(dim_phrases(w, desc.dims, 0)) +
+             ".";
     default:
       return cap(join_and(steps, "; ")) + ". This gives " + a_name + ".";
   }
@@ -303,9 +343,9 @@ struct Rendered {
   nlohmann::json wrong;
 };
 
-Rendered render_with(const Description& desc, int level, uint64_t seed, uint64_t index, const Mods& mods,
-                     const std::string& hide_key = "", const std::string& wrong_key = "", double factor = 1,
-                     int offset = 0) {
+Rendered render_with(const Description& desc, int level, uint64_t seed, uint64_t index,
+                     const Mods& mods, const std::string& hide_key = "",
+                     const std::string& wrong_key = "", double factor = 1, int offset = 0) {
   Rng stream(seed, index, kTagCaption, static_cast<uint64_t>(level));
   const Style style = draw_style(stream);
   CaptionWriter w(stream, style.unit_style, style.approximate, style.words);
@@ -338,23 +378,36 @@ CaptionSet write_captions(const Description& desc, uint64_t seed, uint64_t index
     nlohmann::json record;  // null = clean
     Rng nrng(seed, index, kTagNoise, static_cast<uint64_t>(level));
     if (nrng.chance(noise)) {
-      static const std::vector<std::string> kKinds = {"vague", "reused", "wrong_number", "missing_number",
-                                                      "other_name", "dropped_feature"};
+      static const std::vector<std::string> kKinds = {
+          "vague", "reused", "wrong_number", "missing_number", "other_name", "dropped_feature"};
       std::vector<std::string> order = kKinds;
       for (size_t i = 0; i + 1 < order.size(); ++i)
-        std::swap(order[i], order[i + static_cast<size_t>(nrng.integer(0, static_cast<int>(order.size() - 1 - i)))]);
+        std::swap(order[i], order[i + static_cast<size_t>(nrng.integer(
+                                          0, static_cast<int>(order.size() - 1 - i)))]);
       const std::vector<std::string> keys = numeric_keys(r.facts);
       for (const std::string& kind : order) {
         if (kind == "vague") {
-          const std::string material = nrng.pick({"metal", "steel", "aluminium", "machined", "plain"});
-          const std::string feature = desc.vague_feature.empty() ? "" : " with " + desc.vague_feature;
+          const std::string material =
+              nrng.pick({"metal", "steel", "aluminium", "machined", "plain"});
+          const std::string feature =
+              desc.vague_feature.empty() ? "" : " with " + desc.vague_feature;
           std::string text;
           switch (nrng.integer(0, 4)) {
-            case 0: text = cap(article(material)) + " " + material + " " + desc.kind_word + feature + "."; break;
-            case 1: text = "Some kind of " + desc.kind_word + "."; break;
-            case 2: text = "A " + desc.kind_word + feature + ", nothing special."; break;
-            case 3: text = cap(desc.kind_word) + feature + "."; break;
-            default: text = "Just " + article(desc.kind_word) + " " + desc.kind_word + " shape."; break;
+            case 0:
+              text = cap(article(material)) + " " + material + " " + desc.kind_word + feature + ".";
+              break;
+            case 1:
+              text = "Some kind of " + desc.kind_word + ".";
+              break;
+            case 2:
+              text = "A " + desc.kind_word + feature + ", nothing special.";
+              break;
+            case 3:
+              text = cap(desc.kind_word) + feature + ".";
+              break;
+            default:
+              text = "Just " + article(desc.kind_word) + " " + desc.kind_word + " shape.";
+              break;
           }
           r = {text, nlohmann::json::object(), nullptr};
           record = {{"kind", kind}};
@@ -380,8 +433,8 @@ CaptionSet write_captions(const Description& desc, uint64_t seed, uint64_t index
             const bool is_count = key.ends_with("_count");
             static const std::vector<double> kFactors = {0.5, 0.75, 1.25, 1.5, 2};
             static const std::vector<int> kOffsets = {-2, -1, 1, 2, 3};
-            Rendered changed = render_with(desc, level, seed, index, clean, "", key, nrng.pick(kFactors),
-                                           is_count ? nrng.pick(kOffsets) : 0);
+            Rendered changed = render_with(desc, level, seed, index, clean, "", key,
+                                           nrng.pick(kFactors), is_count ? nrng.pick(kOffsets) : 0);
             if (changed.wrong.is_null() || changed.text == r.text) continue;
             record = {{"kind", kind}};
             record.update(changed.wrong);

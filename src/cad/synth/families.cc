@@ -6,10 +6,10 @@
 #include <BRepBuilderAPI_MakeEdge.hxx>
 #include <BRepBuilderAPI_MakeFace.hxx>
 #include <BRepBuilderAPI_MakeWire.hxx>
+#include <Standard_Failure.hxx>
 #include <TopoDS.hxx>
 #include <TopoDS_Face.hxx>
 #include <TopoDS_Wire.hxx>
-#include <Standard_Failure.hxx>
 #include <gp_Ax2.hxx>
 #include <gp_Circ.hxx>
 
@@ -28,8 +28,8 @@ const gp_Dir kX(1, 0, 0), kY(0, 1, 0), kZ(0, 0, 1);
 constexpr double kPi = 3.14159265358979323846;
 
 // ISO metric clearance-hole and common drill diameters, mm.
-const std::vector<double> kHoleSizes = {3,   3.5, 4,  4.5, 5,  5.5,  6,  6.6, 8,  9,  10,
-                                        11,  12,  13.5, 14, 16, 17.5, 18, 20, 22, 26};
+const std::vector<double> kHoleSizes = {3,  3.5, 4,    4.5, 5,  5.5,  6,  6.6, 8,  9, 10,
+                                        11, 12,  13.5, 14,  16, 17.5, 18, 20,  22, 26};
 
 Dim dim_length(double v) { return {"length", v, "length", "long"}; }
 Dim dim_width(double v) { return {"width", v, "width", "wide"}; }
@@ -55,19 +55,27 @@ std::string holes_text(CaptionWriter& w, const std::string& count_key, int n,
   const std::string noun = is_one(c) ? "hole" : "holes";
   const std::string adj = adjective.empty() ? "" : adjective + " ";
   switch (w.rng().integer(0, 3)) {
-    case 0: return c + " " + adj + noun + w.opt(" of ", diameter_key, d, " diameter") + where;
-    case 1: return c + " " + adj + noun + where + w.opt(", ", diameter_key, d, " in diameter");
-    case 2: return c + " " + adj + noun + where + w.opt(", each ", diameter_key, d, " across");
-    default: return c + " " + adj + noun + w.opt(" (diameter ", diameter_key, d, ")") + where;
+    case 0:
+      return c + " " + adj + noun + w.opt(" of ", diameter_key, d, " diameter") + where;
+    case 1:
+      return c + " " + adj + noun + where + w.opt(", ", diameter_key, d, " in diameter");
+    case 2:
+      return c + " " + adj + noun + where + w.opt(", each ", diameter_key, d, " across");
+    default:
+      return c + " " + adj + noun + w.opt(" (diameter ", diameter_key, d, ")") + where;
   }
 }
 
 std::string bore_text(CaptionWriter& w, const std::string& key, double d) {
   switch (w.rng().integer(0, 3)) {
-    case 0: return "a central bore" + w.opt(" of ", key, d);
-    case 1: return w.opt("a ", key, d, " bore").empty() ? "a bore" : w.opt("a ", key, d, " bore");
-    case 2: return "a through hole in the centre" + w.opt(", ", key, d, " in diameter");
-    default: return "a centre hole" + w.opt(" (", key, d, ")");
+    case 0:
+      return "a central bore" + w.opt(" of ", key, d);
+    case 1:
+      return w.opt("a ", key, d, " bore").empty() ? "a bore" : w.opt("a ", key, d, " bore");
+    case 2:
+      return "a through hole in the centre" + w.opt(", ", key, d, " in diameter");
+    default:
+      return "a centre hole" + w.opt(" (", key, d, ")");
   }
 }
 
@@ -78,7 +86,9 @@ std::string brief_holes(CaptionWriter& w, const std::string& key, int n) {
 
 Feature bore_feature(const std::string& key, double d) {
   return {"bore", [=](CaptionWriter& w) { return bore_text(w, key, d); },
-          [](CaptionWriter& w) { return w.pick({"a bore", "a centre hole", "a central hole"}); }};
+          [](CaptionWriter& w) {
+            return w.pick({"a bore", "a centre hole", "a central hole"});
+          }};
 }
 
 // Drops points that lie on the line through their neighbours, so that a
@@ -171,8 +181,13 @@ Built plate(Rng& rng) {
   Built b;
   b.shape = shape;
   const char* kPatterns[] = {"grid", "circle", "row"};
-  b.params = {{"length", L}, {"width", W}, {"thickness", T}, {"hole_diameter", d},
-              {"hole_count", n}, {"pattern", kPatterns[pattern]}, {"countersink", countersink},
+  b.params = {{"length", L},
+              {"width", W},
+              {"thickness", T},
+              {"hole_diameter", d},
+              {"hole_count", n},
+              {"pattern", kPatterns[pattern]},
+              {"countersink", countersink},
               {"corner_radius", r}};
   if (pattern == 0) b.params["grid"] = {nx, ny};
   if (pattern == 1) b.params["pattern_diameter"] = pcd;
@@ -186,18 +201,21 @@ Built plate(Rng& rng) {
   const std::string cs = countersink ? "countersunk" : "";
   auto where = [=](CaptionWriter& w) -> std::string {
     if (pattern == 0)
-      return w.pick({" in a ", " arranged in a ", " laid out as a "}) + w.count("grid_columns", nx) +
-             " by " + w.count("grid_rows", ny) + " grid";
+      return w.pick({" in a ", " arranged in a ", " laid out as a "}) +
+             w.count("grid_columns", nx) + " by " + w.count("grid_rows", ny) + " grid";
     if (pattern == 1)
-      return w.pick({" on a ", " equally spaced on a ", " around a "}) + w.opt("", "pattern_diameter", pcd, " ") +
+      return w.pick({" on a ", " equally spaced on a ", " around a "}) +
+             w.opt("", "pattern_diameter", pcd, " ") +
              w.pick({"circle", "bolt circle", "pitch circle"});
     return w.pick({" in a single row", " in one line", " along the centre line"}) +
            w.opt(", ", "hole_spacing", pitch, " apart");
   };
-  desc.features.push_back(
-      {"holes",
-       [=](CaptionWriter& w) { return holes_text(w, "hole_count", n, "hole_diameter", d, "", where(w)); },
-       [=](CaptionWriter& w) { return brief_holes(w, "hole_count", n); }});
+  desc.features.push_back({"holes",
+                           [=](CaptionWriter& w) {
+                             return holes_text(w, "hole_count", n, "hole_diameter", d, "",
+                                               where(w));
+                           },
+                           [=](CaptionWriter& w) { return brief_holes(w, "hole_count", n); }});
   if (countersink)
     desc.features.push_back(
         {"countersinks",
@@ -205,7 +223,9 @@ Built plate(Rng& rng) {
            return w.pick({"90 degree countersinks", "countersinks", "a countersink on each hole"}) +
                   w.opt(" to ", "countersink_diameter", 2 * d, " on the top face");
          },
-         [](CaptionWriter& w) { return w.pick({"countersunk holes", "countersinks"}); }});
+         [](CaptionWriter& w) {
+           return w.pick({"countersunk holes", "countersinks"});
+         }});
   if (r > 0)
     desc.features.push_back(
         {"rounded corners",
@@ -213,20 +233,24 @@ Built plate(Rng& rng) {
            return w.pick({"rounded corners", "corner fillets", "radiused corners"}) +
                   w.opt(" of radius ", "corner_radius", r);
          },
-         [](CaptionWriter& w) { return w.pick({"rounded corners", "round corners"}); }});
+         [](CaptionWriter& w) {
+           return w.pick({"rounded corners", "round corners"});
+         }});
   desc.steps.push_back([=](CaptionWriter& w) {
     return w.pick({"sketch a rectangle ", "draw a rectangle ", "start from a rectangle "}) +
            w.opt("", "length", L, " by ") + w.opt("", "width", W, " ") + "on the XY plane";
   });
   desc.steps.push_back([=](CaptionWriter& w) {
-    return w.pick({"extrude it", "extrude the rectangle", "pad it"}) + w.opt(" by ", "thickness", T);
+    return w.pick({"extrude it", "extrude the rectangle", "pad it"}) +
+           w.opt(" by ", "thickness", T);
   });
   if (r > 0)
     desc.steps.push_back([=](CaptionWriter& w) {
       return "round the four vertical edges" + w.opt(" with a ", "corner_radius", r, " fillet");
     });
   desc.steps.push_back([=](CaptionWriter& w) {
-    return w.pick({"drill ", "cut ", "make "}) + holes_text(w, "hole_count", n, "hole_diameter", d, "through", where(w));
+    return w.pick({"drill ", "cut ", "make "}) +
+           holes_text(w, "hole_count", n, "hole_diameter", d, "through", where(w));
   });
   if (countersink)
     desc.steps.push_back([=](CaptionWriter& w) {
@@ -243,8 +267,9 @@ Built l_bracket(Rng& rng) {
   if (3 * t > std::min(A, B)) throw Reject("l_bracket: legs too thick for their length");
   const double ri = rng.chance(0.5) ? rng.step(1, 1.5 * t, 0.5) : 0;
   const int nb = rng.integer(1, 4), nl = rng.integer(0, 3);
-  const double d = pick_hole(rng, 3, std::min({(A - t - ri) / 2.5, (B - t - ri) / 2.5, W / 2.0 / nb,
-                                               nl ? W / 2.0 / nl : 1e9, 20.0}));
+  const double d = pick_hole(rng, 3,
+                             std::min({(A - t - ri) / 2.5, (B - t - ri) / 2.5, W / 2.0 / nb,
+                                       nl ? W / 2.0 / nl : 1e9, 20.0}));
   std::vector<P2> profile = {{0, 0}, {A, 0}, {A, t}, {t, t, 0, ri}, {t, B}, {0, B}};
   TopoDS_Shape shape = extrude(profile_face(profile, kO, kX, kZ), gp_Vec(0, W, 0));
   std::vector<TopoDS_Shape> tools;
@@ -258,7 +283,7 @@ Built l_bracket(Rng& rng) {
   Built b;
   b.shape = shape;
   const int n = nb + nl;
-  b.params = {{"base_length", A}, {"leg_height", B}, {"width", W}, {"thickness", t},
+  b.params = {{"base_length", A},   {"leg_height", B},  {"width", W},      {"thickness", t},
               {"inner_radius", ri}, {"base_holes", nb}, {"leg_holes", nl}, {"hole_diameter", d}};
   b.holes = {{"hole_count", "hole_diameter", n, d}};
   Description& desc = b.desc;
@@ -270,25 +295,29 @@ Built l_bracket(Rng& rng) {
   desc.features.push_back(
       {"holes",
        [=](CaptionWriter& w) {
-         if (nl == 0) return holes_text(w, "hole_count", n, "hole_diameter", d, "", " in the base leg");
+         if (nl == 0)
+           return holes_text(w, "hole_count", n, "hole_diameter", d, "", " in the base leg");
          const std::string all = holes_text(w, "hole_count", n, "hole_diameter", d, "", "");
          return all + ", " + w.count("base_hole_count", nb) + " in the base and " +
                 w.count("leg_hole_count", nl) + " in the upright leg";
        },
        [=](CaptionWriter& w) { return brief_holes(w, "hole_count", n); }});
-  desc.features.push_back({"legs",
-                           [=](CaptionWriter& w) {
-                             return w.pick({"legs", "walls", "both legs"}) +
-                                    w.opt(" ", "leg_thickness", t, " thick");
-                           },
-                           [](CaptionWriter& w) { return w.pick({"two legs", "a right angle"}); }});
+  desc.features.push_back(
+      {"legs",
+       [=](CaptionWriter& w) {
+         return w.pick({"legs", "walls", "both legs"}) + w.opt(" ", "leg_thickness", t, " thick");
+       },
+       [](CaptionWriter& w) {
+         return w.pick({"two legs", "a right angle"});
+       }});
   if (ri > 0)
-    desc.features.push_back({"inner radius",
-                             [=](CaptionWriter& w) {
-                               return w.pick({"an inner bend radius", "a fillet in the inside corner"}) +
-                                      w.opt(" of ", "inner_radius", ri);
-                             },
-                             [](CaptionWriter& w) { return std::string("a rounded inside corner"); }});
+    desc.features.push_back(
+        {"inner radius",
+         [=](CaptionWriter& w) {
+           return w.pick({"an inner bend radius", "a fillet in the inside corner"}) +
+                  w.opt(" of ", "inner_radius", ri);
+         },
+         [](CaptionWriter& w) { return std::string("a rounded inside corner"); }});
   desc.steps.push_back([=](CaptionWriter& w) {
     return "sketch an L profile on the XZ plane" + w.opt(" with a ", "length", A, " base") +
            w.opt(", a ", "height", B, " upright") + w.opt(" and ", "leg_thickness", t, " legs");
@@ -314,10 +343,11 @@ Built u_bracket(Rng& rng) {
   const double ri = rng.chance(0.4) ? rng.step(1, 1.5 * t, 0.5) : 0;
   const int nb = rng.integer(1, 6), ns = rng.integer(0, 2);
   const double inner = L - 2 * t - 2 * ri;
-  const double d = pick_hole(rng, 3, std::min({inner / nb / 2, W / 2.5, ns ? W / 2.0 / ns : 1e9,
-                                               ns ? (H - t - ri) / 2.5 : 1e9, 20.0}));
-  std::vector<P2> profile = {{0, 0},         {L, 0},          {L, H}, {L - t, H},
-                             {L - t, t, 0, ri}, {t, t, 0, ri}, {t, H}, {0, H}};
+  const double d = pick_hole(rng, 3,
+                             std::min({inner / nb / 2, W / 2.5, ns ? W / 2.0 / ns : 1e9,
+                                       ns ? (H - t - ri) / 2.5 : 1e9, 20.0}));
+  std::vector<P2> profile = {{0, 0},        {L, 0}, {L, H}, {L - t, H}, {L - t, t, 0, ri},
+                             {t, t, 0, ri}, {t, H}, {0, H}};
   TopoDS_Shape shape = extrude(profile_face(profile, kO, kX, kZ), gp_Vec(0, W, 0));
   std::vector<TopoDS_Shape> tools;
   for (int i = 0; i < nb; ++i)
@@ -330,8 +360,9 @@ Built u_bracket(Rng& rng) {
   Built b;
   b.shape = shape;
   const int n = nb + 2 * ns;
-  b.params = {{"length", L}, {"width", W}, {"height", H}, {"thickness", t}, {"inner_radius", ri},
-              {"base_holes", nb}, {"side_holes_each", ns}, {"hole_diameter", d}};
+  b.params = {{"length", L},           {"width", W},         {"height", H},
+              {"thickness", t},        {"inner_radius", ri}, {"base_holes", nb},
+              {"side_holes_each", ns}, {"hole_diameter", d}};
   b.holes = {{"hole_count", "hole_diameter", n, d}};
   Description& desc = b.desc;
   desc.family = "u_bracket";
@@ -339,27 +370,32 @@ Built u_bracket(Rng& rng) {
   desc.dims = {dim_length(L), dim_width(W), dim_height(H)};
   desc.kind_word = "bracket";
   desc.vague_feature = "some holes";
-  desc.features.push_back(
-      {"holes",
-       [=](CaptionWriter& w) {
-         if (ns == 0) return holes_text(w, "hole_count", n, "hole_diameter", d, "", " in the base");
-         return holes_text(w, "hole_count", n, "hole_diameter", d, "", "") + ", " +
-                w.count("base_hole_count", nb) + " in the base and " +
-                w.count("side_hole_count", 2 * ns) + " in the side walls";
-       },
-       [=](CaptionWriter& w) { return brief_holes(w, "hole_count", n); }});
-  desc.features.push_back({"walls",
+  desc.features.push_back({"holes",
                            [=](CaptionWriter& w) {
-                             return w.pick({"two upright sides", "two side walls", "parallel side walls"}) +
-                                    w.opt(" ", "wall_thickness", t, " thick");
+                             if (ns == 0)
+                               return holes_text(w, "hole_count", n, "hole_diameter", d, "",
+                                                 " in the base");
+                             return holes_text(w, "hole_count", n, "hole_diameter", d, "", "") +
+                                    ", " + w.count("base_hole_count", nb) + " in the base and " +
+                                    w.count("side_hole_count", 2 * ns) + " in the side walls";
                            },
-                           [](CaptionWriter& w) { return w.pick({"two side walls", "upturned sides"}); }});
+                           [=](CaptionWriter& w) { return brief_holes(w, "hole_count", n); }});
+  desc.features.push_back(
+      {"walls",
+       [=](CaptionWriter& w) {
+         return w.pick({"two upright sides", "two side walls", "parallel side walls"}) +
+                w.opt(" ", "wall_thickness", t, " thick");
+       },
+       [](CaptionWriter& w) {
+         return w.pick({"two side walls", "upturned sides"});
+       }});
   if (ri > 0)
-    desc.features.push_back({"inner radius",
-                             [=](CaptionWriter& w) {
-                               return "rounded inside corners" + w.opt(" of radius ", "inner_radius", ri);
-                             },
-                             [](CaptionWriter& w) { return std::string("rounded inside corners"); }});
+    desc.features.push_back(
+        {"inner radius",
+         [=](CaptionWriter& w) {
+           return "rounded inside corners" + w.opt(" of radius ", "inner_radius", ri);
+         },
+         [](CaptionWriter& w) { return std::string("rounded inside corners"); }});
   desc.steps.push_back([=](CaptionWriter& w) {
     return "sketch a U profile on the XZ plane" + w.opt(", ", "length", L, " wide") +
            w.opt(" and ", "height", H, " tall") + w.opt(" with ", "wall_thickness", t, " walls");
@@ -384,23 +420,28 @@ Built flange(Rng& rng) {
   if (std::abs(d - bore) < 1) throw Reject("flange: bolt holes as large as the bore");
   const double lo = hub + d + 4, hi = OD - d - 4;
   if (hi < lo) throw Reject("flange: no room for the bolt circle");
-  const double pcd = rng.step(lo, hi, 1);
+  const double pcd = rng.step(std::ceil(lo), hi, 1);
   const int n = rng.integer(3, 12);
   if (pcd * std::sin(kPi / n) < d + 3) throw Reject("flange: bolt holes overlap");
-  TopoDS_Shape shape = turned_about_z(
-      {{bore / 2, 0}, {OD / 2, 0}, {OD / 2, T}, {hub / 2, T}, {hub / 2, T + Hh}, {bore / 2, T + Hh}});
+  TopoDS_Shape shape = turned_about_z({{bore / 2, 0},
+                                       {OD / 2, 0},
+                                       {OD / 2, T},
+                                       {hub / 2, T},
+                                       {hub / 2, T + Hh},
+                                       {bore / 2, T + Hh}});
   std::vector<TopoDS_Shape> tools;
   for (int i = 0; i < n; ++i) {
     const double a = 2 * kPi * i / n;
-    tools.push_back(cylinder(gp_Pnt(pcd / 2 * std::cos(a), pcd / 2 * std::sin(a), -1), kZ, d / 2, T + 2));
+    tools.push_back(
+        cylinder(gp_Pnt(pcd / 2 * std::cos(a), pcd / 2 * std::sin(a), -1), kZ, d / 2, T + 2));
   }
   shape = cut(shape, tools);
 
   Built b;
   b.shape = shape;
-  b.params = {{"outer_diameter", OD}, {"flange_thickness", T}, {"hub_diameter", hub},
-              {"hub_height", Hh}, {"bore_diameter", bore}, {"bolt_circle_diameter", pcd},
-              {"bolt_holes", n}, {"bolt_hole_diameter", d}};
+  b.params = {{"outer_diameter", OD}, {"flange_thickness", T},  {"hub_diameter", hub},
+              {"hub_height", Hh},     {"bore_diameter", bore},  {"bolt_circle_diameter", pcd},
+              {"bolt_holes", n},      {"bolt_hole_diameter", d}};
   b.holes = {{"bolt_hole_count", "bolt_hole_diameter", n, d}, {"", "bore_diameter", 1, bore}};
   Description& desc = b.desc;
   desc.family = "flange";
@@ -419,14 +460,18 @@ Built flange(Rng& rng) {
        [=](CaptionWriter& w) { return w.count("bolt_hole_count", n) + " bolt holes"; }});
   desc.features.push_back({"hub",
                            [=](CaptionWriter& w) {
-                             return "a raised hub" + w.opt(" of ", "hub_diameter", hub, " diameter") +
+                             return "a raised hub" +
+                                    w.opt(" of ", "hub_diameter", hub, " diameter") +
                                     w.opt(", ", "hub_height", Hh, " high");
                            },
-                           [](CaptionWriter& w) { return w.pick({"a hub", "a raised hub"}); }});
+                           [](CaptionWriter& w) {
+                             return w.pick({"a hub", "a raised hub"});
+                           }});
   desc.features.push_back(bore_feature("bore_diameter", bore));
   desc.steps.push_back([=](CaptionWriter& w) {
-    return w.pick({"draw a circle", "sketch a disc"}) + w.opt(" of ", "outer_diameter", OD, " diameter") +
-           " and extrude it" + w.opt(" ", "flange_thickness", T);
+    return w.pick({"draw a circle", "sketch a disc"}) +
+           w.opt(" of ", "outer_diameter", OD, " diameter") + " and extrude it" +
+           w.opt(" ", "flange_thickness", T);
   });
   desc.steps.push_back([=](CaptionWriter& w) {
     return "add a hub" + w.opt(" of diameter ", "hub_diameter", hub) + " on top" +
@@ -462,12 +507,18 @@ Built washer(Rng& rng) {
   desc.features.push_back({"hole",
                            [=](CaptionWriter& w) {
                              switch (w.rng().integer(0, 2)) {
-                               case 0: return "a centre hole" + w.opt(" of ", "inner_diameter", ID);
-                               case 1: return "an inner diameter" + w.opt(" of ", "inner_diameter", ID);
-                               default: return "a hole" + w.opt(" ", "inner_diameter", ID, " across") + " in the middle";
+                               case 0:
+                                 return "a centre hole" + w.opt(" of ", "inner_diameter", ID);
+                               case 1:
+                                 return "an inner diameter" + w.opt(" of ", "inner_diameter", ID);
+                               default:
+                                 return "a hole" + w.opt(" ", "inner_diameter", ID, " across") +
+                                        " in the middle";
                              }
                            },
-                           [](CaptionWriter& w) { return w.pick({"a centre hole", "a hole"}); }});
+                           [](CaptionWriter& w) {
+                             return w.pick({"a centre hole", "a hole"});
+                           }});
   desc.steps.push_back([=](CaptionWriter& w) {
     return "draw two concentric circles" + w.opt(", ", "outer_diameter", OD, "") +
            w.opt(" and ", "inner_diameter", ID, "") + " in diameter";
@@ -479,24 +530,28 @@ Built washer(Rng& rng) {
 }
 
 Built hex_nut(Rng& rng) {
-  struct Size { double d, s; };
-  static const std::vector<Size> kSizes = {{3, 5.5},  {4, 7},   {5, 8},   {6, 10},  {8, 13},
-                                           {10, 16},  {10, 17}, {12, 18}, {12, 19}, {14, 22},
-                                           {16, 24},  {18, 27}, {20, 30}, {22, 32}, {24, 36},
-                                           {27, 41},  {30, 46}, {33, 50}, {36, 55}};
+  struct Size {
+    double d, s;
+  };
+  static const std::vector<Size> kSizes = {{3, 5.5}, {4, 7},   {5, 8},   {6, 10},  {8, 13},
+                                           {10, 16}, {10, 17}, {12, 18}, {12, 19}, {14, 22},
+                                           {16, 24}, {18, 27}, {20, 30}, {22, 32}, {24, 36},
+                                           {27, 41}, {30, 46}, {33, 50}, {36, 55}};
   const Size size = rng.pick(kSizes);
   const double d = size.d, s = size.s;
   const double m = rng.step(std::ceil(0.5 * d), d, 0.5);
   const bool chamfered = rng.chance(0.6);
   const double Rc = s / std::sqrt(3.0);
   std::vector<P2> hex;
-  for (int i = 0; i < 6; ++i) hex.push_back({Rc * std::cos(kPi / 3 * i), Rc * std::sin(kPi / 3 * i)});
+  for (int i = 0; i < 6; ++i)
+    hex.push_back({Rc * std::cos(kPi / 3 * i), Rc * std::sin(kPi / 3 * i)});
   TopoDS_Shape shape = extrude(profile_face(hex, kO, kX, kY), gp_Vec(0, 0, m));
   if (chamfered) {
     const double r0 = 0.95 * s / 2, rout = Rc + 1;
     const double h = (rout - r0) * std::tan(kPi / 6);
     if (2 * h >= m - 0.5) throw Reject("hex_nut: too thin for chamfers");
-    shape = common(shape, turned_about_z({{0, 0}, {r0, 0}, {rout, h}, {rout, m - h}, {r0, m}, {0, m}}));
+    shape =
+        common(shape, turned_about_z({{0, 0}, {r0, 0}, {rout, h}, {rout, m - h}, {r0, m}, {0, m}}));
   }
   shape = cut(shape, {cylinder(gp_Pnt(0, 0, -1), kZ, d / 2, m + 2)});
   Built b;
@@ -513,19 +568,28 @@ Built hex_nut(Rng& rng) {
       {"bore",
        [=](CaptionWriter& w) {
          switch (w.rng().integer(0, 2)) {
-           case 0: return "a bore" + w.opt(" of ", "bore_diameter", d) + " for an M" + w.value("thread", d) + " bolt";
-           case 1: return "an M" + w.value("thread", d) + " hole" + w.opt(" (", "bore_diameter", d, " plain bore)");
-           default: return "a through hole" + w.opt(" ", "bore_diameter", d, " in diameter") + " for the thread";
+           case 0:
+             return "a bore" + w.opt(" of ", "bore_diameter", d) + " for an M" +
+                    w.value("thread", d) + " bolt";
+           case 1:
+             return "an M" + w.value("thread", d) + " hole" +
+                    w.opt(" (", "bore_diameter", d, " plain bore)");
+           default:
+             return "a through hole" + w.opt(" ", "bore_diameter", d, " in diameter") +
+                    " for the thread";
          }
        },
        [=](CaptionWriter& w) { return "an M" + w.value("thread", d) + " bore"; }});
   if (chamfered)
     desc.features.push_back({"chamfers",
                              [](CaptionWriter& w) {
-                               return w.pick({"30 degree chamfers on both faces", "chamfered corners on both sides",
+                               return w.pick({"30 degree chamfers on both faces",
+                                              "chamfered corners on both sides",
                                               "a double chamfer"});
                              },
-                             [](CaptionWriter& w) { return w.pick({"chamfered corners", "chamfers"}); }});
+                             [](CaptionWriter& w) {
+                               return w.pick({"chamfered corners", "chamfers"});
+                             }});
   desc.steps.push_back([=](CaptionWriter& w) {
     return "sketch a regular hexagon" + w.opt(" ", "across_flats", s, " across the flats") +
            " and extrude it" + w.opt(" ", "thickness", m);
@@ -549,11 +613,15 @@ Built stepped_shaft(Rng& rng) {
     while (i > 0 && std::abs(D[i] - D[i - 1]) < 3);
     len[i] = rng.step(5, 120, 1);
   }
-  const double c = rng.chance(0.6) ? rng.step(0.5, std::max(0.5, std::min(2.0, std::min(D[0], D[k - 1]) / 8)), 0.5) : 0;
+  const double c =
+      rng.chance(0.6)
+          ? rng.step(0.5, std::max(0.5, std::min(2.0, std::min(D[0], D[k - 1]) / 8)), 0.5)
+          : 0;
   const double f = rng.chance(0.5) ? rng.step(0.5, 2, 0.5) : 0;
   for (int i = 0; i < k; ++i) {
     if (len[i] < 2 * f + 2 * c + 2) throw Reject("stepped_shaft: step too short");
-    if (i > 0 && std::abs(D[i] - D[i - 1]) / 2 < f + 0.5) throw Reject("stepped_shaft: shoulder too low");
+    if (i > 0 && std::abs(D[i] - D[i - 1]) / 2 < f + 0.5)
+      throw Reject("stepped_shaft: shoulder too low");
   }
   std::vector<P2> profile = {{0, 0}, {0, D[0] / 2, c}};
   double x = 0;
@@ -575,25 +643,27 @@ Built stepped_shaft(Rng& rng) {
   Description& desc = b.desc;
   desc.family = "stepped_shaft";
   desc.names = {"stepped shaft", "shouldered shaft", "turned shaft", "multi-diameter shaft"};
-  desc.dims = {dim_length(total), {"outer_diameter", *std::max_element(D.begin(), D.end()),
-                                    "largest diameter", "across at its widest"}};
+  desc.dims = {dim_length(total),
+               {"outer_diameter", *std::max_element(D.begin(), D.end()), "largest diameter",
+                "across at its widest"}};
   desc.kind_word = "shaft";
   desc.vague_feature = "some steps";
-  desc.features.push_back(
-      {"steps",
-       [=](CaptionWriter& w) {
-         std::string text = w.count("step_count", k) + " " +
-                            w.pick({"steps", "diameter sections", "cylindrical sections"});
-         std::string list;
-         for (int i = 0; i < k; ++i) {
-           const std::string part = w.opt("", format("step{}_diameter", i + 1), D[i], "") +
-                                    w.opt(" x ", format("step{}_length", i + 1), len[i]);
-           if (part.empty()) continue;
-           list += (list.empty() ? "" : (i + 1 == k ? " and " : ", ")) + part;
-         }
-         return list.empty() ? text : text + " (" + list + ")";
-       },
-       [=](CaptionWriter& w) { return w.count("step_count", k) + " steps"; }});
+  desc.features.push_back({"steps",
+                           [=](CaptionWriter& w) {
+                             std::string text =
+                                 w.count("step_count", k) + " " +
+                                 w.pick({"steps", "diameter sections", "cylindrical sections"});
+                             std::string list;
+                             for (int i = 0; i < k; ++i) {
+                               const std::string part =
+                                   w.opt("", format("step{}_diameter", i + 1), D[i], "") +
+                                   w.opt(" x ", format("step{}_length", i + 1), len[i]);
+                               if (part.empty()) continue;
+                               list += (list.empty() ? "" : (i + 1 == k ? " and " : ", ")) + part;
+                             }
+                             return list.empty() ? text : text + " (" + list + ")";
+                           },
+                           [=](CaptionWriter& w) { return w.count("step_count", k) + " steps"; }});
   if (c > 0)
     desc.features.push_back({"chamfers",
                              [=](CaptionWriter& w) {
@@ -603,7 +673,8 @@ Built stepped_shaft(Rng& rng) {
   if (f > 0)
     desc.features.push_back({"fillets",
                              [=](CaptionWriter& w) {
-                               return "fillets at the shoulders" + w.opt(" of radius ", "shoulder_fillet", f);
+                               return "fillets at the shoulders" +
+                                      w.opt(" of radius ", "shoulder_fillet", f);
                              },
                              [](CaptionWriter& w) { return std::string("filleted shoulders"); }});
   desc.steps.push_back([=](CaptionWriter& w) {
@@ -611,15 +682,21 @@ Built stepped_shaft(Rng& rng) {
            w.opt(", ", "length", total, " in total");
   });
   desc.steps.push_back([=](CaptionWriter& w) {
-    std::string text = w.pick({"revolve it a full turn about the X axis", "revolve the profile 360 degrees"});
+    std::string text =
+        w.pick({"revolve it a full turn about the X axis", "revolve the profile 360 degrees"});
     for (int i = 0; i < k; ++i)
-      text += w.opt(i == 0 ? " to get diameters of " : ", ", format("step{}_diameter", i + 1), D[i]);
+      text +=
+          w.opt(i == 0 ? " to get diameters of " : ", ", format("step{}_diameter", i + 1), D[i]);
     return text;
   });
   if (c > 0)
-    desc.steps.push_back([=](CaptionWriter& w) { return "chamfer both end edges" + w.opt(" by ", "end_chamfer", c); });
+    desc.steps.push_back([=](CaptionWriter& w) {
+      return "chamfer both end edges" + w.opt(" by ", "end_chamfer", c);
+    });
   if (f > 0)
-    desc.steps.push_back([=](CaptionWriter& w) { return "fillet each shoulder" + w.opt(" with radius ", "shoulder_fillet", f); });
+    desc.steps.push_back([=](CaptionWriter& w) {
+      return "fillet each shoulder" + w.opt(" with radius ", "shoulder_fillet", f);
+    });
   return b;
 }
 
@@ -630,7 +707,8 @@ Built pipe(Rng& rng) {
   const double bevel = rng.chance(0.3) ? std::min(2.0, std::floor(wall * 2) / 4) : 0;
   const double ID = OD - 2 * wall;
   if (ID < 2) throw Reject("pipe: bore too small");
-  TopoDS_Shape shape = turned_about_x({{0, ID / 2}, {L, ID / 2}, {L, OD / 2, bevel}, {0, OD / 2, bevel}});
+  TopoDS_Shape shape =
+      turned_about_x({{0, ID / 2}, {L, ID / 2}, {L, OD / 2, bevel}, {0, OD / 2, bevel}});
   Built b;
   b.shape = shape;
   b.params = {{"outer_diameter", OD}, {"wall", wall}, {"length", L}, {"bevel", bevel}};
@@ -644,22 +722,28 @@ Built pipe(Rng& rng) {
   desc.features.push_back({"bore",
                            [=](CaptionWriter& w) {
                              return w.pick({"a bore", "an inner diameter", "a hollow core"}) +
-                                    w.opt(" of ", "inner_diameter", ID) + w.opt(", wall ", "wall_thickness", wall);
+                                    w.opt(" of ", "inner_diameter", ID) +
+                                    w.opt(", wall ", "wall_thickness", wall);
                            },
-                           [](CaptionWriter& w) { return w.pick({"a hollow core", "thin walls"}); }});
+                           [](CaptionWriter& w) {
+                             return w.pick({"a hollow core", "thin walls"});
+                           }});
   if (bevel > 0)
     desc.features.push_back({"bevels",
-                             [=](CaptionWriter& w) { return "bevelled outer edges" + w.opt(" (", "bevel", bevel, ")"); },
+                             [=](CaptionWriter& w) {
+                               return "bevelled outer edges" + w.opt(" (", "bevel", bevel, ")");
+                             },
                              [](CaptionWriter& w) { return std::string("bevelled ends"); }});
   desc.steps.push_back([=](CaptionWriter& w) {
-    return "draw two concentric circles" + w.opt(" of ", "outer_diameter", OD) + w.opt(" and ", "inner_diameter", ID) +
-           " on the YZ plane";
+    return "draw two concentric circles" + w.opt(" of ", "outer_diameter", OD) +
+           w.opt(" and ", "inner_diameter", ID) + " on the YZ plane";
   });
   desc.steps.push_back([=](CaptionWriter& w) {
     return w.pick({"extrude the ring along X", "extrude the annulus"}) + w.opt(" by ", "length", L);
   });
   if (bevel > 0)
-    desc.steps.push_back([=](CaptionWriter& w) { return "bevel both outer edges" + w.opt(" by ", "bevel", bevel); });
+    desc.steps.push_back(
+        [=](CaptionWriter& w) { return "bevel both outer edges" + w.opt(" by ", "bevel", bevel); });
   return b;
 }
 
@@ -691,24 +775,30 @@ Built elbow(Rng& rng) {
   desc.dims = {{"pipe_outer_diameter", OD, "pipe diameter", "in pipe diameter"}};
   desc.kind_word = "bent tube";
   desc.vague_feature = "a curve";
-  desc.features.push_back({"bend",
-                           [=](CaptionWriter& w) {
-                             return "a " + w.deg("bend_angle", angle) + " bend" +
-                                    w.opt(" with a ", "bend_radius", Rb, " centreline radius");
-                           },
-                           [=](CaptionWriter& w) { return "a " + w.deg("bend_angle", angle) + " bend"; }});
+  desc.features.push_back(
+      {"bend",
+       [=](CaptionWriter& w) {
+         return "a " + w.deg("bend_angle", angle) + " bend" +
+                w.opt(" with a ", "bend_radius", Rb, " centreline radius");
+       },
+       [=](CaptionWriter& w) { return "a " + w.deg("bend_angle", angle) + " bend"; }});
   desc.features.push_back({"wall",
                            [=](CaptionWriter& w) {
-                             return w.pick({"a wall", "walls"}) + w.opt(" ", "wall_thickness", wall, " thick") +
+                             return w.pick({"a wall", "walls"}) +
+                                    w.opt(" ", "wall_thickness", wall, " thick") +
                                     w.opt(" around a ", "pipe_inner_diameter", ID, " bore");
                            },
-                           [](CaptionWriter& w) { return w.pick({"thin walls", "a hollow section"}); }});
+                           [](CaptionWriter& w) {
+                             return w.pick({"thin walls", "a hollow section"});
+                           }});
   desc.steps.push_back([=](CaptionWriter& w) {
     return "draw two concentric circles" + w.opt(" of ", "pipe_outer_diameter", OD) +
-           w.opt(" and ", "pipe_inner_diameter", ID) + w.opt(", centred ", "bend_radius", Rb, " from the Z axis");
+           w.opt(" and ", "pipe_inner_diameter", ID) +
+           w.opt(", centred ", "bend_radius", Rb, " from the Z axis");
   });
   desc.steps.push_back([=](CaptionWriter& w) {
-    return w.pick({"revolve the ring about the Z axis by ", "sweep the ring around the Z axis through "}) +
+    return w.pick({"revolve the ring about the Z axis by ",
+                   "sweep the ring around the Z axis through "}) +
            w.deg("bend_angle", angle);
   });
   return b;
@@ -742,9 +832,12 @@ Built block(Rng& rng) {
     pr = rng.chance(0.5) ? rng.step(1, std::max(1.0, std::min(pl, pw) / 4), 0.5) : 0;
     if (pl < 4 || pw < 4) throw Reject("block: pocket too small");
     px = x0 + span / 2;
-    std::vector<P2> rect = {{px - pl / 2, W / 2 - pw / 2, 0, pr}, {px + pl / 2, W / 2 - pw / 2, 0, pr},
-                            {px + pl / 2, W / 2 + pw / 2, 0, pr}, {px - pl / 2, W / 2 + pw / 2, 0, pr}};
-    tools.push_back(extrude(profile_face(rect, gp_Pnt(0, 0, H - pd), kX, kY), gp_Vec(0, 0, pd + 1)));
+    std::vector<P2> rect = {{px - pl / 2, W / 2 - pw / 2, 0, pr},
+                            {px + pl / 2, W / 2 - pw / 2, 0, pr},
+                            {px + pl / 2, W / 2 + pw / 2, 0, pr},
+                            {px - pl / 2, W / 2 + pw / 2, 0, pr}};
+    tools.push_back(
+        extrude(profile_face(rect, gp_Pnt(0, 0, H - pd), kX, kY), gp_Vec(0, 0, pd + 1)));
   }
   if (slot) {
     const double start = pocket ? mid + 2 : x0;
@@ -767,7 +860,11 @@ Built block(Rng& rng) {
 
   Built b;
   b.shape = shape;
-  b.params = {{"length", L}, {"width", W}, {"height", H}, {"holes", nh}, {"hole_diameter", d},
+  b.params = {{"length", L},
+              {"width", W},
+              {"height", H},
+              {"holes", nh},
+              {"hole_diameter", d},
               {"pocket", pocket ? nlohmann::json{pl, pw, pd, pr} : nlohmann::json()},
               {"slot", slot ? nlohmann::json{sl, sw} : nlohmann::json()}};
   if (nh) b.holes = {{"hole_count", "hole_diameter", nh, d}};
@@ -787,31 +884,37 @@ Built block(Rng& rng) {
            if (pr > 0) text += w.opt(" with ", "pocket_corner_radius", pr, " corner radii");
            return text;
          },
-         [](CaptionWriter& w) { return w.pick({"a pocket", "a recess"}); }});
+         [](CaptionWriter& w) {
+           return w.pick({"a pocket", "a recess"});
+         }});
   if (slot)
     desc.features.push_back(
         {"slot",
          [=](CaptionWriter& w) {
            return w.pick({"a through slot", "an elongated slot", "a slot with round ends"}) +
-                  w.opt(" ", "slot_length", sl, " long") + w.opt(" and ", "slot_width", sw, " wide");
+                  w.opt(" ", "slot_length", sl, " long") +
+                  w.opt(" and ", "slot_width", sw, " wide");
          },
-         [](CaptionWriter& w) { return w.pick({"a slot", "a through slot"}); }});
+         [](CaptionWriter& w) {
+           return w.pick({"a slot", "a through slot"});
+         }});
   if (nh)
-    desc.features.push_back(
-        {"holes",
-         [=](CaptionWriter& w) {
-           return holes_text(w, "hole_count", nh, "hole_diameter", d, "through",
-                             nh == 4 ? " near the corners" : " at the ends");
-         },
-         [=](CaptionWriter& w) { return brief_holes(w, "hole_count", nh); }});
+    desc.features.push_back({"holes",
+                             [=](CaptionWriter& w) {
+                               return holes_text(w, "hole_count", nh, "hole_diameter", d, "through",
+                                                 nh == 4 ? " near the corners" : " at the ends");
+                             },
+                             [=](CaptionWriter& w) { return brief_holes(w, "hole_count", nh); }});
   desc.steps.push_back([=](CaptionWriter& w) {
-    return w.pick({"make a box ", "sketch a rectangle and extrude it into a box "}) + w.opt("", "length", L, " long, ") +
-           w.opt("", "width", W, " wide and ") + w.opt("", "height", H, " high");
+    return w.pick({"make a box ", "sketch a rectangle and extrude it into a box "}) +
+           w.opt("", "length", L, " long, ") + w.opt("", "width", W, " wide and ") +
+           w.opt("", "height", H, " high");
   });
   if (pocket)
     desc.steps.push_back([=](CaptionWriter& w) {
-      return "cut a pocket" + w.opt(" ", "pocket_length", pl, "") + w.opt(" by ", "pocket_width", pw, "") +
-             w.opt(" to a depth of ", "pocket_depth", pd) + " from the top";
+      return "cut a pocket" + w.opt(" ", "pocket_length", pl, "") +
+             w.opt(" by ", "pocket_width", pw, "") + w.opt(" to a depth of ", "pocket_depth", pd) +
+             " from the top";
     });
   if (slot)
     desc.steps.push_back([=](CaptionWriter& w) {
@@ -833,7 +936,8 @@ Built spur_gear(Rng& rng) {
   const int z = rng.integer(12, std::min(60, static_cast<int>(300 / mo) - 2));
   const double da = mo * (z + 2), df = mo * (z - 2.5);
   const double bw = rng.step(std::max(4.0, std::ceil(3 * mo)), std::min(60.0, 12 * mo), 1);
-  const double bore = rng.step(std::max(3.0, std::ceil(0.15 * da)), std::max(3.0, std::floor(0.45 * df)), 1);
+  const double bore =
+      rng.step(std::max(3.0, std::ceil(0.15 * da)), std::max(3.0, std::floor(0.45 * df)), 1);
   int nl = 0;
   double dl = 0, pcd = 0;
   if (rng.chance(0.3)) {
@@ -841,25 +945,29 @@ Built spur_gear(Rng& rng) {
     const double room = (df / 2 - 2 * mo) - (bore / 2 + 2);
     dl = std::floor(room * 0.7);
     pcd = std::round(2 * (bore / 2 + 2 + room / 2));
-    if (dl < 3 || std::abs(dl - bore) < 1 || pcd * std::sin(kPi / nl) < dl + 2) nl = 0, dl = 0, pcd = 0;
+    if (dl < 3 || std::abs(dl - bore) < 1 || pcd * std::sin(kPi / nl) < dl + 2)
+      nl = 0, dl = 0, pcd = 0;
   }
   const double rf = df / 2, ra = da / 2, p = 2 * kPi / z;
   std::vector<P2> outline;
   for (int i = 0; i < z; ++i) {
     const double c = i * p;
-    for (auto [r, a] : {std::pair{rf, c - 0.3 * p}, {ra, c - 0.13 * p}, {ra, c + 0.13 * p}, {rf, c + 0.3 * p}})
+    for (auto [r, a] :
+         {std::pair{rf, c - 0.3 * p}, {ra, c - 0.13 * p}, {ra, c + 0.13 * p}, {rf, c + 0.3 * p}})
       outline.push_back({r * std::cos(a), r * std::sin(a)});
   }
   TopoDS_Shape shape = extrude(profile_face(outline, kO, kX, kY), gp_Vec(0, 0, bw));
   std::vector<TopoDS_Shape> tools = {cylinder(gp_Pnt(0, 0, -1), kZ, bore / 2, bw + 2)};
   for (int i = 0; i < nl; ++i) {
     const double a = 2 * kPi * i / nl + kPi / nl;
-    tools.push_back(cylinder(gp_Pnt(pcd / 2 * std::cos(a), pcd / 2 * std::sin(a), -1), kZ, dl / 2, bw + 2));
+    tools.push_back(
+        cylinder(gp_Pnt(pcd / 2 * std::cos(a), pcd / 2 * std::sin(a), -1), kZ, dl / 2, bw + 2));
   }
   shape = cut(shape, tools);
   Built b;
   b.shape = shape;
-  b.params = {{"module", mo}, {"teeth", z}, {"face_width", bw}, {"bore_diameter", bore},
+  b.params = {{"module", mo},           {"teeth", z},
+              {"face_width", bw},       {"bore_diameter", bore},
               {"lightening_holes", nl}, {"lightening_hole_diameter", dl}};
   b.holes = {{"", "bore_diameter", 1, bore}};
   if (nl) b.holes.push_back({"lightening_hole_count", "lightening_hole_diameter", nl, dl});
@@ -872,15 +980,17 @@ Built spur_gear(Rng& rng) {
   desc.features.push_back({"teeth",
                            [=](CaptionWriter& w) {
                              return w.count("tooth_count", z) + " teeth" +
-                                    (w.rng().chance(0.5) ? " of module " + w.value("module", mo) : "");
+                                    (w.rng().chance(0.5) ? " of module " + w.value("module", mo)
+                                                         : "");
                            },
                            [=](CaptionWriter& w) { return w.count("tooth_count", z) + " teeth"; }});
   desc.features.push_back(bore_feature("bore_diameter", bore));
   if (nl)
     desc.features.push_back({"lightening holes",
                              [=](CaptionWriter& w) {
-                               return holes_text(w, "lightening_hole_count", nl, "lightening_hole_diameter", dl,
-                                                 "lightening", " in the web");
+                               return holes_text(w, "lightening_hole_count", nl,
+                                                 "lightening_hole_diameter", dl, "lightening",
+                                                 " in the web");
                              },
                              [=](CaptionWriter& w) {
                                return w.count("lightening_hole_count", nl) + " lightening holes";
@@ -889,11 +999,14 @@ Built spur_gear(Rng& rng) {
     return "sketch a gear outline with " + w.count("tooth_count", z) + " teeth" +
            w.opt(", tip diameter ", "tip_diameter", da) + " and module " + w.value("module", mo);
   });
-  desc.steps.push_back([=](CaptionWriter& w) { return "extrude it" + w.opt(" by ", "thickness", bw); });
-  desc.steps.push_back([=](CaptionWriter& w) { return "cut the bore" + w.opt(" at ", "bore_diameter", bore); });
+  desc.steps.push_back(
+      [=](CaptionWriter& w) { return "extrude it" + w.opt(" by ", "thickness", bw); });
+  desc.steps.push_back(
+      [=](CaptionWriter& w) { return "cut the bore" + w.opt(" at ", "bore_diameter", bore); });
   if (nl)
     desc.steps.push_back([=](CaptionWriter& w) {
-      return "cut " + holes_text(w, "lightening_hole_count", nl, "lightening_hole_diameter", dl, "lightening",
+      return "cut " + holes_text(w, "lightening_hole_count", nl, "lightening_hole_diameter", dl,
+                                 "lightening",
                                  w.opt(" on a ", "lightening_circle_diameter", pcd, " circle"));
     });
   return b;
@@ -911,25 +1024,34 @@ Built pulley(Rng& rng) {
   const double hl = hub ? rng.step(3, 20, 1) : 0;
   const double dh = rng.step(bore + 8, std::max(bore + 8, std::floor(0.6 * OD)), 1);
   const double R = OD / 2, rim = R - gd - 3;
-  if (dh / 2 > rim - 3) throw Reject("pulley: hub too large");
+  if (dh / 2 > rim - 5) throw Reject("pulley: hub too large");
   const double tw = std::round(0.4 * w);
   std::vector<P2> pts = {{bore / 2, -hl}, {dh / 2, -hl}};
-  if (web) pts.insert(pts.end(), {{dh / 2, (w - tw) / 2}, {rim, (w - tw) / 2}, {rim, 0}});
-  else pts.push_back({dh / 2, 0});
+  // The rim's inside face has a 2 mm draft, as cast pulleys do (and so it is no hole).
+  if (web)
+    pts.insert(pts.end(), {{dh / 2, (w - tw) / 2}, {rim - 2, (w - tw) / 2}, {rim, 0}});
+  else
+    pts.push_back({dh / 2, 0});
   pts.push_back({R, 0});
   for (int j = 0; j < n; ++j) {
     const double z0 = (w / n) * j + (w / n - gw) / 2;
-    pts.insert(pts.end(), {{R, z0}, {R - gd, z0 + (gw - bottom) / 2}, {R - gd, z0 + (gw + bottom) / 2}, {R, z0 + gw}});
+    pts.insert(pts.end(), {{R, z0},
+                           {R - gd, z0 + (gw - bottom) / 2},
+                           {R - gd, z0 + (gw + bottom) / 2},
+                           {R, z0 + gw}});
   }
   pts.push_back({R, w});
-  if (web) pts.insert(pts.end(), {{rim, w}, {rim, (w + tw) / 2}, {dh / 2, (w + tw) / 2}});
-  else pts.push_back({dh / 2, w});
+  if (web)
+    pts.insert(pts.end(), {{rim, w}, {rim - 2, (w + tw) / 2}, {dh / 2, (w + tw) / 2}});
+  else
+    pts.push_back({dh / 2, w});
   pts.insert(pts.end(), {{dh / 2, w + hl}, {bore / 2, w + hl}});
   TopoDS_Shape shape = turned_about_z(pts);
   Built b;
   b.shape = shape;
-  b.params = {{"outer_diameter", OD}, {"face_width", w}, {"grooves", n}, {"groove_depth", gd},
-              {"bore_diameter", bore}, {"hub_diameter", dh}, {"hub_length", hl}, {"web", web}};
+  b.params = {
+      {"outer_diameter", OD},  {"face_width", w},    {"grooves", n},     {"groove_depth", gd},
+      {"bore_diameter", bore}, {"hub_diameter", dh}, {"hub_length", hl}, {"web", web}};
   b.holes = {{"", "bore_diameter", 1, bore}};
   Description& desc = b.desc;
   desc.family = "pulley";
@@ -940,7 +1062,8 @@ Built pulley(Rng& rng) {
   desc.features.push_back({"grooves",
                            [=](CaptionWriter& wr) {
                              const std::string c = wr.count("groove_count", n);
-                             return c + " " + plural(c, "V-groove", "V-grooves") + wr.opt(", ", "groove_depth", gd, " deep");
+                             return c + " " + plural(c, "V-groove", "V-grooves") +
+                                    wr.opt(", ", "groove_depth", gd, " deep");
                            },
                            [=](CaptionWriter& wr) {
                              const std::string c = wr.count("groove_count", n);
@@ -955,15 +1078,19 @@ Built pulley(Rng& rng) {
                              [](CaptionWriter& wr) { return std::string("a hub"); }});
   if (web)
     desc.features.push_back({"web",
-                             [](CaptionWriter& wr) { return wr.pick({"a thin web between hub and rim", "recessed sides"}); },
+                             [](CaptionWriter& wr) {
+                               return wr.pick({"a thin web between hub and rim", "recessed sides"});
+                             },
                              [](CaptionWriter& wr) { return std::string("a recessed web"); }});
   desc.features.push_back(bore_feature("bore_diameter", bore));
   desc.steps.push_back([=](CaptionWriter& wr) {
     return "sketch the half cross-section" + wr.opt(" of a ", "outer_diameter", OD, " wheel") +
-           wr.opt(", ", "face_width", w, " wide,") + " with " + wr.count("groove_count", n) + " V-notches on the rim";
+           wr.opt(", ", "face_width", w, " wide,") + " with " + wr.count("groove_count", n) +
+           " V-notches on the rim";
   });
   desc.steps.push_back([=](CaptionWriter& wr) {
-    return wr.pick({"revolve it 360 degrees about the Z axis", "revolve the section about the axis"}) +
+    return wr.pick(
+               {"revolve it 360 degrees about the Z axis", "revolve the section about the axis"}) +
            wr.opt(", leaving a ", "bore_diameter", bore, " bore");
   });
   return b;
@@ -976,15 +1103,16 @@ Built enclosure(Rng& rng) {
   const double t = rng.step(1.5, 6, 0.5);
   const double ld = rng.step(1, std::max(1.0, std::min(5.0, H / 4)), 0.5);
   const double lw = rng.step(0.5, t - 1, 0.5);
-  const double r = rng.chance(0.5) ? rng.step(1, std::max(1.0, std::floor(t * 0.8 * 2) / 2), 0.5) : 0;
+  const double r =
+      rng.chance(0.5) ? rng.step(1, std::max(1.0, std::floor(t * 0.8 * 2) / 2), 0.5) : 0;
   const bool bosses = rng.chance(0.4);
   TopoDS_Shape shape = box(0, 0, 0, L, W, H);
   if (r > 0)
     shape = fillet_edges(shape, r, [&](const gp_Pnt& mid, bool straight) {
       return straight && std::abs(mid.Z() - H / 2) < 1e-6;
     });
-  shape = cut(shape, {box(t, t, t, L - 2 * t, W - 2 * t, H), box(t - lw, t - lw, H - ld, L - 2 * (t - lw),
-                                                                     W - 2 * (t - lw), ld + 1)});
+  shape = cut(shape, {box(t, t, t, L - 2 * t, W - 2 * t, H),
+                      box(t - lw, t - lw, H - ld, L - 2 * (t - lw), W - 2 * (t - lw), ld + 1)});
   double rb = 0, bd = 0, bh = 0;
   if (bosses) {
     rb = rng.step(2.5, std::max(2.5, std::min(8.0, std::min(L, W) / 8)), 0.5);
@@ -1001,8 +1129,9 @@ Built enclosure(Rng& rng) {
   }
   Built b;
   b.shape = shape;
-  b.params = {{"length", L}, {"width", W}, {"height", H}, {"wall", t}, {"lip_depth", ld},
-              {"lip_width", lw}, {"corner_radius", r}, {"boss_radius", rb}, {"boss_hole", bd}};
+  b.params = {{"length", L},        {"width", W},        {"height", H},
+              {"wall", t},          {"lip_depth", ld},   {"lip_width", lw},
+              {"corner_radius", r}, {"boss_radius", rb}, {"boss_hole", bd}};
   if (bosses) b.holes = {{"boss_hole_count", "boss_hole_diameter", 4, bd}};
   Description& desc = b.desc;
   desc.family = "enclosure";
@@ -1013,30 +1142,43 @@ Built enclosure(Rng& rng) {
   desc.features.push_back({"walls",
                            [=](CaptionWriter& w) {
                              return w.pick({"walls and floor", "a shell", "walls"}) +
-                                    w.opt(" ", "wall_thickness", t, " thick") + " around an open top";
+                                    w.opt(" ", "wall_thickness", t, " thick") +
+                                    " around an open top";
                            },
-                           [](CaptionWriter& w) { return w.pick({"thin walls", "an open top"}); }});
+                           [](CaptionWriter& w) {
+                             return w.pick({"thin walls", "an open top"});
+                           }});
   desc.features.push_back({"lip",
                            [=](CaptionWriter& w) {
                              return w.pick({"a lid lip", "a rebate for the lid", "a stepped lip"}) +
-                                    w.opt(" ", "lip_width", lw, " wide") + w.opt(" and ", "lip_depth", ld, " deep") +
+                                    w.opt(" ", "lip_width", lw, " wide") +
+                                    w.opt(" and ", "lip_depth", ld, " deep") +
                                     " around the opening";
                            },
-                           [](CaptionWriter& w) { return w.pick({"a lid lip", "a lip for a lid"}); }});
+                           [](CaptionWriter& w) {
+                             return w.pick({"a lid lip", "a lip for a lid"});
+                           }});
   if (r > 0)
     desc.features.push_back({"rounded corners",
-                             [=](CaptionWriter& w) { return "rounded outside corners" + w.opt(" of radius ", "corner_radius", r); },
+                             [=](CaptionWriter& w) {
+                               return "rounded outside corners" +
+                                      w.opt(" of radius ", "corner_radius", r);
+                             },
                              [](CaptionWriter& w) { return std::string("rounded corners"); }});
   if (bosses)
-    desc.features.push_back({"bosses",
-                             [=](CaptionWriter& w) {
-                               return "four screw bosses in the corners" +
-                                      w.opt(", each with a ", "boss_hole_diameter", bd, " blind hole") +
-                                      (w.rng().chance(0.5) ? " (" + w.count("boss_hole_count", 4) + " holes)" : "");
-                             },
-                             [](CaptionWriter& w) { return w.pick({"screw bosses", "corner bosses"}); }});
+    desc.features.push_back(
+        {"bosses",
+         [=](CaptionWriter& w) {
+           return "four screw bosses in the corners" +
+                  w.opt(", each with a ", "boss_hole_diameter", bd, " blind hole") +
+                  (w.rng().chance(0.5) ? " (" + w.count("boss_hole_count", 4) + " holes)" : "");
+         },
+         [](CaptionWriter& w) {
+           return w.pick({"screw bosses", "corner bosses"});
+         }});
   desc.steps.push_back([=](CaptionWriter& w) {
-    return "make a box" + w.opt(" ", "length", L, " by") + w.opt(" ", "width", W, " by") + w.opt(" ", "height", H, "");
+    return "make a box" + w.opt(" ", "length", L, " by") + w.opt(" ", "width", W, " by") +
+           w.opt(" ", "height", H, "");
   });
   desc.steps.push_back([=](CaptionWriter& w) {
     return w.pick({"shell it from the top", "hollow it out, leaving the top open,"}) +
@@ -1048,7 +1190,8 @@ Built enclosure(Rng& rng) {
   });
   if (bosses)
     desc.steps.push_back([=](CaptionWriter& w) {
-      return "add a boss in each inside corner" + w.opt(" and drill a ", "boss_hole_diameter", bd, " hole in each");
+      return "add a boss in each inside corner" +
+             w.opt(" and drill a ", "boss_hole_diameter", bd, " hole in each");
     });
   return b;
 }
@@ -1057,7 +1200,8 @@ Built enclosure(Rng& rng) {
 
 Built spacer(Rng& rng) {
   const double OD = rng.step(4, 40, 0.5);
-  const double ID = rng.step(std::max(1.5, std::ceil(0.3 * OD * 2) / 2), std::floor(0.75 * OD * 2) / 2, 0.5);
+  const double ID =
+      rng.step(std::max(1.5, std::ceil(0.3 * OD * 2) / 2), std::floor(0.75 * OD * 2) / 2, 0.5);
   const double L = rng.step(2, 60, 0.5);
   if (OD - ID < 1) throw Reject("spacer: wall too thin");
   const double c = (rng.chance(0.3) && OD - ID >= 2) ? 0.5 : 0;
@@ -1072,26 +1216,36 @@ Built spacer(Rng& rng) {
   desc.dims = {dim_length(L), dim_od(OD)};
   desc.kind_word = "small round part";
   desc.vague_feature = "a hole";
-  desc.features.push_back({"bore",
-                           [=](CaptionWriter& w) {
-                             return w.pick({"a through bore", "a centre hole", "a hole along its axis"}) +
-                                    w.opt(" of ", "inner_diameter", ID);
-                           },
-                           [](CaptionWriter& w) { return w.pick({"a through hole", "a bore"}); }});
+  desc.features.push_back(
+      {"bore",
+       [=](CaptionWriter& w) {
+         return w.pick({"a through bore", "a centre hole", "a hole along its axis"}) +
+                w.opt(" of ", "inner_diameter", ID);
+       },
+       [](CaptionWriter& w) {
+         return w.pick({"a through hole", "a bore"});
+       }});
   if (c > 0)
     desc.features.push_back({"chamfers",
-                             [=](CaptionWriter& w) { return w.opt("", "chamfer", c, " ") + "chamfers on the outer edges"; },
+                             [=](CaptionWriter& w) {
+                               return w.opt("", "chamfer", c, " ") + "chamfers on the outer edges";
+                             },
                              [](CaptionWriter& w) { return std::string("chamfered ends"); }});
   desc.steps.push_back([=](CaptionWriter& w) {
-    return "draw a ring" + w.opt(" of ", "outer_diameter", OD, " outside") + w.opt(" and ", "inner_diameter", ID, " inside");
+    return "draw a ring" + w.opt(" of ", "outer_diameter", OD, " outside") +
+           w.opt(" and ", "inner_diameter", ID, " inside");
   });
-  desc.steps.push_back([=](CaptionWriter& w) { return "extrude it along X" + w.opt(" by ", "length", L); });
+  desc.steps.push_back(
+      [=](CaptionWriter& w) { return "extrude it along X" + w.opt(" by ", "length", L); });
   return b;
 }
 
 Built standoff(Rng& rng) {
-  struct Size { double d, s; };
-  static const std::vector<Size> kSizes = {{2, 4}, {2.5, 5}, {3, 5.5}, {3, 6}, {4, 7}, {5, 8}, {6, 10}, {8, 13}};
+  struct Size {
+    double d, s;
+  };
+  static const std::vector<Size> kSizes = {{2, 4}, {2.5, 5}, {3, 5.5}, {3, 6},
+                                           {4, 7}, {5, 8},   {6, 10},  {8, 13}};
   const Size size = rng.pick(kSizes);
   const double d = size.d, s = size.s;
   const double Lb = rng.step(5, 60, 1);
@@ -1105,56 +1259,68 @@ Built standoff(Rng& rng) {
   } else {
     const double Rc = s / std::sqrt(3.0);
     std::vector<P2> hex;
-    for (int i = 0; i < 6; ++i) hex.push_back({Rc * std::cos(kPi / 3 * i), Rc * std::sin(kPi / 3 * i)});
+    for (int i = 0; i < 6; ++i)
+      hex.push_back({Rc * std::cos(kPi / 3 * i), Rc * std::sin(kPi / 3 * i)});
     body = extrude(profile_face(hex, kO, kX, kY), gp_Vec(0, 0, Lb));
   }
   if (male) body = fuse(body, {cylinder(gp_Pnt(0, 0, -ls), kZ, d / 2, ls + 0.5)});
-  TopoDS_Shape shape = cut(body, {cylinder(gp_Pnt(0, 0, male ? Lb - depth : -1), kZ, d / 2, depth + 1)});
+  TopoDS_Shape shape =
+      cut(body, {cylinder(gp_Pnt(0, 0, male ? Lb - depth : -1), kZ, d / 2, depth + 1)});
   Built b;
   b.shape = shape;
-  b.params = {{"thread", d}, {"size", s}, {"body_length", Lb}, {"male", male}, {"round", round},
-              {"stud_length", ls}, {"hole_depth", male ? depth : Lb}};
+  b.params = {{"thread", d},
+              {"size", s},
+              {"body_length", Lb},
+              {"male", male},
+              {"round", round},
+              {"stud_length", ls},
+              {"hole_depth", male ? depth : Lb}};
   b.holes = {{"", "hole_diameter", 1, d}};
   Description& desc = b.desc;
   desc.family = "standoff";
-  desc.names = round ? std::vector<std::string>{"round standoff", "standoff", "spacer post", "PCB standoff"}
-                     : std::vector<std::string>{"hex standoff", "standoff", "PCB standoff", "hexagonal spacer"};
+  desc.names =
+      round ? std::vector<std::string>{"round standoff", "standoff", "spacer post", "PCB standoff"}
+            : std::vector<std::string>{"hex standoff", "standoff", "PCB standoff",
+                                       "hexagonal spacer"};
   desc.dims = {round ? dim_od(s) : Dim{"across_flats", s, "width across flats", "across the flats"},
                dim_height(Lb + ls)};
   desc.kind_word = "small part";
   desc.vague_feature = "a hole";
-  desc.features.push_back({"thread",
-                           [=](CaptionWriter& w) {
-                             if (male)
-                               return "an M" + w.value("thread", d) + " stud" + w.opt(" ", "stud_length", ls, " long") +
-                                      " at the bottom and a blind hole" + w.opt(" of ", "hole_diameter", d) +
-                                      w.opt(", ", "hole_depth", depth, " deep,") + " at the top";
-                             return "an M" + w.value("thread", d) + " through hole" + w.opt(" (", "hole_diameter", d, ")") +
-                                    " for screws at both ends";
-                           },
-                           [=](CaptionWriter& w) {
-                             return male ? "a male-female M" + w.value("thread", d) + " thread"
-                                         : "a female-female M" + w.value("thread", d) + " thread";
-                           }});
-  desc.features.push_back({"body",
-                           [=](CaptionWriter& w) {
-                             return std::string(round ? "a round body" : "a hexagonal body") +
-                                    w.opt(" ", "body_length", Lb, " long");
-                           },
-                           [=](CaptionWriter& w) { return std::string(round ? "a round body" : "a hex body"); }});
+  desc.features.push_back(
+      {"thread",
+       [=](CaptionWriter& w) {
+         if (male)
+           return "an M" + w.value("thread", d) + " stud" + w.opt(" ", "stud_length", ls, " long") +
+                  " at the bottom and a blind hole" + w.opt(" of ", "hole_diameter", d) +
+                  w.opt(", ", "hole_depth", depth, " deep,") + " at the top";
+         return "an M" + w.value("thread", d) + " through hole" +
+                w.opt(" (", "hole_diameter", d, ")") + " for screws at both ends";
+       },
+       [=](CaptionWriter& w) {
+         return male ? "a male-female M" + w.value("thread", d) + " thread"
+                     : "a female-female M" + w.value("thread", d) + " thread";
+       }});
+  desc.features.push_back(
+      {"body",
+       [=](CaptionWriter& w) {
+         return std::string(round ? "a round body" : "a hexagonal body") +
+                w.opt(" ", "body_length", Lb, " long");
+       },
+       [=](CaptionWriter& w) { return std::string(round ? "a round body" : "a hex body"); }});
   desc.steps.push_back([=](CaptionWriter& w) {
     return std::string(round ? "draw a circle" : "draw a hexagon") +
-           (round ? w.opt(" of ", "outer_diameter", s) : w.opt(" ", "across_flats", s, " across the flats")) +
+           (round ? w.opt(" of ", "outer_diameter", s)
+                  : w.opt(" ", "across_flats", s, " across the flats")) +
            " and extrude it" + w.opt(" ", "body_length", Lb);
   });
   if (male)
     desc.steps.push_back([=](CaptionWriter& w) {
-      return "add a stud" + w.opt(" of diameter ", "stud_diameter", d) + w.opt(", ", "stud_length", ls, " long,") +
-             " under the body";
+      return "add a stud" + w.opt(" of diameter ", "stud_diameter", d) +
+             w.opt(", ", "stud_length", ls, " long,") + " under the body";
     });
   desc.steps.push_back([=](CaptionWriter& w) {
-    return std::string(male ? "drill a blind hole" : "drill a through hole") + w.opt(" of ", "hole_diameter", d) +
-           " on the axis";
+    return std::string(male ? "drill a blind hole" : "drill a through hole") +
+           w.opt(" of ", "hole_diameter", d) + " on the axis";
   });
   return b;
 }
@@ -1169,7 +1335,8 @@ Built tslot_profile(Rng& rng) {
   const double so = std::round(0.3 * a * 2) / 2, lt = std::round(0.1 * a * 2) / 2;
   const double su = 0.5 * a, sd = 0.14 * a;
   const bool has_bore = rng.chance(0.8);
-  const double bore = has_bore ? rng.step(std::ceil(0.2 * a * 2) / 2, std::floor(0.3 * a * 2) / 2, 0.5) : 0;
+  const double bore =
+      has_bore ? rng.step(std::ceil(0.2 * a * 2) / 2, std::floor(0.3 * a * 2) / 2, 0.5) : 0;
   TopoDS_Shape shape = box(0, 0, 0, L, a, a);
   std::vector<TopoDS_Shape> tools;
   // Sides in turn: top (+z), right (+y), bottom (-z), left (-y). Each slot is
@@ -1178,10 +1345,14 @@ Built tslot_profile(Rng& rng) {
   for (int side = 0; side < k; ++side) {
     auto slot_box = [&](double u0, double u1, double v0, double v1) {
       switch (side) {
-        case 0: return box(-1, u0, a - v1, L + 2, u1 - u0, v1 - v0);
-        case 1: return box(-1, a - v1, u0, L + 2, v1 - v0, u1 - u0);
-        case 2: return box(-1, u0, v0, L + 2, u1 - u0, v1 - v0);
-        default: return box(-1, v0, u0, L + 2, v1 - v0, u1 - u0);
+        case 0:
+          return box(-1, u0, a - v1, L + 2, u1 - u0, v1 - v0);
+        case 1:
+          return box(-1, a - v1, u0, L + 2, v1 - v0, u1 - u0);
+        case 2:
+          return box(-1, u0, v0, L + 2, u1 - u0, v1 - v0);
+        default:
+          return box(-1, v0, u0, L + 2, v1 - v0, u1 - u0);
       }
     };
     tools.push_back(slot_box(a / 2 - so / 2, a / 2 + so / 2, -1, lt + sd / 2));
@@ -1191,18 +1362,21 @@ Built tslot_profile(Rng& rng) {
   shape = cut(shape, tools);
   Built b;
   b.shape = shape;
-  b.params = {{"size", a}, {"length", L}, {"slots", k}, {"slot_opening", so}, {"bore_diameter", bore}};
+  b.params = {
+      {"size", a}, {"length", L}, {"slots", k}, {"slot_opening", so}, {"bore_diameter", bore}};
   if (has_bore) b.holes = {{"", "bore_diameter", 1, bore}};
   Description& desc = b.desc;
   desc.family = "tslot_profile";
-  desc.names = {"T-slot profile", "T-slot extrusion", "aluminium extrusion", "slotted profile", "T-slot rail"};
+  desc.names = {"T-slot profile", "T-slot extrusion", "aluminium extrusion", "slotted profile",
+                "T-slot rail"};
   desc.dims = {dim_length(L), dim_width(a), dim_height(a)};
   desc.kind_word = "bar";
   desc.vague_feature = "some slots";
   desc.features.push_back({"slots",
                            [=](CaptionWriter& w) {
                              const std::string c = w.count("slot_count", k);
-                             return c + " " + plural(c, "T-slot", "T-slots") + w.opt(" with ", "slot_opening", so, " openings") +
+                             return c + " " + plural(c, "T-slot", "T-slots") +
+                                    w.opt(" with ", "slot_opening", so, " openings") +
                                     plural(c, " on one side", " on its sides");
                            },
                            [=](CaptionWriter& w) {
@@ -1212,7 +1386,8 @@ Built tslot_profile(Rng& rng) {
   if (has_bore) desc.features.push_back(bore_feature("bore_diameter", bore));
   desc.steps.push_back([=](CaptionWriter& w) {
     return "sketch a square" + w.opt(" of ", "width", a, " side") + " on the YZ plane with " +
-           w.count("slot_count", k) + " T-shaped notches" + (has_bore ? w.opt(" and a ", "bore_diameter", bore, " centre hole") : "");
+           w.count("slot_count", k) + " T-shaped notches" +
+           (has_bore ? w.opt(" and a ", "bore_diameter", bore, " centre hole") : "");
   });
   desc.steps.push_back([=](CaptionWriter& w) {
     return w.pick({"extrude it along X", "extrude the profile"}) + w.opt(" by ", "length", L);
@@ -1238,7 +1413,7 @@ Built keyway_shaft(Rng& rng) {
   shape = cut(shape, tools);
   Built b;
   b.shape = shape;
-  b.params = {{"diameter", D}, {"length", L}, {"keyway_width", kw}, {"keyway_depth", kd},
+  b.params = {{"diameter", D},       {"length", L},      {"keyway_width", kw}, {"keyway_depth", kd},
               {"keyway_length", kl}, {"open_end", open}, {"chamfer", c}};
   Description& desc = b.desc;
   desc.family = "keyway_shaft";
@@ -1248,21 +1423,28 @@ Built keyway_shaft(Rng& rng) {
   desc.vague_feature = "a slot";
   desc.features.push_back({"keyway",
                            [=](CaptionWriter& w) {
-                             return std::string(open ? "a keyway running out at one end" : "a closed keyway") +
-                                    w.opt(", ", "keyway_width", kw, " wide") + w.opt(", ", "keyway_depth", kd, " deep") +
+                             return std::string(open ? "a keyway running out at one end"
+                                                     : "a closed keyway") +
+                                    w.opt(", ", "keyway_width", kw, " wide") +
+                                    w.opt(", ", "keyway_depth", kd, " deep") +
                                     w.opt(" and ", "keyway_length", kl, " long");
                            },
-                           [](CaptionWriter& w) { return w.pick({"a keyway", "a key slot"}); }});
+                           [](CaptionWriter& w) {
+                             return w.pick({"a keyway", "a key slot"});
+                           }});
   if (c > 0)
     desc.features.push_back({"chamfers",
-                             [=](CaptionWriter& w) { return w.opt("", "end_chamfer", c, " ") + "chamfers at both ends"; },
+                             [=](CaptionWriter& w) {
+                               return w.opt("", "end_chamfer", c, " ") + "chamfers at both ends";
+                             },
                              [](CaptionWriter& w) { return std::string("chamfered ends"); }});
   desc.steps.push_back([=](CaptionWriter& w) {
-    return "make a cylinder" + w.opt(" of diameter ", "outer_diameter", D) + w.opt(", ", "length", L, " long,") +
-           " along the X axis";
+    return "make a cylinder" + w.opt(" of diameter ", "outer_diameter", D) +
+           w.opt(", ", "length", L, " long,") + " along the X axis";
   });
   if (c > 0)
-    desc.steps.push_back([=](CaptionWriter& w) { return "chamfer both ends" + w.opt(" by ", "end_chamfer", c); });
+    desc.steps.push_back(
+        [=](CaptionWriter& w) { return "chamfer both ends" + w.opt(" by ", "end_chamfer", c); });
   desc.steps.push_back([=](CaptionWriter& w) {
     return "mill a keyway into the top" + w.opt(", ", "keyway_width", kw, " wide") +
            w.opt(", ", "keyway_depth", kd, " deep") + w.opt(" and ", "keyway_length", kl, " long") +
@@ -1285,27 +1467,33 @@ Built angle_bar(Rng& rng) {
   b.params = {{"leg_a", a}, {"leg_b", bb}, {"thickness", t}, {"length", L}, {"root_radius", r}};
   Description& desc = b.desc;
   desc.family = "angle_bar";
-  desc.names = a == bb ? std::vector<std::string>{"equal angle bar", "angle bar", "angle iron", "L-section bar"}
-                       : std::vector<std::string>{"unequal angle bar", "angle bar", "angle iron", "L-section bar"};
+  desc.names = a == bb ? std::vector<std::string>{"equal angle bar", "angle bar", "angle iron",
+                                                  "L-section bar"}
+                       : std::vector<std::string>{"unequal angle bar", "angle bar", "angle iron",
+                                                  "L-section bar"};
   desc.dims = {dim_length(L), dim_width(a), dim_height(bb)};
   desc.kind_word = "bar";
   desc.vague_feature = "";
-  desc.features.push_back({"legs",
-                           [=](CaptionWriter& w) {
-                             return std::string(a == bb ? "two equal legs" : "two unequal legs") +
-                                    w.opt(" ", "leg_thickness", t, " thick");
-                           },
-                           [=](CaptionWriter& w) { return std::string(a == bb ? "equal legs" : "unequal legs"); }});
+  desc.features.push_back(
+      {"legs",
+       [=](CaptionWriter& w) {
+         return std::string(a == bb ? "two equal legs" : "two unequal legs") +
+                w.opt(" ", "leg_thickness", t, " thick");
+       },
+       [=](CaptionWriter& w) { return std::string(a == bb ? "equal legs" : "unequal legs"); }});
   if (r > 0)
-    desc.features.push_back({"root radius",
-                             [=](CaptionWriter& w) { return "a root fillet" + w.opt(" of ", "root_radius", r); },
-                             [](CaptionWriter& w) { return std::string("a rounded root"); }});
+    desc.features.push_back(
+        {"root radius",
+         [=](CaptionWriter& w) { return "a root fillet" + w.opt(" of ", "root_radius", r); },
+         [](CaptionWriter& w) { return std::string("a rounded root"); }});
   desc.steps.push_back([=](CaptionWriter& w) {
-    return "sketch an L section on the YZ plane" + w.opt(", ", "width", a, " by") + w.opt(" ", "height", bb, "") +
-           w.opt(" with ", "leg_thickness", t, " legs");
+    return "sketch an L section on the YZ plane" + w.opt(", ", "width", a, " by") +
+           w.opt(" ", "height", bb, "") + w.opt(" with ", "leg_thickness", t, " legs");
   });
   if (r > 0)
-    desc.steps.push_back([=](CaptionWriter& w) { return "round the inside corner" + w.opt(" to ", "root_radius", r); });
+    desc.steps.push_back([=](CaptionWriter& w) {
+      return "round the inside corner" + w.opt(" to ", "root_radius", r);
+    });
   desc.steps.push_back([=](CaptionWriter& w) {
     return w.pick({"extrude it along X", "extrude the section"}) + w.opt(" by ", "length", L);
   });

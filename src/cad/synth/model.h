@@ -27,9 +27,9 @@ class Rng {
   // so that e.g. the caption stream never depends on the parameter stream.
   Rng(uint64_t seed, uint64_t index, uint64_t tag, uint64_t counter = 0);
   uint64_t next();
-  double uniform();                         // [0, 1)
-  double uniform(double lo, double hi);     // [lo, hi)
-  int integer(int lo, int hi);              // [lo, hi], inclusive
+  double uniform();                                // [0, 1)
+  double uniform(double lo, double hi);            // [lo, hi)
+  int integer(int lo, int hi);                     // [lo, hi], inclusive
   double step(double lo, double hi, double step);  // lo + k * step <= hi
   bool chance(double p);
   template <class T>
@@ -79,7 +79,7 @@ struct Feature {
 // Holes the builder cut: `count` round through or blind holes of `diameter`,
 // stated under the given fact keys. The solid is measured and must agree.
 struct HoleSet {
-  std::string count_key;     // "" when the caption states no count (a single bore)
+  std::string count_key;  // "" when the caption states no count (a single bore)
   std::string diameter_key;
   int count = 0;
   double diameter = 0;
@@ -90,10 +90,10 @@ struct Description {
   std::vector<std::string> names;  // what the part is called ("flat plate", ...)
   std::vector<Dim> dims;
   std::vector<Feature> features;
-  std::vector<Phrase> steps;       // construction steps, imperative clauses
-  std::string kind_word;           // vague noun for noisy captions ("plate", "round part")
-  std::string vague_feature;       // "some holes"; "" when none
-  double max_extent = 0;           // longest bounding-box side, mm (set after measuring)
+  std::vector<Phrase> steps;  // construction steps, imperative clauses
+  std::string kind_word;      // vague noun for noisy captions ("plate", "round part")
+  std::string vague_feature;  // "some holes"; "" when none
+  double max_extent = 0;      // longest bounding-box side, mm (set after measuring)
 };
 
 struct Built {
@@ -157,9 +157,9 @@ std::string step_text(const TopoDS_Shape& shape, const std::string& name);
 
 // ---- Captions (captions.cc).
 struct CaptionSet {
-  std::vector<std::string> texts;       // per level
-  std::vector<nlohmann::json> facts;    // per level
-  std::vector<nlohmann::json> noise;    // per level, null when clean
+  std::vector<std::string> texts;     // per level
+  std::vector<nlohmann::json> facts;  // per level
+  std::vector<nlohmann::json> noise;  // per level, null when clean
 };
 CaptionSet write_captions(const Description& desc, uint64_t seed, uint64_t index, double noise);
 
@@ -169,7 +169,9 @@ std::string num_text(double value);  // 120 -> "120", 6.6 -> "6.6", 23.094 -> "2
 class CaptionWriter {
  public:
   CaptionWriter(Rng rng, int unit_style, bool approximate, bool number_words)
-      : rng_(rng), unit_style_(unit_style), approximate_(approximate),
+      : rng_(rng),
+        unit_style_(unit_style),
+        approximate_(approximate),
         number_words_(number_words) {}
   Rng& rng() { return rng_; }
   std::string pick(std::initializer_list<const char*> items) { return rng_.pick(items); }
@@ -191,10 +193,10 @@ class CaptionWriter {
   bool hidden(const std::string& key) const { return key == hide_key_; }
 
   nlohmann::json facts = nlohmann::json::object();
-  std::string hide_key_;     // noise: this number is left out
-  std::string wrong_key_;    // noise: this number is stated wrongly
-  double wrong_factor_ = 1;  // ... multiplied by this
-  int wrong_offset_ = 0;     // ... or, for counts, shifted by this
+  std::string hide_key_;        // noise: this number is left out
+  std::string wrong_key_;       // noise: this number is stated wrongly
+  double wrong_factor_ = 1;     // ... multiplied by this
+  int wrong_offset_ = 0;        // ... or, for counts, shifted by this
   nlohmann::json wrong_record;  // what was changed: key, true, stated
 
  private:

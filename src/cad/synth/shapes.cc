@@ -135,7 +135,7 @@ TopoDS_Shape profile_face(const std::vector<P2>& points, const gp_Pnt& origin, c
     struct Corner {
       double ax, ay, bx, by;  // entry and exit points (2-D)
       double fillet;
-      double mx, my;          // arc midpoint for fillets
+      double mx, my;  // arc midpoint for fillets
     };
     const size_t n = points.size();
     std::vector<Corner> corners(n);
@@ -151,7 +151,8 @@ TopoDS_Shape profile_face(const std::vector<P2>& points, const gp_Pnt& origin, c
       const double cut = p.fillet > 0 ? p.fillet : p.chamfer;
       Corner c{p.x, p.y, p.x, p.y, p.fillet, 0, 0};
       if (cut > 0) {
-        if (cut >= il * 0.999 || cut >= ol * 0.999) throw Reject("corner rounding longer than side");
+        if (cut >= il * 0.999 || cut >= ol * 0.999)
+          throw Reject("corner rounding longer than side");
         c.ax = p.x - ix * cut, c.ay = p.y - iy * cut;
         c.bx = p.x + ox * cut, c.by = p.y + oy * cut;
         if (p.fillet > 0) {
@@ -173,11 +174,10 @@ TopoDS_Shape profile_face(const std::vector<P2>& points, const gp_Pnt& origin, c
     for (size_t i = 0; i < n; ++i) {
       const Corner& c = corners[i];
       if (c.fillet > 0) {
-        Handle(Geom_TrimmedCurve) arc =
-            GC_MakeArcOfCircle(to3d(origin, xdir, ydir, c.ax, c.ay),
-                               to3d(origin, xdir, ydir, c.mx, c.my),
-                               to3d(origin, xdir, ydir, c.bx, c.by))
-                .Value();
+        Handle(Geom_TrimmedCurve) arc = GC_MakeArcOfCircle(to3d(origin, xdir, ydir, c.ax, c.ay),
+                                                           to3d(origin, xdir, ydir, c.mx, c.my),
+                                                           to3d(origin, xdir, ydir, c.bx, c.by))
+                                            .Value();
         wire.Add(BRepBuilderAPI_MakeEdge(arc).Edge());
       } else {
         add_line(c.ax, c.ay, c.bx, c.by);
@@ -201,7 +201,8 @@ TopoDS_Shape revolve(const TopoDS_Shape& face, const gp_Ax1& axis, double angle_
 }
 
 TopoDS_Shape box(double x0, double y0, double z0, double dx, double dy, double dz) {
-  return guarded("box", [&] { return BRepPrimAPI_MakeBox(gp_Pnt(x0, y0, z0), dx, dy, dz).Shape(); });
+  return guarded("box",
+                 [&] { return BRepPrimAPI_MakeBox(gp_Pnt(x0, y0, z0), dx, dy, dz).Shape(); });
 }
 
 TopoDS_Shape cylinder(const gp_Pnt& base, const gp_Dir& dir, double radius, double height) {
@@ -317,14 +318,18 @@ Measured measure_valid_solid(const TopoDS_Shape& shape) {
       // Canonical axis line: unit direction with a positive leading component,
       // and the line's point closest to the origin.
       gp_Dir d = axis.Direction();
-      if (d.X() < -1e-9 || (std::abs(d.X()) <= 1e-9 && (d.Y() < -1e-9 ||
-                                                        (std::abs(d.Y()) <= 1e-9 && d.Z() < 0))))
+      if (d.X() < -1e-9 ||
+          (std::abs(d.X()) <= 1e-9 && (d.Y() < -1e-9 || (std::abs(d.Y()) <= 1e-9 && d.Z() < 0))))
         d.Reverse();
       const gp_Vec o(axis.Location().XYZ());
       const gp_Vec closest = o - gp_Vec(d) * o.Dot(gp_Vec(d));
       auto q = [](double x) { return std::lround(x * 1000); };
-      const auto key = std::make_tuple(q(d.X()), q(d.Y()), q(d.Z()), q(closest.X()),
-                                       q(closest.Y()), q(closest.Z()), q(cyl.Radius()));
+      // Coaxial holes in two walls are two holes: the key holds where along
+      // the axis the face sits (its middle, to 0.1 mm).
+      const double along_axis = gp_Vec(p.XYZ()).Dot(gp_Vec(d));
+      const auto key =
+          std::make_tuple(q(d.X()), q(d.Y()), q(d.Z()), q(closest.X()), q(closest.Y()),
+                          q(closest.Z()) * 100000 + std::lround(along_axis * 10), q(cyl.Radius()));
       sweep[key] += u1 - u0;
       radius_of[key] = cyl.Radius();
     }

@@ -40,7 +40,8 @@ const std::vector<std::string>& synth_families() {
 namespace {
 
 void check_options(const SynthOptions& options) {
-  if (options.count < 0) throw Error(format("--count is {}; give a number of parts >= 0", options.count));
+  if (options.count < 0)
+    throw Error(format("--count is {}; give a number of parts >= 0", options.count));
   if (!(options.noise >= 0 && options.noise <= 1))
     throw Error(format("--noise is {}; give a probability between 0 and 1", options.noise));
   if (options.max_attempts < 1)
@@ -67,11 +68,13 @@ nlohmann::json measured_json(const Measured& m) {
   auto r3 = [](double v) { return std::round(v * 1000) / 1000; };
   nlohmann::json holes = nlohmann::json::array();
   for (const auto& [d, n] : m.holes) holes.push_back({{"diameter", r3(d)}, {"count", n}});
-  return {{"bbox", {r3(m.bbox[0]), r3(m.bbox[1]), r3(m.bbox[2]), r3(m.bbox[3]), r3(m.bbox[4]), r3(m.bbox[5])}},
-          {"volume_mm3", std::round(m.volume * 10) / 10},
-          {"area_mm2", std::round(m.area * 10) / 10},
-          {"faces", m.faces},
-          {"holes", holes}};
+  return {
+      {"bbox",
+       {r3(m.bbox[0]), r3(m.bbox[1]), r3(m.bbox[2]), r3(m.bbox[3]), r3(m.bbox[4]), r3(m.bbox[5])}},
+      {"volume_mm3", std::round(m.volume * 10) / 10},
+      {"area_mm2", std::round(m.area * 10) / 10},
+      {"faces", m.faces},
+      {"holes", holes}};
 }
 
 void check_against_measure(Built& built, const Measured& m) {
@@ -79,7 +82,8 @@ void check_against_measure(Built& built, const Measured& m) {
     const double measured = extent_for(dim.key, m);
     if (measured < 0) continue;
     if (std::abs(measured - dim.value) > 0.05)
-      throw Reject(format("{} is {} by the parameters but {} on the solid", dim.key, dim.value, measured));
+      throw Reject(
+          format("{} is {} by the parameters but {} on the solid", dim.key, dim.value, measured));
     dim.value = std::round(measured * 1000) / 1000;
   }
   int expected_total = 0;
@@ -102,13 +106,15 @@ void check_against_measure(Built& built, const Measured& m) {
 
 SynthPart make_synth_part(const SynthOptions& options, int64_t index) {
   check_options(options);
-  const std::vector<std::string>& keys = options.families.empty() ? synth_families() : options.families;
+  const std::vector<std::string>& keys =
+      options.families.empty() ? synth_families() : options.families;
   const synth::FamilyInfo& info = synth::family(keys[static_cast<size_t>(index) % keys.size()]);
   SynthPart part;
   part.id = part_id(index);
   part.family = info.key;
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
-    Rng rng(options.seed, static_cast<uint64_t>(index), synth::kTagParams, static_cast<uint64_t>(attempt));
+    Rng rng(options.seed, static_cast<uint64_t>(index), synth::kTagParams,
+            static_cast<uint64_t>(attempt));
     try {
       Built built = info.build(rng);
       const Measured measured = synth::measure_valid_solid(built.shape);
@@ -118,19 +124,20 @@ SynthPart make_synth_part(const SynthOptions& options, int64_t index) {
       part.measured = measured_json(measured);
       part.geometry_hash = synth::shape_hash(built.shape, measured);
       part.step = synth::step_text(built.shape, part.id);
-      synth::CaptionSet captions =
-          synth::write_captions(built.desc, options.seed, static_cast<uint64_t>(index), options.noise);
+      synth::CaptionSet captions = synth::write_captions(
+          built.desc, options.seed, static_cast<uint64_t>(index), options.noise);
       for (size_t level = 0; level < 4; ++level)
-        part.captions.push_back({kCaptionLevels[level], captions.texts[level], captions.facts[level],
-                                 captions.noise[level]});
+        part.captions.push_back({kCaptionLevels[level], captions.texts[level],
+                                 captions.facts[level], captions.noise[level]});
       return part;
     } catch (const Reject& e) {
       part.rejects.push_back(e.what());
     }
   }
-  throw Error(format("synthetic part {} ({}) failed {} parameter draws in a row; last reason: {}. "
-                     "This is a bug in the family's parameter ranges; report it with --seed {}",
-                     part.id, info.key, options.max_attempts, part.rejects.back(), options.seed));
+  throw Error(
+      format("synthetic part {} ({}) failed {} parameter draws in a row; last reason: {}. "
+             "This is a bug in the family's parameter ranges; report it with --seed {}",
+             part.id, info.key, options.max_attempts, part.rejects.back(), options.seed));
 }
 
 SynthReport write_synth_dataset(const SynthOptions& options, const std::filesystem::path& out) {
@@ -138,15 +145,18 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   namespace fs = std::filesystem;
   const auto start = std::chrono::steady_clock::now();
   if (fs::exists(out) && !fs::is_directory(out))
-    throw Error(format("--out {} is a file; give a folder for the synthetic dataset", out.string()));
+    throw Error(
+        format("--out {} is a file; give a folder for the synthetic dataset", out.string()));
   if (fs::exists(out) && !fs::is_empty(out) && !fs::exists(out / "manifest.json"))
-    throw Error(format("--out {} is not empty and holds no cadclip synth manifest; give a new or empty folder",
-                       out.string()));
+    throw Error(format(
+        "--out {} is not empty and holds no cadclip synth manifest; give a new or empty folder",
+        out.string()));
   const fs::path parts_dir = out / "parts";
   fs::create_directories(parts_dir);
 
-  const int workers = options.workers > 0 ? options.workers
-                                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int workers = options.workers > 0
+                          ? options.workers
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<SynthPart> parts(static_cast<size_t>(options.count));
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
@@ -172,7 +182,8 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < std::min<int64_t>(workers, std::max<int64_t>(1, options.count)); ++t) threads.emplace_back(work);
+  for (int t = 0; t < std::min<int64_t>(workers, std::max<int64_t>(1, options.count)); ++t)
+    threads.emplace_back(work);
   for (std::thread& thread : threads) thread.join();
   progress.finish();
   if (error) std::rethrow_exception(error);
@@ -182,7 +193,8 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   for (const SynthPart& part : parts) ours.insert(part.id + ".step");
   for (const auto& entry : fs::directory_iterator(parts_dir)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("synth_") && name.ends_with(".step") && !ours.count(name)) fs::remove(entry.path());
+    if (name.starts_with("synth_") && name.ends_with(".step") && !ours.count(name))
+      fs::remove(entry.path());
   }
 
   SynthReport report;
@@ -192,14 +204,18 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
                  regenerated = nlohmann::json::array(), part_list = nlohmann::json::array();
   std::map<std::string, int64_t> family_counts, noise_kinds, level_counts;
   std::map<std::string, std::string> first_with_hash;
-  nlohmann::json splits = {{"train", nlohmann::json::array()}, {"validation", nlohmann::json::array()},
+  nlohmann::json splits = {{"train", nlohmann::json::array()},
+                           {"validation", nlohmann::json::array()},
                            {"test", nlohmann::json::array()}};
   for (size_t i = 0; i < parts.size(); ++i) {
     const SynthPart& part = parts[i];
     ++family_counts[part.family];
     for (const SynthCaption& caption : part.captions) {
-      nlohmann::json line = {{"id", part.id}, {"level", caption.level}, {"text", caption.text},
-                             {"facts", caption.facts}, {"noise", caption.noise}};
+      nlohmann::json line = {{"id", part.id},
+                             {"level", caption.level},
+                             {"text", caption.text},
+                             {"facts", caption.facts},
+                             {"noise", caption.noise}};
       captions += line.dump() + "\n";
       ++level_counts[caption.level];
       if (!caption.noise.is_null()) {
@@ -212,18 +228,24 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
     }
     if (part.attempts > 1) {
       report.regenerated += part.attempts - 1;
-      regenerated.push_back({{"id", part.id}, {"family", part.family}, {"attempts", part.attempts},
+      regenerated.push_back({{"id", part.id},
+                             {"family", part.family},
+                             {"attempts", part.attempts},
                              {"reasons", part.rejects}});
     }
     auto [it, inserted] = first_with_hash.emplace(part.geometry_hash, part.id);
     if (!inserted) {
       ++report.duplicates;
-      duplicates.push_back({{"id", part.id}, {"same_as", it->second}, {"geometry_hash", part.geometry_hash}});
+      duplicates.push_back(
+          {{"id", part.id}, {"same_as", it->second}, {"geometry_hash", part.geometry_hash}});
     }
     const double u = Rng(options.seed, i, synth::kTagSplit).uniform();
     splits[u < 0.8 ? "train" : u < 0.9 ? "validation" : "test"].push_back(part.id);
-    part_list.push_back({{"id", part.id}, {"family", part.family}, {"params", part.params},
-                         {"measured", part.measured}, {"geometry_hash", part.geometry_hash}});
+    part_list.push_back({{"id", part.id},
+                         {"family", part.family},
+                         {"params", part.params},
+                         {"measured", part.measured},
+                         {"geometry_hash", part.geometry_hash}});
   }
   write_text_atomic(out / "captions.jsonl", captions);
   write_text_atomic(out / "splits.json", splits.dump(1) + "\n");
@@ -231,25 +253,38 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
       {"generator", "cadclip synth"},
       {"format_version", 1},
       // Options that decide the bytes (the thread count does not).
-      {"options", {{"count", options.count}, {"seed", options.seed}, {"noise", options.noise},
-                   {"max_attempts", options.max_attempts}, {"families", options.families}}},
+      {"options",
+       {{"count", options.count},
+        {"seed", options.seed},
+        {"noise", options.noise},
+        {"max_attempts", options.max_attempts},
+        {"families", options.families}}},
       {"step", {{"schema", "AP214 (AUTOMOTIVE_DESIGN)"}, {"unit", "mm"}, {"folder", "parts"}}},
-      {"counts", {{"parts", report.parts}, {"captions", report.parts * 4}, {"captions_per_level", level_counts},
-                  {"noisy_captions", report.noisy_captions}, {"noisy_by_kind", noise_kinds},
-                  {"regenerated_draws", report.regenerated}, {"duplicates", report.duplicates},
-                  {"splits", {{"train", splits["train"].size()}, {"validation", splits["validation"].size()},
-                              {"test", splits["test"].size()}}}}},
+      {"counts",
+       {{"parts", report.parts},
+        {"captions", report.parts * 4},
+        {"captions_per_level", level_counts},
+        {"noisy_captions", report.noisy_captions},
+        {"noisy_by_kind", noise_kinds},
+        {"regenerated_draws", report.regenerated},
+        {"duplicates", report.duplicates},
+        {"splits",
+         {{"train", splits["train"].size()},
+          {"validation", splits["validation"].size()},
+          {"test", splits["test"].size()}}}}},
       {"families", family_counts},
-      {"geometry_hash", "interim synth hash: sorted (surface type, area, centroid from bbox centre) per face, "
-                        "quantised to 0.01 mm"},
+      {"geometry_hash",
+       "interim synth hash: sorted (surface type, area, centroid from bbox centre) per face, "
+       "quantised to 0.01 mm"},
       {"noisy", noisy},
       {"duplicates", duplicates},
       {"regenerated", regenerated},
       {"parts", part_list}};
   write_text_atomic(out / "manifest.json", manifest.dump(1) + "\n");
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  log::info("synth", "{} parts in {}: {} noisy captions, {} regenerated draws, {} duplicates", report.parts,
-            human_duration(report.seconds), report.noisy_captions, report.regenerated, report.duplicates);
+  log::info("synth", "{} parts in {}: {} noisy captions, {} regenerated draws, {} duplicates",
+            report.parts, human_duration(report.seconds), report.noisy_captions, report.regenerated,
+            report.duplicates);
   return report;
 }
 
@@ -258,16 +293,20 @@ SynthStats synth_stats(const std::filesystem::path& dir) {
     try {
       return nlohmann::json::parse(read_text_file(dir / "splits.json"));
     } catch (const nlohmann::json::exception& e) {
-      throw Error(format("{}: not valid JSON ({}); run cadclip synth again", (dir / "splits.json").string(), e.what()));
+      throw Error(format("{}: not valid JSON ({}); run cadclip synth again",
+                         (dir / "splits.json").string(), e.what()));
     }
   }();
   std::set<std::string> test;
   for (const auto& id : splits.at("test")) test.insert(id.get<std::string>());
   std::map<std::string, std::string> family_of;
-  std::map<std::string, std::map<std::string, std::set<std::string>>> ids_by_text_test, ids_by_text_all;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> ids_by_text_test,
+      ids_by_text_all;
   std::map<std::string, int64_t> captions_test, captions_all;
   std::ifstream in(dir / "captions.jsonl");
-  if (!in) throw Error(format("cannot read {}; run cadclip synth --out {} first", (dir / "captions.jsonl").string(), dir.string()));
+  if (!in)
+    throw Error(format("cannot read {}; run cadclip synth --out {} first",
+                       (dir / "captions.jsonl").string(), dir.string()));
   std::string line;
   int64_t line_number = 0;
   while (std::getline(in, line)) {
@@ -277,7 +316,8 @@ SynthStats synth_stats(const std::filesystem::path& dir) {
     try {
       row = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception& e) {
-      throw Error(format("{} line {}: not valid JSON ({})", (dir / "captions.jsonl").string(), line_number, e.what()));
+      throw Error(format("{} line {}: not valid JSON ({})", (dir / "captions.jsonl").string(),
+                         line_number, e.what()));
     }
     const std::string id = row.at("id"), level = row.at("level"), text = row.at("text");
     if (row.contains("facts") && row["facts"].contains("family") && row["noise"].is_null())
@@ -296,7 +336,8 @@ SynthStats synth_stats(const std::filesystem::path& dir) {
   std::map<std::string, int64_t> test_per_family;
   for (const std::string& id : test) ++test_per_family[family_of.at(id)];
   double sum = 0;
-  for (const std::string& id : test) sum += 1.0 / static_cast<double>(test_per_family[family_of.at(id)]);
+  for (const std::string& id : test)
+    sum += 1.0 / static_cast<double>(test_per_family[family_of.at(id)]);
   stats.test_parts = static_cast<int64_t>(test.size());
   stats.family_oracle_r1 = test.empty() ? 0 : sum / static_cast<double>(test.size());
   auto shares = [](const auto& by_text, const auto& totals) {
