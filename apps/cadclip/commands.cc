@@ -3,6 +3,9 @@
 namespace cadclip::app {
 
 void define_check(CLI::App& command, Runner& run);
+void define_embed(CLI::App& command, Runner& run);
+void define_eval(CLI::App& command, Runner& run);
+void define_train(CLI::App& command, Runner& run);
 #ifdef CADCLIP_WITH_OCCT
 void define_synth(CLI::App& command, Runner& run);
 void define_prepare(CLI::App& command, Runner& run);
@@ -13,9 +16,16 @@ std::span<const Command> commands() {
   static const Command kCommands[] = {
       {"check", "Health report of a safetensors file: dtypes, shapes, NaN/Inf per tensor",
        define_check},
+      {"embed", "Sentence embeddings from a text model folder (default: all-MiniLM-L6-v2)",
+       define_embed},
+      {"eval", "Retrieval metrics of a checkpoint on a split: text<->CAD, CAD->CAD, diagnostics",
+       define_eval},
+      {"train", "Contrastive training of the two-tower model on a prepared dataset", define_train},
 #ifdef CADCLIP_WITH_OCCT
-      {"synth", "Make the built-in synthetic dataset: parametric parts as STEP with captions", define_synth},
-      {"prepare", "CAD files and captions to a prepared dataset (shards, captions, splits, manifest)",
+      {"synth", "Make the built-in synthetic dataset: parametric parts as STEP with captions",
+       define_synth},
+      {"prepare",
+       "CAD files and captions to a prepared dataset (shards, captions, splits, manifest)",
        define_prepare},
       {"prepare-worker", "Internal: the worker process of prepare", define_prepare_worker},
 #endif

@@ -1,0 +1,62 @@
+// `cadclip train`: contrastive training of the two-tower model on a prepared
+// dataset, with validation every epoch, checkpoints, metrics and resume.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cadclip/model/model_config.h"
+#include "cadclip/train/communicator.h"
+#include "cadclip/train/loss.h"
+
+namespace cadclip::train {
+
+struct TrainOptions {
+  std::string data;                  // prepared dataset folder (cadclip prepare / synth)
+  std::string out;                   // run folder: checkpoints/, metrics.jsonl, tensorboard/
+  std::string text_model;            // Hugging Face folder of the pretrained text tower
+  std::vector<std::string> levels;   // caption levels to sample; empty = all
+  int64_t max_text_length = 128;     // tokens per caption incl. [CLS]/[SEP]; longer = cut
+  int64_t epochs = 10;               // passes over the training split
+  int64_t batch_size = 64;           // pairs per process and step
+  double lr = 5e-4;                  // peak learning rate of the new modules (B-Rep, heads)
+  double text_lr = 3e-5;             // peak learning rate of the pretrained text tower
+  double weight_decay = 0.05;        // AdamW decoupled weight decay (not on norms and biases)
+  double warmup = 0.05;              // share of all steps spent warming up linearly
+  double grad_clip = 1.0;            // max global gradient norm; 0 = no clipping
+  std::string precision = "fp32";    // text tower precision: fp32, bf16 or fp16
+  std::string device = "cpu";        // cpu or cuda[:n]
+  int threads = 0;                   // intra-op threads; 0 = cores / processes
+  uint64_t seed = 0;                 // model init, shuffling, caption choice
+  std::string loss = "infonce";      // infonce or siglip
+  bool mask_false_negatives = true;  // identical captions / geometry are not negatives
+  int64_t max_nonfinite_steps = 5;   // stop after this many non-finite steps in a row
+  int64_t checkpoint_every = 0;      // also write `last` every N steps (0 = per epoch only)
+  int64_t stop_after_steps = 0;      // stop (with a `last` checkpoint) after N steps; 0 = never
+  bool resume = false;               // continue from <out>/checkpoints/last.json
+  std::string validation_split = "validation";  // split evaluated after each epoch; "" = none
+  int64_t eval_batch_size = 128;                // models or captions per forward in validation
+  model::BRepEncoderOptions brep;               // the B-Rep tower's size
+  int64_t embed_dim = 256;                      // shared embedding size
+  bool deterministic = true;                    // deterministic ATen algorithms
+  int64_t debug_nan_at_step = -1;  // debug: poison the loss with NaN from this global step
+  int64_t debug_nan_count = 1;     // ... for this many steps
+};
+
+struct TrainSummary {
+  int64_t steps = 0;            // optimizer steps taken in this run
+  int64_t skipped = 0;          // steps skipped for a non-finite loss or gradient
+  int64_t truncated = 0;        // captions cut to max_text_length
+  double last_loss = 0;         // loss of the last step taken
+  double best_validation = -1;  // best mean validation text->CAD R@1
+  bool stopped_early = false;   // stop_after_steps reached
+};
+
+// Runs the whole job on this process (rank) of `communicator`; only rank 0
+// writes checkpoints, metrics and progress. Throws cadclip::Error on bad
+// options or data, and when the run stops for non-finite steps.
+TrainSummary train(const TrainOptions& options, Communicator& communicator);
+
+}  // namespace cadclip::train

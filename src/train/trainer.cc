@@ -1,0 +1,555 @@
+#include "cadclip/train/trainer.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numbers>
+#include <thread>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/log.h"
+#include "cadclip/core/progress.h"
+#include "cadclip/data/batch.h"
+#include "cadclip/data/captions.h"
+#include "cadclip/data/dataset.h"
+#include "cadclip/data/splits.h"
+#include "cadclip/eval/evaluate.h"
+#include "cadclip/text/text_model.h"
+#include "cadclip/train/checkpoint.h"
+#include "cadclip/train/loss_scaler.h"
+#include "cadclip/train/sampler.h"
+#include "cadclip/train/tensorboard.h"
+
+namespace cadclip::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json options_json(const TrainOptions& o) {
+  return {{"data", o.data},
+          {"out", o.out},
+          {"text_model", o.text_model},
+          {"levels", o.levels},
+          {"max_text_length", o.max_text_length},
+          {"epochs", o.epochs},
+          {"batch_size", o.batch_size},
+          {"lr", o.lr},
+          {"text_lr", o.text_lr},
+          {"weight_decay", o.weight_decay},
+          {"warmup", o.warmup},
+          {"grad_clip", o.grad_clip},
+          {"precision", o.precision},
+          {"device", o.device},
+          {"threads", o.threads},
+          {"seed", o.seed},
+          {"loss", o.loss},
+          {"mask_false_negatives", o.mask_false_negatives},
+          {"max_nonfinite_steps", o.max_nonfinite_steps},
+          {"checkpoint_every", o.checkpoint_every},
+          {"stop_after_steps", o.stop_after_steps},
+          {"resume", o.resume},
+          {"validation_split", o.validation_split},
+          {"eval_batch_size", o.eval_batch_size},
+          {"embed_dim", o.embed_dim},
+          {"deterministic", o.deterministic},
+          {"brep",
+           {{"width", o.brep.width},
+            {"layers", o.brep.layers},
+            {"heads", o.brep.heads},
+            {"ffn_hidden", o.brep.ffn_hidden},
+            {"dropout", o.brep.dropout}}}};
+}
+
+c10::ScalarType parse_precision(const std::string& name) {
+  if (name == "fp32") return c10::kFloat;
+  if (name == "bf16") return c10::kBFloat16;
+  if (name == "fp16") return c10::kHalf;
+  throw Error(format("--precision {} is not fp32, bf16 or fp16", name));
+}
+
+// 16 hex digits of a geometry hash, or of a text's SHA-free mix, as a key.
+int64_t key_of_hex(const std::string& hex, int64_t fallback) {
+  if (hex.size() < 16) return fallback;
+  return static_cast<int64_t>(std::stoull(hex.substr(0, 16), nullptr, 16));
+}
+
+int64_t key_of_text(const std::string& text) {
+  // Whitespace-insensitive: "a  plate" and "a plate" state the same.
+  uint64_t h = 1469598103934665603ull;
+  bool space = false;
+  for (unsigned char c : text) {
+    if (std::isspace(c)) {
+      space = true;
+      continue;
+    }
+    if (space) h = (h ^ ' ') * 1099511628211ull;
+    space = false;
+    h = (h ^ c) * 1099511628211ull;
+  }
+  return static_cast<int64_t>(mix_hash(h));
+}
+
+// The training split: dataset indices with at least one caption of a chosen level.
+struct TrainingSet {
+  std::vector<int64_t> models;                 // dataset index per sample
+  std::vector<std::vector<int64_t>> captions;  // caption indices per sample
+  int64_t without_caption = 0;                 // split models with no usable caption
+  int64_t missing = 0;                         // split ids not in the dataset
+};
+
+TrainingSet training_set(const data::Dataset& dataset, const std::vector<data::Caption>& captions,
+                         const std::vector<std::string>& ids,
+                         const std::vector<std::string>& levels) {
+  std::map<std::string, std::vector<int64_t>> by_id;
+  for (size_t i = 0; i < captions.size(); ++i) {
+    const auto& c = captions[i];
+    if (!levels.empty() && std::find(levels.begin(), levels.end(), c.level) == levels.end())
+      continue;
+    by_id[c.id].push_back(static_cast<int64_t>(i));
+  }
+  TrainingSet set;
+  for (const auto& id : ids) {
+    const auto index = dataset.find(id);
+    if (!index) {
+      ++set.missing;
+      continue;
+    }
+    const auto it = by_id.find(id);
+    if (it == by_id.end()) {
+      ++set.without_caption;
+      continue;
+    }
+    set.models.push_back(*index);
+    set.captions.push_back(it->second);
+  }
+  return set;
+}
+
+double learning_rate_factor(int64_t step, int64_t total, int64_t warmup) {
+  if (warmup > 0 && step < warmup) return static_cast<double>(step + 1) / warmup;
+  const double progress =
+      total > warmup ? static_cast<double>(step - warmup) / static_cast<double>(total - warmup) : 1;
+  return 0.5 * (1 + std::cos(std::numbers::pi * std::min(progress, 1.0)));
+}
+
+struct Groups {
+  std::vector<at::Tensor> text_decay, text_plain, new_decay, new_plain;
+};
+
+Groups parameter_groups(torch::nn::Module& model, const at::Tensor& extra) {
+  Groups g;
+  for (const auto& item : model.named_parameters()) {
+    const bool text = item.key().starts_with("text.");
+    // Norms, biases and the temperature get no weight decay.
+    const bool plain = item.value().dim() < 2;
+    (text ? (plain ? g.text_plain : g.text_decay) : (plain ? g.new_plain : g.new_decay))
+        .push_back(item.value());
+  }
+  if (extra.defined()) g.new_plain.push_back(extra);
+  return g;
+}
+
+std::map<std::string, at::Tensor> optimizer_state(torch::optim::AdamW& optimizer,
+                                                  torch::nn::Module& model,
+                                                  const at::Tensor& extra) {
+  std::map<std::string, at::Tensor> out;
+  auto save = [&](const std::string& name, const at::Tensor& p) {
+    const auto it = optimizer.state().find(p.unsafeGetTensorImpl());
+    if (it == optimizer.state().end()) return;
+    const auto& s = static_cast<const torch::optim::AdamWParamState&>(*it->second);
+    out["optim." + name + ".exp_avg"] = s.exp_avg();
+    out["optim." + name + ".exp_avg_sq"] = s.exp_avg_sq();
+    out["optim." + name + ".step"] = at::full({}, s.step(), at::kLong);
+  };
+  for (const auto& item : model.named_parameters()) save(item.key(), item.value());
+  if (extra.defined()) save("siglip.bias", extra);
+  return out;
+}
+
+void load_optimizer_state(torch::optim::AdamW& optimizer, torch::nn::Module& model,
+                          const at::Tensor& extra, const std::map<std::string, at::Tensor>& state) {
+  auto load = [&](const std::string& name, const at::Tensor& p) {
+    const auto avg = state.find("optim." + name + ".exp_avg");
+    if (avg == state.end()) return;  // never stepped (e.g. frozen), keeps no state
+    auto s = std::make_unique<torch::optim::AdamWParamState>();
+    s->exp_avg(avg->second.to(p.device()).clone());
+    s->exp_avg_sq(state.at("optim." + name + ".exp_avg_sq").to(p.device()).clone());
+    s->step(state.at("optim." + name + ".step").item<int64_t>());
+    optimizer.state()[p.unsafeGetTensorImpl()] = std::move(s);
+  };
+  for (const auto& item : model.named_parameters()) load(item.key(), item.value());
+  if (extra.defined()) load("siglip.bias", extra);
+}
+
+class MetricsLog {
+ public:
+  MetricsLog(const fs::path& out, bool active) : active_(active) {
+    if (!active) return;
+    file_.open(out / "metrics.jsonl", std::ios::app);
+    if (!file_) throw Error(format("cannot append to {}", (out / "metrics.jsonl").string()));
+    board_ = std::make_unique<TensorBoardWriter>(out / "tensorboard");
+  }
+  void write(const nlohmann::json& record, int64_t step) {
+    if (!active_) return;
+    file_ << record.dump() << "\n";
+    file_.flush();
+    for (const auto& [key, value] : record.items())
+      if (value.is_number() && key != "step" && key != "epoch")
+        board_->add_scalar(record.value("kind", "train") + "/" + key, value.get<double>(), step);
+    board_->flush();
+  }
+
+ private:
+  bool active_;
+  std::ofstream file_;
+  std::unique_ptr<TensorBoardWriter> board_;
+};
+
+}  // namespace
+
+TrainSummary train(const TrainOptions& options, Communicator& comm) {
+  const bool leader = comm.rank() == 0;
+  if (options.data.empty()) throw Error("train needs --data, a prepared dataset folder");
+  if (options.out.empty()) throw Error("train needs --out, a folder for the run");
+  if (options.epochs < 1) throw Error(format("--epochs {} must be at least 1", options.epochs));
+  if (options.max_text_length < 2)
+    throw Error(
+        format("--max-text-length {} leaves no room for [CLS] and [SEP]", options.max_text_length));
+  const LossKind loss_kind =
+      options.loss == "siglip" ? LossKind::kSigLip
+      : options.loss == "infonce"
+          ? LossKind::kInfoNce
+          : throw Error(format("--loss {} is not infonce or siglip", options.loss));
+  const c10::Device device(options.device);
+  const int threads =
+      options.threads > 0
+          ? options.threads
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / comm.world_size());
+  at::set_num_threads(threads);
+  if (options.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
+  const fs::path out(options.out);
+  if (leader) {
+    fs::create_directories(out);
+    write_text_atomic(out / "options.json", options_json(options).dump(2) + "\n");
+  }
+
+  // Data.
+  const fs::path data_folder(options.data);
+  const data::Dataset dataset = data::Dataset::open(data_folder);
+  data::CaptionOptions caption_options;
+  caption_options.format = "jsonl";
+  const data::CaptionFile caption_file =
+      data::read_captions(data_folder / "captions.jsonl", caption_options);
+  const data::Splits splits = data::read_splits(data_folder / "splits.json");
+  const TrainingSet set =
+      training_set(dataset, caption_file.captions, splits.train, options.levels);
+  if (set.models.empty())
+    throw Error(format("{}: the train split has no model with a caption of the chosen levels",
+                       data_folder.string()));
+  if (leader)
+    log::info("train",
+              "{} training models ({} without a caption of the chosen levels, {} not "
+              "prepared), {} captions",
+              with_commas(static_cast<int64_t>(set.models.size())), set.without_caption,
+              set.missing, with_commas(static_cast<int64_t>(caption_file.captions.size())));
+
+  // Model (from the last checkpoint when resuming).
+  const fs::path last = out / "checkpoints" / "last.json";
+  TrainingState state;
+  model::BuiltModel built;
+  if (options.resume && fs::exists(last)) {
+    built = load_model_from_checkpoint(last);
+    state = load_training_state(last);
+    if (leader)
+      log::info("train", "resuming from {} at epoch {} step {}", last.string(), state.epoch,
+                state.step_in_epoch);
+  } else {
+    if (options.resume && leader)
+      log::warn("train", "--resume: no {} yet, starting from scratch", last.string());
+    torch::manual_seed(options.seed);
+    model::ModelConfig config;
+    config.brep = options.brep;
+    config.two_tower.embed_dim = options.embed_dim;
+    config.two_tower.text_precision = parse_precision(options.precision);
+    config.text_folder = options.text_model;
+    config.text.max_length = options.max_text_length;
+    built = model::build_model(config);
+  }
+  built.model->to(device);
+  built.model->train();
+  std::vector<at::Tensor> parameters = built.model->parameters();
+  broadcast_from_rank0(comm, parameters);
+  at::Tensor siglip_bias;
+  if (loss_kind == LossKind::kSigLip) {
+    siglip_bias = at::full({}, -10.0, at::TensorOptions().device(device)).set_requires_grad(true);
+    if (auto it = state.tensors.find("siglip.bias"); it != state.tensors.end())
+      siglip_bias.detach().copy_(it->second);
+    parameters.push_back(siglip_bias);
+  }
+
+  // Optimizer and schedule.
+  Groups groups = parameter_groups(*built.model, siglip_bias);
+  auto make_group = [&](std::vector<at::Tensor> params, double lr, double decay) {
+    torch::optim::AdamWOptions o(lr);
+    o.weight_decay(decay).betas({0.9, 0.98}).eps(1e-6);
+    return torch::optim::OptimizerParamGroup(std::move(params),
+                                             std::make_unique<torch::optim::AdamWOptions>(o));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> param_groups;
+  param_groups.push_back(make_group(groups.text_decay, options.text_lr, options.weight_decay));
+  param_groups.push_back(make_group(groups.text_plain, options.text_lr, 0));
+  param_groups.push_back(make_group(groups.new_decay, options.lr, options.weight_decay));
+  param_groups.push_back(make_group(groups.new_plain, options.lr, 0));
+  const std::vector<double> base_lr = {options.text_lr, options.text_lr, options.lr, options.lr};
+  torch::optim::AdamW optimizer(param_groups);
+  load_optimizer_state(optimizer, *built.model, siglip_bias, state.tensors);
+  DynamicLossScaler scaler(options.precision == "fp16", {}, device);
+  scaler.load_state(state.tensors);
+  if (auto it = state.tensors.find("rng.cpu"); it != state.tensors.end()) {
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    generator.set_state(it->second);
+  }
+
+  const EpochSampler sampler(static_cast<int64_t>(set.models.size()), options.seed, comm.rank(),
+                             comm.world_size(), options.batch_size);
+  const int64_t total_steps = sampler.steps_per_epoch() * options.epochs;
+  const int64_t warmup_steps = static_cast<int64_t>(options.warmup * total_steps);
+  if (leader && sampler.dropped_per_epoch() > 0)
+    log::info("train",
+              "{} samples per epoch do not fill a last batch on every process and are "
+              "left out of that epoch",
+              sampler.dropped_per_epoch());
+
+  std::vector<std::string> validation_ids;
+  if (options.validation_split == "validation")
+    validation_ids = splits.validation;
+  else if (options.validation_split == "test")
+    validation_ids = splits.test;
+  else if (options.validation_split == "train")
+    validation_ids = splits.train;
+  else if (!options.validation_split.empty())
+    throw Error(format("--validation-split {} is not train, validation, test or empty",
+                       options.validation_split));
+
+  MetricsLog metrics(out, leader);
+  LossOptions loss_options;
+  loss_options.kind = loss_kind;
+  loss_options.mask_false_negatives = options.mask_false_negatives;
+  const text::Tokenizer& tokenizer = *built.text.tokenizer;
+
+  TrainSummary summary;
+  summary.best_validation = state.best_metric;
+  int64_t consecutive_nonfinite = state.extra.value("consecutive_nonfinite", int64_t{0});
+  summary.skipped = state.extra.value("skipped", int64_t{0});
+
+  auto checkpoint = [&](const std::string& name, int64_t epoch, int64_t step_in_epoch) {
+    TrainingState s;
+    s.epoch = epoch;
+    s.step_in_epoch = step_in_epoch;
+    s.global_step = state.global_step;
+    s.best_metric = summary.best_validation;
+    s.tensors = optimizer_state(optimizer, *built.model, siglip_bias);
+    for (auto& [k, v] : scaler.state()) s.tensors[k] = v;
+    s.tensors["rng.cpu"] = at::detail::getDefaultCPUGenerator().get_state();
+    if (siglip_bias.defined()) s.tensors["siglip.bias"] = siglip_bias.detach().cpu();
+    s.extra = {{"skipped", summary.skipped}, {"consecutive_nonfinite", consecutive_nonfinite}};
+    if (leader) save_checkpoint(out, name, built, s);
+    comm.barrier();
+  };
+
+  ProgressOptions progress_options;
+  progress_options.total = total_steps - state.global_step;
+  progress_options.unit = "steps";
+  std::unique_ptr<Progress> progress;
+  if (leader) progress = std::make_unique<Progress>("train", progress_options);
+
+  for (int64_t epoch = state.epoch; epoch < options.epochs; ++epoch) {
+    const int64_t first_step = epoch == state.epoch ? state.step_in_epoch : 0;
+    for (int64_t step = first_step; step < sampler.steps_per_epoch(); ++step) {
+      const auto started = std::chrono::steady_clock::now();
+      const std::vector<int64_t> samples = sampler.batch(epoch, step);
+      std::vector<data::BRepGraph> graphs;
+      std::vector<std::vector<int64_t>> token_rows;
+      std::vector<int64_t> caption_keys, geometry_keys;
+      for (int64_t sample : samples) {
+        graphs.push_back(dataset.graph(set.models[static_cast<size_t>(sample)]));
+        const auto& choices = set.captions[static_cast<size_t>(sample)];
+        // Stateless choice: the same caption whether or not the run was interrupted.
+        const uint64_t pick = mix_hash(options.seed, static_cast<uint64_t>(epoch),
+                                       static_cast<uint64_t>(sample), 0xca9);
+        const data::Caption& caption =
+            caption_file.captions[static_cast<size_t>(choices[pick % choices.size()])];
+        std::vector<int64_t> ids = tokenizer.encode(caption.text);
+        if (static_cast<int64_t>(ids.size()) > options.max_text_length) {
+          ids.resize(static_cast<size_t>(options.max_text_length - 1));
+          ids.push_back(tokenizer.sep_id());
+          ++summary.truncated;
+        }
+        token_rows.push_back(std::move(ids));
+        caption_keys.push_back(key_of_text(caption.text));
+        geometry_keys.push_back(key_of_hex(graphs.back().geometry_hash, -1 - sample));
+      }
+      int64_t width = 0;
+      for (const auto& row : token_rows) width = std::max<int64_t>(width, row.size());
+      at::Tensor input_ids =
+          at::full({static_cast<int64_t>(token_rows.size()), width}, tokenizer.pad_id(), at::kLong);
+      at::Tensor attention = at::zeros_like(input_ids);
+      for (size_t r = 0; r < token_rows.size(); ++r) {
+        const auto n = static_cast<int64_t>(token_rows[r].size());
+        input_ids[static_cast<int64_t>(r)].narrow(0, 0, n).copy_(at::tensor(token_rows[r]));
+        attention[static_cast<int64_t>(r)].narrow(0, 0, n).fill_(1);
+      }
+      const data::BRepBatch batch = data::collate(graphs).to(device);
+
+      const model::TwoTowerOutput output =
+          built.model->forward(batch, input_ids.to(device), attention.to(device));
+      ContrastivePairs pairs;
+      pairs.text = output.text;
+      pairs.cad = output.brep;
+      pairs.caption_key = at::tensor(caption_keys).to(device);
+      pairs.geometry_key = at::tensor(geometry_keys).to(device);
+      LossResult result =
+          contrastive_loss(comm, pairs, output.logit_scale, siglip_bias, loss_options);
+      if (options.debug_nan_at_step >= 0 && state.global_step >= options.debug_nan_at_step &&
+          state.global_step < options.debug_nan_at_step + options.debug_nan_count) {
+        result.loss = result.loss * std::numeric_limits<double>::quiet_NaN();
+      }
+      const double loss_value = result.loss.item<double>();
+
+      for (size_t g = 0; g < param_groups.size(); ++g) {
+        auto& group_options =
+            static_cast<torch::optim::AdamWOptions&>(optimizer.param_groups()[g].options());
+        group_options.lr(base_lr[g] *
+                         learning_rate_factor(state.global_step, total_steps, warmup_steps));
+      }
+      optimizer.zero_grad();
+      std::string skip_reason;
+      if (!std::isfinite(loss_value)) {
+        // Caught before backward: nothing is applied, and it is said out loud.
+        skip_reason = format("loss is {}", loss_value);
+      } else {
+        scaler.scale(result.loss).backward();
+        average_gradients(comm, parameters);
+        if (scaler.unscale_and_check(parameters)) {
+          skip_reason = format("gradients hold NaN/Inf at loss scale {}", scaler.current_scale());
+          scaler.update(true);
+        }
+      }
+      if (!skip_reason.empty()) {
+        ++summary.skipped;
+        ++consecutive_nonfinite;
+        log::warn("train",
+                  "step {} (epoch {}, step {}): {}; step skipped ({} skipped in all, {} "
+                  "in a row, the run stops at {})",
+                  state.global_step, epoch, step, skip_reason, summary.skipped,
+                  consecutive_nonfinite, options.max_nonfinite_steps);
+        optimizer.zero_grad();
+        if (consecutive_nonfinite >= options.max_nonfinite_steps) {
+          throw Error(
+              format("stopping: {} non-finite steps in a row (last: {}). No checkpoint was "
+                     "written after them; lower the learning rate or use fp32/bf16, and "
+                     "resume from {}",
+                     consecutive_nonfinite, skip_reason, last.string()));
+        }
+      } else {
+        if (options.grad_clip > 0) torch::nn::utils::clip_grad_norm_(parameters, options.grad_clip);
+        optimizer.step();
+        built.model->clamp_logit_scale_();
+        scaler.update(false);
+        consecutive_nonfinite = 0;
+        ++summary.steps;
+        summary.last_loss = loss_value;
+      }
+      ++state.global_step;
+
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double lr_now =
+          base_lr[2] * learning_rate_factor(state.global_step - 1, total_steps, warmup_steps);
+      if (leader) {
+        progress->advance(1, {{"loss", fixed(loss_value, 4)},
+                              {"lr", format("{}", lr_now)},
+                              {"skipped", std::to_string(summary.skipped)},
+                              {"samples/s", fixed(result.global_count / seconds, 1)},
+                              {"epoch", std::to_string(epoch + 1)}});
+        metrics.write({{"kind", "train"},
+                       {"step", state.global_step},
+                       {"epoch", epoch},
+                       {"loss", loss_value},
+                       {"lr", lr_now},
+                       {"logit_scale", output.logit_scale.item<double>()},
+                       {"skipped", summary.skipped},
+                       {"samples_per_s", result.global_count / seconds},
+                       {"masked_pairs", result.masked_pairs}},
+                      state.global_step);
+      }
+      const bool stop = options.stop_after_steps > 0 &&
+                        summary.steps + summary.skipped >= options.stop_after_steps;
+      if (stop ||
+          (options.checkpoint_every > 0 && state.global_step % options.checkpoint_every == 0)) {
+        checkpoint("last", epoch, step + 1);
+      }
+      if (stop) {
+        summary.stopped_early = true;
+        if (leader) {
+          progress->finish();
+          log::info("train", "stopped after {} steps as asked; resume with --resume",
+                    summary.steps + summary.skipped);
+        }
+        return summary;
+      }
+    }
+
+    // End of epoch: validation, then checkpoints.
+    double validation = -1;
+    if (!validation_ids.empty() && leader) {
+      eval::EvalOptions eval_options;
+      eval_options.batch_size = options.eval_batch_size;
+      eval_options.max_text_length = options.max_text_length;
+      eval_options.split = options.validation_split;
+      eval_options.levels = options.levels;
+      const eval::EvalReport report =
+          eval::evaluate(*built.model, tokenizer, options.max_text_length, dataset,
+                         caption_file.captions, validation_ids, eval_options);
+      built.model->train();
+      validation = eval::mean_text_to_cad_r1(report);
+      nlohmann::json record = {{"kind", "validation"},
+                               {"step", state.global_step},
+                               {"epoch", epoch},
+                               {"text_to_cad_r1", validation},
+                               {"gallery", report.gallery}};
+      for (const auto& level : report.levels) {
+        record[level.level + "_text_to_cad_r1"] = level.text_to_cad.r1;
+        record[level.level + "_text_to_cad_mrr"] = level.text_to_cad.mrr;
+      }
+      metrics.write(record, state.global_step);
+      log::info("train", "epoch {}: validation text->CAD R@1 {}% (gallery {})", epoch + 1,
+                fixed(100 * validation, 2), report.gallery);
+    }
+    // Every rank learns rank 0's verdict, so that all take the same checkpoint steps.
+    std::vector<at::Tensor> shared = {at::full({1}, validation, at::kDouble)};
+    comm.broadcast(shared, 0);
+    validation = shared[0].item<double>();
+    const bool best = !validation_ids.empty() && validation > summary.best_validation;
+    if (best) summary.best_validation = validation;
+    checkpoint("last", epoch + 1, 0);
+    if (best) checkpoint("best", epoch + 1, 0);
+  }
+  if (leader) {
+    progress->finish();
+    log::info("train",
+              "done: {} steps, {} skipped, {} captions truncated to {} tokens, last loss {}",
+              summary.steps, summary.skipped, summary.truncated, options.max_text_length,
+              fixed(summary.last_loss, 4));
+  }
+  return summary;
+}
+
+}  // namespace cadclip::train
