@@ -421,10 +421,12 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
 
   // The box in millimetres. BRepBndLib::AddOptimal is exact but runs a global
   // optimiser over every B-spline face (seconds on some parts); instead:
-  // every edge exactly (BndLib's optimal curve box); spheres and tori in
-  // closed form over their UV box; the inside grid points of the other faces
-  // whose interior can bulge past their edges (B-splines, revolutions). Planes,
-  // cylinders, cones and extrusions are ruled: their extremes lie on edges.
+  // every edge exactly (BndLib's optimal curve box); spheres over their UV box
+  // (a sphere's equator is often no edge of it); the inside grid points of the
+  // other faces whose interior can bulge past their edges (tori, B-splines,
+  // revolutions; BndLib's optimal box of a torus costs ~20 ms, a fillet's
+  // extremes lie on its edges anyway). Planes, cylinders, cones and
+  // extrusions are ruled: their extremes lie on their edges.
   Bnd_Box box;
   for (int e = 0; e < edges.Extent(); ++e) {
     const TopoDS_Edge& edge = TopoDS::Edge(edges(e + 1));
@@ -436,9 +438,7 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
     const auto type = static_cast<data::SurfaceType>(graph.face_types[f]);
     const bool ruled = type == data::SurfaceType::kPlane || type == data::SurfaceType::kCylinder ||
                        type == data::SurfaceType::kCone || type == data::SurfaceType::kExtrusion;
-    if (type == data::SurfaceType::kSphere || type == data::SurfaceType::kTorus) {
-      // Closed forms over the face's UV box: cheap, and a sphere's equator is
-      // no edge of it.
+    if (type == data::SurfaceType::kSphere) {
       const std::array<double, 4>& uv = uv_bounds[f];
       BndLib_AddSurface::AddOptimal(*surfaces[f].adaptor, uv[0], uv[1], uv[2], uv[3],
                                     /*Tol=*/0.0, box);
