@@ -72,12 +72,17 @@ struct SelfAttention : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias, double dropout) {
     const int64_t b = x.size(0), t = x.size(1), h = x.size(2);
     auto split = [&](const torch::Tensor& y) { return y.view({b, t, heads, -1}).transpose(1, 2); };
+    const auto qkv = fused.forward(x, {&query, &key, &value});
+    // An undefined bias (no padding) lets SDPA take its unmasked kernel.
     const torch::Tensor context = at::scaled_dot_product_attention(
-        split(query(x)), split(key(x)), split(value(x)), bias, is_training() ? dropout : 0.0);
+        split(qkv[0]), split(qkv[1]), split(qkv[2]),
+        bias.defined() ? std::optional<torch::Tensor>(bias) : std::nullopt,
+        is_training() ? dropout : 0.0);
     return context.transpose(1, 2).reshape({b, t, h});
   }
   int64_t heads;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
+  detail::FusedLinear fused;
 };
 
 struct Attention : torch::nn::Module {
@@ -140,7 +145,10 @@ torch::Tensor BertEncoder::forward(const torch::Tensor& input_ids,
   x = embeddings_->norm(x);
   if (is_training() && config_.hidden_dropout_prob > 0)
     x = at::dropout(x, config_.hidden_dropout_prob, true);
-  const torch::Tensor bias = detail::key_padding_bias(attention_mask).to(x.dtype());
+  // Without padding there is nothing to mask.
+  const bool padded = attention_mask.eq(0).any().item<bool>();
+  const torch::Tensor bias =
+      padded ? detail::key_padding_bias(attention_mask).to(x.dtype()) : torch::Tensor();
   for (const auto& module : *layers_) {
     auto layer = std::static_pointer_cast<Layer>(module);
     if (checkpointing_) {

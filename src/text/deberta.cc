@@ -178,7 +178,8 @@ struct DisentangledSelfAttention : torch::nn::Module {
                         const torch::Tensor& p2c_index) {
     const int64_t b = x.size(0), t = x.size(1), heads = config.num_attention_heads;
     auto split = [&](const torch::Tensor& y) { return y.view({b, t, heads, -1}).transpose(1, 2); };
-    const torch::Tensor q = split(query(x)), k = split(key(x)), v = split(value(x));
+    const auto qkv = fused.forward(x, {&query, &key, &value});
+    const torch::Tensor q = split(qkv[0]), k = split(qkv[1]), v = split(qkv[2]);
     const int64_t scale_factor = 1 + (config.c2p() ? 1 : 0) + (config.p2c() ? 1 : 0);
     // transformers computes sqrt in float32: torch.sqrt(tensor(d, float) * factor).
     const float scale = std::sqrt(static_cast<float>(config.attention_head_size) *
@@ -216,6 +217,7 @@ struct DisentangledSelfAttention : torch::nn::Module {
   DebertaV2Config config;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
   torch::nn::Linear pos_key{nullptr}, pos_query{nullptr};
+  detail::FusedLinear fused;
 };
 
 struct Attention : torch::nn::Module {

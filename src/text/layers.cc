@@ -1,6 +1,7 @@
 #include "layers.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
 
 #include <limits>
 
@@ -55,6 +56,43 @@ Intermediate::Intermediate(int64_t in, int64_t out, Activation act) : activation
 
 torch::Tensor Intermediate::forward(const torch::Tensor& x) {
   return activate(dense(x), activation);
+}
+
+std::vector<torch::Tensor> FusedLinear::forward(const torch::Tensor& x,
+                                                const std::vector<torch::nn::Linear*>& layers) {
+  std::vector<torch::Tensor> out;
+  if (torch::GradMode::is_enabled()) {
+    for (auto* layer : layers) out.push_back((*layer)(x));
+    return out;
+  }
+  std::vector<std::pair<const void*, int64_t>> stamp;
+  for (auto* layer : layers) {
+    for (const torch::Tensor& t : {(*layer)->weight, (*layer)->bias}) {
+      CADCLIP_CHECK(t.defined(), "FusedLinear needs layers with biases");
+      stamp.emplace_back(t.unsafeGetTensorImpl(), static_cast<int64_t>(t._version()));
+    }
+  }
+  torch::Tensor weight, bias;
+  std::vector<int64_t> sizes;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stamp != stamp_) {
+      std::vector<torch::Tensor> weights, biases;
+      sizes_.clear();
+      for (auto* layer : layers) {
+        weights.push_back((*layer)->weight);
+        biases.push_back((*layer)->bias);
+        sizes_.push_back((*layer)->weight.size(0));
+      }
+      weight_ = at::cat(weights, 0);
+      bias_ = at::cat(biases, 0);
+      stamp_ = std::move(stamp);
+    }
+    weight = weight_;
+    bias = bias_;
+    sizes = sizes_;
+  }
+  return at::linear(x, weight, bias).split_with_sizes(sizes, -1);
 }
 
 torch::Tensor key_padding_bias(const torch::Tensor& mask) {

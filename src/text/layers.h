@@ -6,7 +6,9 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace cadclip::text::detail {
 
@@ -32,6 +34,24 @@ struct Intermediate : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);
   torch::nn::Linear dense{nullptr};
   Activation activation;
+};
+
+// Several Linear layers on the same input as one GEMM, for inference: the
+// concatenated weights are built on first use and rebuilt whenever a source
+// parameter is replaced or modified in place (its version counter moves).
+// With grad mode on it runs the layers one by one, so autograd sees the
+// parameters themselves. Safe to call from several threads.
+class FusedLinear {
+ public:
+  // x: [..., in] -> one [..., out_i] per layer
+  std::vector<torch::Tensor> forward(const torch::Tensor& x,
+                                     const std::vector<torch::nn::Linear*>& layers);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<const void*, int64_t>> stamp_;
+  torch::Tensor weight_, bias_;
+  std::vector<int64_t> sizes_;
 };
 
 // mask: [B, T] -> additive key bias [B, 1, 1, T]: 0 on tokens, the lowest

@@ -187,3 +187,32 @@ TEST(LoadWeights, UnsupportedModelTypeIsAClearError) {
 
 }  // namespace
 }  // namespace cadclip::text
+
+namespace cadclip::text {
+namespace {
+
+TEST(TextEncoder, InferenceFollowsInPlaceWeightUpdates) {
+  // The fused query/key/value weights of no-grad runs must see optimizer steps.
+  auto encoder = load_text_encoder(testing::data_dir() / "bert");
+  const Reference ref = read_reference("bert");
+  torch::Tensor before;
+  {
+    torch::NoGradGuard no_grad;
+    before = encoder->forward(ref.ids, ref.mask);
+    // Random, since a constant shift of a key weight cancels after LayerNorm.
+    torch::Tensor key = encoder->named_parameters()["encoder.layer.0.attention.self.key.weight"];
+    key.add_(at::randn_like(key));
+  }
+  torch::Tensor after_no_grad;
+  {
+    torch::NoGradGuard no_grad;
+    after_no_grad = encoder->forward(ref.ids, ref.mask);
+  }
+  const torch::Tensor after_grad = encoder->forward(ref.ids, ref.mask).detach();
+  const torch::Tensor keep = ref.mask.to(at::kBool).unsqueeze(-1);
+  EXPECT_GT((after_no_grad - before).abs().masked_select(keep).max().item<double>(), 1e-4);
+  EXPECT_LT((after_no_grad - after_grad).abs().masked_select(keep).max().item<double>(), 1e-5);
+}
+
+}  // namespace
+}  // namespace cadclip::text

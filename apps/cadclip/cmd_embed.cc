@@ -1,0 +1,126 @@
+// cadclip embed: sentence embeddings from a text model folder (Hugging Face
+// BERT-family or DeBERTa-v2/v3, sentence-transformers layout understood),
+// L2-normalised; prints the first values of each vector.
+#include <ATen/ATen.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
+#include "cadclip/core/safetensors.h"
+#include "cadclip/text/text_model.h"
+#include "command.h"
+
+namespace cadclip::app {
+namespace {
+
+constexpr const char* kDefaultTextModel = "/opt/cadclip/models/all-MiniLM-L6-v2";
+
+struct EmbedOptions {
+  std::vector<std::string> texts;  // sentences to embed
+  std::string file;                // or a text file with one sentence per line ("-": stdin)
+  std::string model;             // model folder; empty: $CADCLIP_TEXT_MODEL, else kDefaultTextModel
+  std::string pooling = "auto";  // auto (the folder's pooling, else cls), cls or mean
+  int64_t max_length = 0;        // tokens per text; 0: the folder's limit
+  int64_t batch_size = 32;       // texts per forward pass
+  int values = 6;                // leading values of each vector to print
+  int threads = 0;               // LibTorch intra-op threads; 0: its default
+  std::string output;            // also write all vectors [n, hidden] to this safetensors file
+};
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw Error(format("{}: cannot read the sentence file", path));
+    in = &file;
+  }
+  std::string line;
+  while (std::getline(*in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+int run_embed(const EmbedOptions& options) {
+  std::vector<std::string> texts = options.texts;
+  if (!options.file.empty()) {
+    const auto lines = read_lines(options.file);
+    texts.insert(texts.end(), lines.begin(), lines.end());
+  }
+  if (texts.empty())
+    throw Error("no sentences to embed: pass them as arguments or with --file (one per line)");
+  std::string folder = options.model;
+  if (folder.empty()) {
+    const char* env = std::getenv("CADCLIP_TEXT_MODEL");
+    folder = env && *env ? env : kDefaultTextModel;
+  }
+  if (options.threads > 0) at::set_num_threads(options.threads);
+  text::TextModelOptions model_options;
+  model_options.pooling = options.pooling;
+  model_options.max_length = options.max_length;
+  const text::TextModel model = text::load_text_model(folder, model_options);
+  const at::Tensor vectors = model.embed(texts, /*normalize=*/true, options.batch_size);
+  std::printf("# %s: %s encoder, %lld dimensions, %s pooling, at most %lld tokens, L2-normalised\n",
+              model.folder.string().c_str(), std::string(model.encoder->architecture()).c_str(),
+              static_cast<long long>(model.encoder->hidden_size()),
+              std::string(text::pooling_name(model.pooling)).c_str(),
+              static_cast<long long>(model.max_length));
+  const auto rows = vectors.accessor<float, 2>();
+  const int64_t shown = std::min<int64_t>(options.values, vectors.size(1));
+  for (int64_t i = 0; i < vectors.size(0); ++i) {
+    std::string line = "[";
+    for (int64_t j = 0; j < shown; ++j) line += (j ? ", " : "") + fixed(rows[i][j], 5);
+    if (shown < vectors.size(1)) line += ", ...";
+    std::printf("%s]  \"%s\"\n", line.c_str(), texts[static_cast<size_t>(i)].c_str());
+  }
+  if (!options.output.empty()) {
+    const at::Tensor data = vectors.contiguous();
+    SafetensorsWriter writer;
+    writer.add_f32(
+        "embeddings", {data.size(0), data.size(1)},
+        std::span<const float>(data.data_ptr<float>(), static_cast<size_t>(data.numel())));
+    writer.set_metadata("model", model.folder.string());
+    writer.set_metadata("pooling", std::string(text::pooling_name(model.pooling)));
+    writer.write(options.output);
+    std::printf("# wrote %lld vectors to %s\n", static_cast<long long>(data.size(0)),
+                options.output.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void define_embed(CLI::App& command, Runner& run) {
+  auto options = std::make_shared<EmbedOptions>();
+  command.add_option("texts", options->texts, "Sentences to embed");
+  command.add_option("--file", options->file, "Sentences, one per line ('-': stdin)");
+  command.add_option("--model", options->model,
+                     "Text model folder (default: $CADCLIP_TEXT_MODEL, else " +
+                         std::string(kDefaultTextModel) + ")");
+  command.add_option("--pooling", options->pooling, "auto, cls or mean")
+      ->check(CLI::IsMember({"auto", "cls", "mean"}));
+  command
+      .add_option("--max-length", options->max_length,
+                  "Tokens per text with [CLS]/[SEP] (0: the model folder's limit)")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--batch-size", options->batch_size, "Texts per forward pass")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--values", options->values, "Leading values of each vector to print")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--threads", options->threads, "LibTorch threads (0: its default)")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--output", options->output, "Also write all vectors to a safetensors file");
+  run = [options] { return run_embed(*options); };
+}
+
+}  // namespace cadclip::app
