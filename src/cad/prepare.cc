@@ -548,7 +548,9 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
             failures.size());
 
   const size_t entries_before = journal.entries().size();
+  const Clock::time_point ingest_start = Clock::now();
   run_workers(inputs, todo, o, journal, earlier_failures);
+  const Clock::time_point ingest_end = Clock::now();
   for (size_t e = entries_before; e < journal.entries().size(); ++e)
     by_path[journal.entries()[e].path] = e;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -742,6 +744,9 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
        {{"from_journal", from_journal},
         {"ingested_now", static_cast<int64_t>(todo.size())},
         {"ingest_seconds", ingest_seconds},
+        {"setup_wall_seconds", std::chrono::duration<double>(ingest_start - start).count()},
+        {"ingest_wall_seconds", std::chrono::duration<double>(ingest_end - ingest_start).count()},
+        {"assemble_wall_seconds", std::chrono::duration<double>(Clock::now() - ingest_end).count()},
         {"wall_seconds", wall}}}};
   write_text_atomic(out / "manifest.json", dump(manifest, 1) + "\n");
   if (!o.keep_work) fs::remove_all(out / "work");
