@@ -65,11 +65,11 @@ std::vector<torch::Tensor> FusedLinear::forward(const torch::Tensor& x,
     for (auto* layer : layers) out.push_back((*layer)(x));
     return out;
   }
-  std::vector<std::pair<const void*, int64_t>> stamp;
+  std::vector<std::tuple<const void*, const void*, int64_t>> stamp;
   for (auto* layer : layers) {
     for (const torch::Tensor& t : {(*layer)->weight, (*layer)->bias}) {
       CADCLIP_CHECK(t.defined(), "FusedLinear needs layers with biases");
-      stamp.emplace_back(t.unsafeGetTensorImpl(), static_cast<int64_t>(t._version()));
+      stamp.emplace_back(t.unsafeGetTensorImpl(), t.data_ptr(), static_cast<int64_t>(t._version()));
     }
   }
   torch::Tensor weight, bias;

@@ -8,6 +8,7 @@
 
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace cadclip::text::detail {
@@ -38,7 +39,8 @@ struct Intermediate : torch::nn::Module {
 
 // Several Linear layers on the same input as one GEMM, for inference: the
 // concatenated weights are built on first use and rebuilt whenever a source
-// parameter is replaced or modified in place (its version counter moves).
+// parameter is replaced, moved (its data pointer changes) or modified in
+// place (its version counter moves).
 // With grad mode on it runs the layers one by one, so autograd sees the
 // parameters themselves. Safe to call from several threads.
 class FusedLinear {
@@ -49,7 +51,7 @@ class FusedLinear {
 
  private:
   std::mutex mutex_;
-  std::vector<std::pair<const void*, int64_t>> stamp_;
+  std::vector<std::tuple<const void*, const void*, int64_t>> stamp_;
   torch::Tensor weight_, bias_;
   std::vector<int64_t> sizes_;
 };
