@@ -10,8 +10,10 @@
 // as STEP to a temporary folder, reported as their own row.
 #include <BRepTools.hxx>
 #include <BRep_Builder.hxx>
+#include <IGESControl_Controller.hxx>
 #include <IGESControl_Reader.hxx>
 #include <Interface_Static.hxx>
+#include <STEPControl_Controller.hxx>
 #include <STEPControl_Reader.hxx>
 #include <TopoDS_Shape.hxx>
 
@@ -112,8 +114,13 @@ int main(int argc, char** argv) {
   bench::print_header("ingest_bench: bare OCCT read+transfer vs ingest_file",
                       bench::set_threads(1));
   cad::quiet_occt_messages();
-  // The bare read gets the same unit parameter as ingest does.
-  Interface_Static::SetCVal("xstep.cascade.unit", "MM");
+  // The bare read gets the same unit parameter as ingest does (it exists once
+  // the controllers are initialised).
+  if (!STEPControl_Controller::Init() || !IGESControl_Controller::Init() ||
+      !Interface_Static::SetCVal("xstep.cascade.unit", "MM")) {
+    std::fprintf(stderr, "ingest_bench: OCCT refused xstep.cascade.unit=MM\n");
+    return 2;
+  }
 
   const cad::IngestOptions options;
   std::vector<Row> rows;

@@ -5,6 +5,7 @@
 #include <BRepTools.hxx>
 #include <BRep_Builder.hxx>
 #include <IFSelect_ReturnStatus.hxx>
+#include <IGESControl_Controller.hxx>
 #include <IGESControl_Reader.hxx>
 #include <IGESData_GlobalSection.hxx>
 #include <IGESData_IGESModel.hxx>
@@ -12,6 +13,7 @@
 #include <Message.hxx>
 #include <Message_Messenger.hxx>
 #include <Message_PrinterOStream.hxx>
+#include <STEPControl_Controller.hxx>
 #include <STEPControl_Reader.hxx>
 #include <Standard_ErrorHandler.hxx>
 #include <Standard_Failure.hxx>
@@ -79,7 +81,8 @@ Result<TopoDS_Shape> scaled(const TopoDS_Shape& shape, double factor, std::strin
 // parameter that OCCT 7.6 reads at transfer time (XSAlgo_AlgoContainer::
 // PrepareForTransfer). Set it every time: another caller may have changed it.
 Status set_cascade_unit_mm(std::string_view what) {
-  if (!Interface_Static::SetCVal("xstep.cascade.unit", "MM"))
+  if (!STEPControl_Controller::Init() || !IGESControl_Controller::Init() ||
+      !Interface_Static::SetCVal("xstep.cascade.unit", "MM"))
     return Status::failure(format("{}: OCCT refused xstep.cascade.unit=MM", what));
   return Status::ok();
 }
@@ -96,8 +99,8 @@ Result<LoadedShape> read_step(const std::filesystem::path& path, const IngestOpt
         "{} is truncated or not a complete STEP file: no END-ISO-10303-21 at its end", what));
 
   quiet_occt_messages();
-  STEPControl_Reader reader;
   if (Status unit = set_cascade_unit_mm(what); !unit) return unit;
+  STEPControl_Reader reader;
   if (reader.ReadFile(path.c_str()) != IFSelect_RetDone)
     return Status::failure(format("{}: OCCT could not parse the STEP data", what));
 
@@ -150,8 +153,8 @@ Result<LoadedShape> read_iges(const std::filesystem::path& path, const IngestOpt
         format("{} is truncated: its last record is not the IGES terminate (T) section", what));
 
   quiet_occt_messages();
-  IGESControl_Reader reader;
   if (Status unit = set_cascade_unit_mm(what); !unit) return unit;
+  IGESControl_Reader reader;
   if (reader.ReadFile(path.c_str()) != IFSelect_RetDone)
     return Status::failure(format("{}: OCCT could not parse the IGES data", what));
   Handle(IGESData_IGESModel) model = reader.IGESModel();

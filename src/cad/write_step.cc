@@ -1,6 +1,7 @@
 // Writing a shape as STEP in millimetres (synthetic parts, tests, benchmarks).
 #include <IFSelect_ReturnStatus.hxx>
 #include <Interface_Static.hxx>
+#include <STEPControl_Controller.hxx>
 #include <STEPControl_StepModelType.hxx>
 #include <STEPControl_Writer.hxx>
 #include <Standard_ErrorHandler.hxx>
@@ -24,10 +25,12 @@ Status write_step(const TopoDS_Shape& shape, const std::filesystem::path& path) 
   try {
     OCC_CATCH_SIGNALS
     quiet_occt_messages();
-    STEPControl_Writer writer;
-    if (!Interface_Static::SetCVal("write.step.unit", "MM") ||
+    // The parameters exist once the controller is initialised, and a writer
+    // takes write.step.unit when it is constructed: set it before.
+    if (!STEPControl_Controller::Init() || !Interface_Static::SetCVal("write.step.unit", "MM") ||
         !Interface_Static::SetCVal("xstep.cascade.unit", "MM"))
       return Status::failure(format("{}: OCCT refused the STEP unit parameters", path.string()));
+    STEPControl_Writer writer;
     if (writer.Transfer(shape, STEPControl_AsIs) != IFSelect_RetDone)
       return Status::failure(
           format("{}: OCCT could not transfer the shape to STEP", path.string()));

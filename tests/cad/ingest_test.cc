@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <IGESControl_Writer.hxx>
 #include <Interface_Static.hxx>
+#include <STEPControl_Controller.hxx>
 #include <STEPControl_Writer.hxx>
 
 #include <fstream>
@@ -146,6 +147,9 @@ TEST(Ingest, StepAndIgesComeOutInMillimetresWhateverTheFileUnit) {
   // A 10 x 20 x 30 mm box written in inches must read back as 10 x 20 x 30 mm.
   const auto folder = testing::scratch_folder();
   const TopoDS_Shape box = testing::box(10, 20, 30);
+  // The STEP parameters exist once the controller is initialised, and a
+  // writer takes write.step.unit when it is constructed.
+  ASSERT_TRUE(STEPControl_Controller::Init());
   ASSERT_TRUE(Interface_Static::SetCVal("write.step.unit", "INCH"));
   STEPControl_Writer step;
   ASSERT_EQ(step.Transfer(box, STEPControl_AsIs), IFSelect_RetDone);
