@@ -99,6 +99,7 @@ Result<LoadedShape> read_step(const std::filesystem::path& path, const IngestOpt
         "{} is truncated or not a complete STEP file: no END-ISO-10303-21 at its end", what));
 
   quiet_occt_messages();
+  std::lock_guard<std::mutex> lock(xstep_mutex());
   if (Status unit = set_cascade_unit_mm(what); !unit) return unit;
   STEPControl_Reader reader;
   if (reader.ReadFile(path.c_str()) != IFSelect_RetDone)
@@ -153,6 +154,7 @@ Result<LoadedShape> read_iges(const std::filesystem::path& path, const IngestOpt
         format("{} is truncated: its last record is not the IGES terminate (T) section", what));
 
   quiet_occt_messages();
+  std::lock_guard<std::mutex> lock(xstep_mutex());
   if (Status unit = set_cascade_unit_mm(what); !unit) return unit;
   IGESControl_Reader reader;
   if (reader.ReadFile(path.c_str()) != IFSelect_RetDone)
@@ -207,6 +209,11 @@ void quiet_occt_messages() {
   std::call_once(once, [] {
     Message::DefaultMessenger()->RemovePrinters(STANDARD_TYPE(Message_PrinterOStream));
   });
+}
+
+std::mutex& xstep_mutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
 Result<double> millimetres_per_unit(std::string_view unit) {

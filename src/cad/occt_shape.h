@@ -7,6 +7,7 @@
 #include <TopoDS_Shape.hxx>
 
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -60,6 +61,12 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
 // string such as "synthetic:mm".
 Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, std::string unit,
                                      const IngestOptions& options);
+
+// OCCT's STEP/IGES translators share process-wide state (static parameters
+// such as xstep.cascade.unit, the unit globals of OCCT 7.6, the messenger).
+// Every use of a reader or writer in the cad layer holds this mutex, so that
+// threads may ingest or write files at once; featurization runs outside it.
+std::mutex& xstep_mutex();
 
 // OCCT's readers and writers report through the default messenger, which
 // prints to stdout; only apps/ may write there. Removes that printer (once).

@@ -25,6 +25,7 @@ Status write_step(const TopoDS_Shape& shape, const std::filesystem::path& path) 
   try {
     OCC_CATCH_SIGNALS
     quiet_occt_messages();
+    std::lock_guard<std::mutex> lock(xstep_mutex());
     // The parameters exist once the controller is initialised, and a writer
     // takes write.step.unit when it is constructed: set it before.
     if (!STEPControl_Controller::Init() || !Interface_Static::SetCVal("write.step.unit", "MM") ||

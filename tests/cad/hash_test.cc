@@ -3,6 +3,9 @@
 // copy; and ingesting the same file twice gives the same bytes.
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 #include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
 #include "test_shapes.h"
@@ -89,6 +92,30 @@ TEST(GeometryHash, EqualForAMovedCorpusPart) {
   ASSERT_TRUE(original);
   EXPECT_EQ(featurize(testing::translated(loaded->shape, -40, 25.5, 7)).geometry_hash,
             original->geometry_hash);
+}
+
+TEST(GeometryHash, ThreadsIngestingAtOnceGiveTheSameBytes) {
+  // The STEP/IGES translators are serialised by xstep_mutex; the rest runs
+  // in parallel on distinct shapes and must not change a byte.
+  const std::vector<std::filesystem::path> files = {
+      "../shared/data/cad/occt/screw.step", "../shared/data/cad/aagnet/partA.step",
+      "../shared/data/cad/occt/solid.brep", "../shared/data/cad/occt/bearing.iges",
+      "tests/data/deepcad/plate_hole.json"};
+  std::vector<data::BRepGraph> alone;
+  for (const auto& file : files) {
+    Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
+    ASSERT_TRUE(graph) << graph.status().reason();
+    alone.push_back(std::move(graph).value());
+  }
+  std::vector<Result<data::BRepGraph>> together(files.size(), Status::failure("not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < files.size(); ++i)
+    threads.emplace_back([&, i] { together[i] = ingest_file(files[i], IngestOptions{}); });
+  for (std::thread& thread : threads) thread.join();
+  for (size_t i = 0; i < files.size(); ++i) {
+    ASSERT_TRUE(together[i]) << together[i].status().reason();
+    expect_same_bytes(alone[i], together[i].value());
+  }
 }
 
 }  // namespace
