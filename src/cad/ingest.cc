@@ -44,7 +44,10 @@ Result<data::BRepGraph> ingest_checked(const std::filesystem::path& path,
     if (!text) return text.status();
     Result<TopoDS_Shape> shape = deepcad_to_shape(text.value(), path.string(), options);
     if (!shape) return shape.status();
-    return ingest_shape(shape.value(), id, "assumed:" + options.assume_unit, options);
+    Result<data::BRepGraph> graph =
+        ingest_shape(shape.value(), id, "assumed:" + options.assume_unit, options);
+    if (!graph) return Status::failure(format("{}: {}", path.string(), graph.status().reason()));
+    return graph;
   }
   Result<LoadedShape> loaded = read_shape(path, options);
   if (!loaded) return loaded.status();

@@ -66,6 +66,23 @@ Result<HeadTail> read_head_tail(const std::filesystem::path& path, size_t count)
   return out;
 }
 
+// A file's unit name as cadclip records it: STEP says "millimetre", "inch",
+// "metre"; IGES "MM", "IN", "INCH", "M", "FT"... Both become the short names of
+// --assume-unit (mm, cm, m, inch, ft, um; mil and km too); anything else is
+// kept as the file wrote it.
+std::string canonical_unit(std::string_view raw) {
+  const std::string name = lower(raw);
+  if (name == "mm" || name == "millimetre" || name == "millimeter") return "mm";
+  if (name == "cm" || name == "centimetre" || name == "centimeter") return "cm";
+  if (name == "m" || name == "metre" || name == "meter") return "m";
+  if (name == "in" || name == "inch") return "inch";
+  if (name == "ft" || name == "foot" || name == "feet") return "ft";
+  if (name == "um" || name == "micron" || name == "micrometre" || name == "micrometer") return "um";
+  if (name == "mil") return "mil";
+  if (name == "km" || name == "kilometre" || name == "kilometer") return "km";
+  return std::string(raw);
+}
+
 // Scales a shape by `factor` (a copy with transformed geometry, not a location).
 Result<TopoDS_Shape> scaled(const TopoDS_Shape& shape, double factor, std::string_view what) {
   if (factor == 1.0) return shape;
@@ -120,7 +137,7 @@ Result<LoadedShape> read_step(const std::filesystem::path& path, const IngestOpt
   LoadedShape out;
   if (lengths.Length() > 0) {
     // OCCT has already converted the stated unit into the cascade unit (mm).
-    out.unit = "file:" + std::string(lengths.Value(1).ToCString());
+    out.unit = "file:" + canonical_unit(lengths.Value(1).ToCString());
     out.shape = shape;
     return out;
   }
@@ -172,7 +189,8 @@ Result<LoadedShape> read_iges(const std::filesystem::path& path, const IngestOpt
   if (shape.IsNull()) return Status::failure(format("{}: the IGES transfer gave no shape", what));
   // IGES always states a unit (flag 1-11; OCCT converts it into the cascade unit).
   LoadedShape out;
-  out.unit = "file:" + (unit_name.empty() ? format("flag{}", global.UnitFlag()) : unit_name);
+  out.unit = "file:" +
+             (unit_name.empty() ? format("flag{}", global.UnitFlag()) : canonical_unit(unit_name));
   out.shape = shape;
   return out;
 }

@@ -64,7 +64,7 @@ TEST(GeometryHash, EqualAfterAStepRoundTripAndForTwoExports) {
   data::BRepGraph renamed = second.value();
   renamed.id = first->id;
   expect_same_bytes(first.value(), renamed);
-  EXPECT_EQ(first->unit, "file:millimetre");
+  EXPECT_EQ(first->unit, "file:mm");
 }
 
 TEST(GeometryHash, DifferentForAScaledCopy) {

@@ -165,7 +165,7 @@ TEST(Ingest, StepAndIgesComeOutInMillimetresWhateverTheFileUnit) {
         << name << " should state inches";
     const Result<data::BRepGraph> graph = ingest_file(folder / name, IngestOptions{});
     ASSERT_TRUE(graph) << graph.status().reason();
-    EXPECT_EQ(graph->unit.rfind("file:", 0), 0u) << graph->unit;
+    EXPECT_EQ(graph->unit, "file:inch") << name;
     EXPECT_NEAR(graph->bbox_mm[3] - graph->bbox_mm[0], 10, 1e-4) << name;
     EXPECT_NEAR(graph->bbox_mm[4] - graph->bbox_mm[1], 20, 1e-4) << name;
     EXPECT_NEAR(graph->bbox_mm[5] - graph->bbox_mm[2], 30, 1e-4) << name;
