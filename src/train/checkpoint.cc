@@ -12,6 +12,7 @@
 #include "cadclip/core/safetensors.h"
 #include "cadclip/core/tensor_health.h"
 #include "cadclip/data/tensor_io.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/pooled_text.h"
 
 namespace cadclip::train {
@@ -64,75 +65,9 @@ void write_tensors(const fs::path& path,
   writer.write(path);
 }
 
-// Opens a file of the checkpoint and refuses it when a tensor is sick.
-SafetensorsReader open_healthy(const fs::path& path) {
-  SafetensorsReader file = SafetensorsReader::open(path);
-  const HealthReport health = scan_health(file);
-  if (!health.healthy())
-    throw Error(
-        format("refusing checkpoint file {}: tensors hold NaN or Inf: {}. Resume from an "
-               "earlier checkpoint (best.json or an older run).",
-               path.string(), health.sick_summary()));
-  return file;
-}
-
-void load_into(torch::nn::Module& module, const std::string& prefix, const SafetensorsReader& file,
-               const std::set<std::string>& skip_prefixes) {
-  at::NoGradGuard no_grad;
-  std::vector<std::string> missing;
-  for (auto& [name, target] : named_state(module)) {
-    bool skipped = false;
-    for (const auto& s : skip_prefixes) skipped |= name.starts_with(s);
-    if (skipped) continue;
-    const TensorInfo* info = file.find(prefix + name);
-    if (info == nullptr) {
-      missing.push_back(name);
-      continue;
-    }
-    const at::Tensor value = data::read_tensor(file, *info);
-    if (value.sizes() != target.sizes())
-      throw Error(
-          format("{}: tensor '{}' has shape {} but the model needs {}; the checkpoint "
-                 "belongs to another model configuration",
-                 file.path().string(), name, value.sizes(), target.sizes()));
-    target.copy_(value);
-  }
-  if (!missing.empty()) {
-    std::string names;
-    for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
-    throw Error(format("{} lacks {} tensors the model needs: {}", file.path().string(),
-                       missing.size(), names));
-  }
-}
-
 }  // namespace
 
-fs::path resolve_checkpoint(const fs::path& path) {
-  fs::path pointer;
-  if (fs::is_regular_file(path) && path.extension() == ".json") {
-    pointer = path;
-  } else if (fs::is_directory(path) && fs::exists(path / "model.safetensors")) {
-    return path;
-  } else if (fs::is_directory(path) && fs::exists(path / "checkpoints" / "last.json")) {
-    pointer = path / "checkpoints" / "last.json";
-  } else {
-    throw Error(
-        format("{} is no checkpoint: pass a run folder, a checkpoint pointer "
-               "(checkpoints/last.json or best.json) or a checkpoint folder",
-               path.string()));
-  }
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(read_text_file(pointer));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(format("checkpoint pointer {} is not valid JSON: {}", pointer.string(), e.what()));
-  }
-  const fs::path folder = pointer.parent_path() / json.value("folder", std::string());
-  if (!fs::exists(folder / "model.safetensors"))
-    throw Error(format("checkpoint pointer {} names {}, which has no model.safetensors",
-                       pointer.string(), folder.string()));
-  return folder;
-}
+fs::path resolve_checkpoint(const fs::path& path) { return model::resolve_checkpoint(path); }
 
 void save_checkpoint(const fs::path& run_folder, const std::string& name,
                      const model::BuiltModel& built, const TrainingState& state) {
@@ -155,16 +90,24 @@ void save_checkpoint(const fs::path& run_folder, const std::string& name,
                        name, state.global_step, sick));
 
   const fs::path checkpoints = run_folder / "checkpoints";
-  const std::string folder_name = format("{}-step{}", name, state.global_step);
+  // A folder of its own, never one that exists: the model being saved may be
+  // reading its text files from a checkpoint of the same name and step.
+  std::string folder_name = format("{}-step{}", name, state.global_step);
+  for (int n = 1; fs::exists(checkpoints / folder_name); ++n)
+    folder_name = format("{}-step{}.{}", name, state.global_step, n);
   const fs::path folder = checkpoints / folder_name;
-  fs::remove_all(folder);  // a leftover of an interrupted write of this very step
   fs::create_directories(folder / "text");
 
   write_tensors(folder / "model.safetensors", main_part, {{"format", "pt"}});
   write_tensors(folder / "text" / "model.safetensors", text_part, {{"format", "pt"}});
+  if (!fs::exists(fs::path(built.config.text_folder) / "config.json"))
+    throw Error(
+        format("cannot save checkpoint '{}': the text model folder {} has no config.json "
+               "any more",
+               name, built.config.text_folder));
   for (const char* file : kTextFiles) {
     const fs::path source = fs::path(built.config.text_folder) / file;
-    if (!fs::exists(source)) continue;
+    if (!fs::exists(source)) continue;  // each folder has only some of them
     fs::create_directories((folder / "text" / file).parent_path());
     const std::string content = read_text_file(source);
     write_text_atomic(folder / "text" / file, content);
@@ -187,8 +130,12 @@ void save_checkpoint(const fs::path& run_folder, const std::string& name,
                             {"model_sha256", sha256_file_hex(folder / "model.safetensors")}};
   write_text_atomic(checkpoints / (name + ".json"), pointer.dump(2) + "\n");
 
-  // Folders that no pointer names any more are old checkpoints.
+  // Folders that no pointer names any more are old checkpoints, except the
+  // one a resumed model still reads its text files from.
   std::set<std::string> in_use;
+  const fs::path text_source = fs::weakly_canonical(built.config.text_folder);
+  if (text_source.parent_path().parent_path() == fs::weakly_canonical(checkpoints))
+    in_use.insert(text_source.parent_path().filename().string());
   for (const auto& entry : fs::directory_iterator(checkpoints)) {
     if (entry.path().extension() != ".json") continue;
     try {
@@ -205,28 +152,12 @@ void save_checkpoint(const fs::path& run_folder, const std::string& name,
 }
 
 model::BuiltModel load_model_from_checkpoint(const fs::path& path) {
-  const fs::path folder = resolve_checkpoint(path);
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(read_text_file(folder / "config.json"));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(format("{}: config.json is not valid JSON: {}", folder.string(), e.what()));
-  }
-  model::ModelConfig config = model::model_config_from_json(json);
-  config.text_folder = (folder / config.text_folder).string();
-  // build_model reads the text weights from text/model.safetensors; check
-  // their health first so that a sick text tower is named, not loaded.
-  open_healthy(folder / "text" / "model.safetensors");
-  model::BuiltModel built = model::build_model(config);
-  const SafetensorsReader weights = open_healthy(folder / "model.safetensors");
-  load_into(*built.model, "", weights, {kTextPrefix});
-  built.model->eval();
-  return built;
+  return model::load_model_from_checkpoint(path);
 }
 
 TrainingState load_training_state(const fs::path& path) {
   const fs::path folder = resolve_checkpoint(path);
-  const SafetensorsReader file = open_healthy(folder / "state.safetensors");
+  const SafetensorsReader file = model::open_checkpoint_file(folder / "state.safetensors");
   TrainingState state;
   const auto it = file.metadata().find("state");
   if (it == file.metadata().end())

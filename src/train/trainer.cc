@@ -233,7 +233,12 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
           ? options.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / comm.world_size());
   at::set_num_threads(threads);
-  if (options.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
+  if (options.deterministic) {
+    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
+    // Deterministic mode would also fill every new tensor with NaN, a large cost
+    // on CPU that buys nothing for determinism.
+    at::globalContext().setDeterministicFillUninitializedMemory(false);
+  }
   const fs::path out(options.out);
   if (leader) {
     fs::create_directories(out);

@@ -1,0 +1,232 @@
+// The trainer end to end on a tiny prepared dataset (random graphs written
+// with the shard writer) and a tiny model (small B-Rep tower, the tiny BERT of
+// tests/data/text/bert): it overfits, it skips and counts non-finite steps and
+// stops after K in a row, it never writes or loads a sick checkpoint, a crash
+// while saving leaves a loadable checkpoint, and a resumed run ends with
+// bitwise the same weights as an uninterrupted one.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "../model/random_graph.h"
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/safetensors.h"
+#include "cadclip/core/tensor_health.h"
+#include "cadclip/data/captions.h"
+#include "cadclip/data/shard.h"
+#include "cadclip/data/splits.h"
+#include "cadclip/train/checkpoint.h"
+#include "cadclip/train/trainer.h"
+
+namespace cadclip::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A prepared folder of `models` random graphs with one distinct caption each.
+fs::path tiny_dataset(const std::string& name, int models) {
+  const fs::path folder =
+      fs::temp_directory_path() / ("cadclip_trainer_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  data::ShardWriter writer;
+  std::vector<data::Caption> captions;
+  data::Splits splits;
+  const char* shapes[] = {"plate", "flange", "washer", "gear", "shaft", "bracket", "nut", "pipe"};
+  for (int i = 0; i < models; ++i) {
+    data::BRepGraph g = testing::random_graph(3 + i % 4, 500 + i);
+    g.id = "m" + std::to_string(i);
+    g.geometry_hash = std::string(12, 'a') + std::to_string(1000 + i);
+    writer.add(g);
+    captions.push_back({g.id, "abstract", format("a {} number {}", shapes[i % 8], i)});
+    splits.train.push_back(g.id);
+  }
+  writer.write(folder / "shard-00000.safetensors");
+  write_text_atomic(folder / "manifest.json",
+                    R"({"shards": [{"file": "shard-00000.safetensors"}]})");
+  data::write_captions_jsonl(folder / "captions.jsonl", captions);
+  data::write_splits(folder / "splits.json", splits);
+  return folder;
+}
+
+TrainOptions tiny_options(const fs::path& data, const std::string& run) {
+  TrainOptions o;
+  o.data = data.string();
+  o.out = (data.parent_path() / (data.filename().string() + "_" + run)).string();
+  fs::remove_all(o.out);
+  o.text_model = "tests/data/text/bert";
+  o.max_text_length = 16;
+  o.batch_size = 4;
+  o.epochs = 2;
+  o.lr = 3e-3;
+  o.text_lr = 1e-3;
+  o.warmup = 0;
+  o.threads = 1;
+  o.seed = 7;
+  o.validation_split = "";
+  o.embed_dim = 16;
+  o.brep.width = 32;
+  o.brep.layers = 2;
+  o.brep.heads = 2;
+  o.brep.ffn_hidden = 48;
+  o.brep.face_channels = 8;
+  o.brep.edge_width = 8;
+  return o;
+}
+
+// Every tensor of a checkpoint folder's model files, by name.
+std::map<std::string, std::vector<std::byte>> checkpoint_bytes(const fs::path& run) {
+  const fs::path folder = resolve_checkpoint(run);
+  std::map<std::string, std::vector<std::byte>> out;
+  for (const char* file : {"model.safetensors", "text/model.safetensors"}) {
+    const SafetensorsReader reader = SafetensorsReader::open(folder / file);
+    for (const TensorInfo& t : reader.tensors()) {
+      const auto bytes = reader.bytes(t);
+      out[std::string(file) + ":" + t.name].assign(bytes.begin(), bytes.end());
+    }
+  }
+  return out;
+}
+
+TEST(TrainerTest, ATinyModelOverfitsATinyDataset) {
+  const fs::path data = tiny_dataset("overfit", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.batch_size = 8;
+  o.epochs = 150;  // one step per epoch
+  o.lr = 5e-3;
+  o.text_lr = 5e-3;
+  o.weight_decay = 0;
+  o.validation_split = "train";  // evaluate on what it trained on
+  o.brep.dropout = 0;
+  const TrainSummary summary = train(o, *make_single_process_communicator());
+  EXPECT_EQ(summary.skipped, 0);
+  EXPECT_DOUBLE_EQ(summary.best_validation, 1.0) << "text->CAD R@1 on the training set";
+  EXPECT_TRUE(fs::exists(fs::path(o.out) / "checkpoints" / "best.json"));
+  EXPECT_TRUE(fs::exists(fs::path(o.out) / "metrics.jsonl"));
+  EXPECT_TRUE(fs::exists(fs::path(o.out) / "options.json"));
+  EXPECT_FALSE(fs::is_empty(fs::path(o.out) / "tensorboard"));
+}
+
+TEST(TrainerTest, ANonFiniteLossIsLoggedCountedAndSkipped) {
+  const fs::path data = tiny_dataset("nan", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.debug_nan_at_step = 1;
+  ::testing::internal::CaptureStderr();
+  const TrainSummary summary = train(o, *make_single_process_communicator());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(summary.skipped, 1);
+  EXPECT_EQ(summary.steps, 3);  // 2 epochs x 2 steps, one skipped
+  EXPECT_NE(log.find("step 1 (epoch 0, step 1): loss is nan; step skipped"), std::string::npos)
+      << log;
+  EXPECT_TRUE(scan_health(SafetensorsReader::open(resolve_checkpoint(o.out) / "model.safetensors"))
+                  .healthy());
+}
+
+TEST(TrainerTest, KNonFiniteStepsInARowStopTheRunWithoutASickCheckpoint) {
+  const fs::path data = tiny_dataset("nan_stop", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.debug_nan_at_step = 2;
+  o.debug_nan_count = 100;
+  o.max_nonfinite_steps = 2;
+  try {
+    train(o, *make_single_process_communicator());
+    FAIL() << "the run should have stopped";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("2 non-finite steps in a row"), std::string::npos)
+        << e.what();
+  }
+  // The checkpoint of epoch 1 is the last one, and it is healthy.
+  const fs::path folder = resolve_checkpoint(o.out);
+  EXPECT_EQ(folder.filename(), "last-step2");
+  for (const char* file : {"model.safetensors", "text/model.safetensors", "state.safetensors"})
+    EXPECT_TRUE(scan_health(SafetensorsReader::open(folder / file)).healthy()) << file;
+}
+
+TEST(TrainerTest, ACheckpointWithANaNPlantedInItIsRefused) {
+  const fs::path data = tiny_dataset("sick", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.epochs = 1;
+  train(o, *make_single_process_communicator());
+  const fs::path model_file = resolve_checkpoint(o.out) / "model.safetensors";
+  const SafetensorsReader reader = SafetensorsReader::open(model_file);
+  const TensorInfo& victim = reader.at("brep_head.weight");
+  const uint64_t header = 8 + [&] {
+    uint64_t n = 0;
+    std::ifstream(model_file, std::ios::binary).read(reinterpret_cast<char*>(&n), 8);
+    return n;
+  }();
+  {
+    std::fstream file(model_file, std::ios::in | std::ios::out | std::ios::binary);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    file.seekp(static_cast<std::streamoff>(header + victim.begin + 4 * 3));
+    file.write(reinterpret_cast<const char*>(&nan), 4);
+  }
+  try {
+    load_model_from_checkpoint(o.out);
+    FAIL() << "a sick checkpoint was loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("brep_head.weight (1 NaN)"), std::string::npos)
+        << e.what();
+  }
+  o.resume = true;
+  EXPECT_THROW(train(o, *make_single_process_communicator()), Error);
+}
+
+TEST(TrainerTest, ACrashWhileSavingLeavesALoadableCheckpoint) {
+  const fs::path data = tiny_dataset("crash", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.epochs = 1;
+  train(o, *make_single_process_communicator());
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      at::set_num_threads(1);
+      model::BuiltModel built = load_model_from_checkpoint(o.out);
+      TrainingState state;
+      for (int step = 100;; ++step) {
+        state.global_step = step;
+        save_checkpoint(o.out, "last", built, state);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 170 * attempt));
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    EXPECT_NO_THROW(load_model_from_checkpoint(o.out)) << "attempt " << attempt;
+  }
+}
+
+TEST(TrainerTest, AResumedRunEndsWithBitwiseTheSameWeights) {
+  const fs::path data = tiny_dataset("resume", 12);
+  TrainOptions whole = tiny_options(data, "whole");
+  whole.epochs = 2;  // 3 steps per epoch
+  train(whole, *make_single_process_communicator());
+
+  TrainOptions part = tiny_options(data, "part");
+  part.epochs = 2;
+  part.stop_after_steps = 2;  // in the middle of the first epoch
+  const TrainSummary first = train(part, *make_single_process_communicator());
+  EXPECT_TRUE(first.stopped_early);
+  part.stop_after_steps = 0;
+  part.resume = true;
+  train(part, *make_single_process_communicator());
+
+  const auto a = checkpoint_bytes(whole.out);
+  const auto b = checkpoint_bytes(part.out);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
+}
+
+}  // namespace
+}  // namespace cadclip::train
