@@ -148,9 +148,6 @@ struct Measured {
 };
 // Throws Reject when the shape is not one valid, closed solid of positive volume.
 Measured measure_valid_solid(const TopoDS_Shape& shape);
-// Hash of the quantised face list, centred on the bounding box (moves do not
-// change it, scaling does). Interim until the ingest geometry hash lands.
-std::string shape_hash(const TopoDS_Shape& shape, const Measured& measured);
 // The part as an AP214 STEP file in millimetres, with a fixed header (name,
 // time stamp, author) so that the same part gives the same bytes.
 std::string step_text(const TopoDS_Shape& shape, const std::string& name);

@@ -51,9 +51,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "cad/occt_shape.h"
 #include "cad/synth/model.h"
 #include "cadclip/core/format.h"
-#include "cadclip/core/hash.h"
 
 namespace cadclip::cad::synth {
 
@@ -345,27 +345,6 @@ Measured measure_valid_solid(const TopoDS_Shape& shape) {
   return m;
 }
 
-std::string shape_hash(const TopoDS_Shape& shape, const Measured& measured) {
-  const double cx = 0.5 * (measured.bbox[0] + measured.bbox[3]);
-  const double cy = 0.5 * (measured.bbox[1] + measured.bbox[4]);
-  const double cz = 0.5 * (measured.bbox[2] + measured.bbox[5]);
-  std::vector<std::array<long, 5>> rows;
-  for (TopExp_Explorer it(shape, TopAbs_FACE); it.More(); it.Next()) {
-    const TopoDS_Face& face = TopoDS::Face(it.Current());
-    GProp_GProps props;
-    BRepGProp::SurfaceProperties(face, props);
-    const gp_Pnt c = props.CentreOfMass();
-    rows.push_back({static_cast<long>(BRepAdaptor_Surface(face).GetType()),
-                    std::lround(props.Mass() * 100), std::lround((c.X() - cx) * 100),
-                    std::lround((c.Y() - cy) * 100), std::lround((c.Z() - cz) * 100)});
-  }
-  std::sort(rows.begin(), rows.end());
-  Sha256 hash;
-  for (const auto& row : rows)
-    for (long value : row) hash.update_value(static_cast<int64_t>(value));
-  return hash.hex_digest();
-}
-
 // ---------------------------------------------------------------- STEP
 
 std::string step_text(const TopoDS_Shape& shape, const std::string& name) {
@@ -373,12 +352,7 @@ std::string step_text(const TopoDS_Shape& shape, const std::string& name) {
   // one part at a time keeps it consistent. Modelling runs in parallel outside.
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  static bool quiet = false;
-  if (!quiet) {
-    // The translator prints its statistics to stdout, which belongs to apps/.
-    Message::DefaultMessenger()->RemovePrinters(STANDARD_TYPE(Message_PrinterOStream));
-    quiet = true;
-  }
+  quiet_occt_messages();  // the translator prints its statistics to stdout, which is apps/'s
   try {
     STEPControl_Writer writer;
     if (writer.Transfer(shape, STEPControl_AsIs) != IFSelect_RetDone)

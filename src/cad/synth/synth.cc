@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "cad/occt_shape.h"
 #include "cad/synth/model.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
@@ -122,7 +123,11 @@ SynthPart make_synth_part(const SynthOptions& options, int64_t index) {
       part.attempts = attempt + 1;
       part.params = built.params;
       part.measured = measured_json(measured);
-      part.geometry_hash = synth::shape_hash(built.shape, measured);
+      // The ingest layer's geometry hash, so that duplicates here are the
+      // duplicates `cadclip prepare` sees; a part it cannot featurize is redrawn.
+      Result<data::BRepGraph> graph = ingest_shape(built.shape, part.id, "synthetic:mm", {});
+      if (!graph) throw Reject("featurization failed: " + graph.status().reason());
+      part.geometry_hash = graph->geometry_hash;
       part.step = synth::step_text(built.shape, part.id);
       synth::CaptionSet captions = synth::write_captions(
           built.desc, options.seed, static_cast<uint64_t>(index), options.noise);
