@@ -194,7 +194,8 @@ std::vector<Input> collect_inputs(const PrepareOptions& o, std::vector<Failure>&
   std::map<std::string, fs::path> seen_ids;
   const double max_bytes = o.max_file_mb * 1024 * 1024;
   for (Input& in : found) {
-    in.path = in.path.lexically_normal();
+    // Absolute, so that a run resumed from another working folder still finds its journal entries.
+    in.path = fs::absolute(in.path).lexically_normal();
     if (!seen_paths.insert(in.path).second) continue;  // the same file named twice
     struct stat st {};
     if (::stat(in.path.c_str(), &st) != 0) {

@@ -194,9 +194,15 @@ TEST_F(PrepareJob, AnInterruptedRunResumesWithoutRedoingFinishedFiles) {
   EXPECT_EQ(killed.exit_code, -1) << killed.log;
   EXPECT_FALSE(fs::exists(out("r") / "manifest.json"));
   EXPECT_TRUE(fs::exists(out("r") / "work" / "journal.bin"));
+  // A record torn mid-write (a power cut, a kill during the append) is cut off on resume.
+  {
+    std::ofstream journal(out("r") / "work" / "journal.bin", std::ios::binary | std::ios::app);
+    journal << "CJR1" << std::string(9, '\x7f');
+  }
 
   const RunResult resumed = run_prepare("", args + out("r").string(), scratch_.path() / "r.txt");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.log;
+  EXPECT_NE(resumed.log.find("torn record"), std::string::npos) << resumed.log;
   const nlohmann::json manifest = read_json(out("r") / "manifest.json");
   EXPECT_EQ(manifest["run"]["from_journal"], 2);
   EXPECT_EQ(manifest["run"]["ingested_now"], 1);
