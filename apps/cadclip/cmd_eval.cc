@@ -1,0 +1,125 @@
+// cadclip eval CHECKPOINT --data DIR: retrieval metrics of a trained model on
+// one split of a prepared dataset (docs/EVAL.md), as a table or as JSON.
+#include <ATen/Parallel.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
+#include "cadclip/core/log.h"
+#include "cadclip/data/captions.h"
+#include "cadclip/data/dataset.h"
+#include "cadclip/data/splits.h"
+#include "cadclip/eval/evaluate.h"
+#include "cadclip/train/checkpoint.h"
+#include "command.h"
+
+namespace cadclip::app {
+namespace {
+
+struct EvalCommandOptions {
+  std::string checkpoint;           // checkpoint pointer (<name>.json), folder, or run folder
+  std::string data;                 // prepared dataset folder
+  std::string split = "test";       // train, validation or test
+  std::vector<std::string> levels;  // caption levels; empty = every level present
+  bool json = false;                // JSON on stdout instead of the table
+  std::string save_embeddings;      // safetensors file for both towers' embeddings; empty = none
+  int64_t batch_size = 64;          // models or texts per forward pass
+  int64_t max_text_length = 0;      // tokens per caption; 0 = the checkpoint's
+  int threads = 0;                  // intra-op threads; 0 = LibTorch's default (the cores)
+  std::string device = "cpu";       // cpu or cuda[:n]
+};
+
+int run_eval(const EvalCommandOptions& o) {
+  if (o.threads > 0) at::set_num_threads(o.threads);
+  const std::filesystem::path folder(o.data);
+  const data::Dataset dataset = data::Dataset::open(folder);
+  data::CaptionOptions caption_options;
+  caption_options.format = "jsonl";
+  const data::CaptionFile captions =
+      data::read_captions(folder / "captions.jsonl", caption_options);
+  if (!captions.problems.empty()) {
+    log::warn("eval",
+              "{}: {} caption lines could not be read and are left out (first: line {}: {})",
+              captions.path.string(), captions.problems.size(), captions.problems.front().line,
+              captions.problems.front().reason);
+  }
+  const data::Splits splits = data::read_splits(folder / "splits.json");
+  const std::vector<std::string>& ids = o.split == "train"        ? splits.train
+                                        : o.split == "validation" ? splits.validation
+                                                                  : splits.test;
+  if (ids.empty()) {
+    throw Error(format("{}/splits.json: split '{}' is empty; choose another with --split",
+                       folder.string(), o.split));
+  }
+
+  model::BuiltModel built = train::load_model_from_checkpoint(o.checkpoint);
+  built.model->to(c10::Device(o.device));
+  eval::EvalOptions options;
+  options.levels = o.levels;
+  options.batch_size = o.batch_size;
+  options.max_text_length = o.max_text_length;
+  options.split = o.split;
+  const eval::EvalReport report =
+      eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
+                     captions.captions, ids, options);
+  if (!o.save_embeddings.empty()) {
+    eval::save_embeddings(o.save_embeddings, report.embeddings);
+    log::info("eval", "embeddings written to {}", o.save_embeddings);
+  }
+  if (o.json) {
+    nlohmann::json j = eval::to_json(report);
+    j["checkpoint"] = o.checkpoint;
+    j["data"] = o.data;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("checkpoint %s, data %s\n%s", o.checkpoint.c_str(), o.data.c_str(),
+                eval::format_table(report).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void define_eval(CLI::App& command, Runner& run) {
+  auto o = std::make_shared<EvalCommandOptions>();
+  command
+      .add_option("checkpoint", o->checkpoint,
+                  "Checkpoint: <run>/checkpoints/<name>.json, its folder, or a run folder (last)")
+      ->required()
+      ->check(CLI::ExistingPath);
+  command.add_option("--data", o->data, "Prepared dataset folder")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  command.add_option("--split", o->split, "Split to evaluate")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"train", "validation", "test"}));
+  command.add_option("--levels", o->levels, "Caption levels to report (default: every level)")
+      ->delimiter(',');
+  command.add_flag("--json", o->json, "Print JSON (docs/EVAL.md) instead of the table");
+  command.add_option("--save-embeddings", o->save_embeddings,
+                     "Write both towers' embeddings with their ids to this safetensors file");
+  command.add_option("--batch-size", o->batch_size, "Models or texts per forward pass")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--max-text-length", o->max_text_length,
+                  "Tokens per caption, longer ones are cut; 0 = the checkpoint's")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--device", o->device, "cpu or cuda[:n]")->capture_default_str();
+  command.footer(
+      "Exit status: 0 evaluated (warnings about collapse or CAD->CAD self-retrieval go to "
+      "stderr), 2 bad input.");
+  run = [o] { return run_eval(*o); };
+}
+
+}  // namespace cadclip::app
