@@ -194,7 +194,8 @@ TextModel load_text_model(const fs::path& folder, const TextModelOptions& option
     }
     for (const auto& module : modules) {
       const std::string type = module.value("type", "");
-      const fs::path path = folder / module.value("path", "");
+      const std::string sub = module.value("path", "");
+      const fs::path path = sub.empty() ? folder : folder / sub;
       if (type.ends_with("models.Transformer")) {
         model.folder = path;
       } else if (type.ends_with("models.Pooling")) {
@@ -270,6 +271,9 @@ torch::Tensor TextModel::embed(std::span<const std::string> texts, bool normaliz
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return ids[a].size() > ids[b].size(); });
+  // Inputs go where the encoder's weights are; the result comes back to the CPU.
+  const auto parameters = encoder->parameters();
+  const at::Device device = parameters.empty() ? at::Device(at::kCPU) : parameters[0].device();
   torch::Tensor out = at::empty({n, encoder->hidden_size()}, at::kFloat);
   for (int64_t start = 0; start < n; start += batch_size) {
     const int64_t rows = std::min(batch_size, n - start);
@@ -285,8 +289,11 @@ torch::Tensor TextModel::embed(std::span<const std::string> texts, bool normaliz
         mask_a[r][static_cast<int64_t>(j)] = 1;
       }
     }
+    input = input.to(device);
+    mask = mask.to(device);
     torch::Tensor pooled = pool(encoder->forward(input, mask), mask, pooling);
     if (normalize) pooled = pooled / pooled.norm(2, -1, true).clamp_min(1e-12);
+    pooled = pooled.to(at::kCPU, at::kFloat);
     out.index_copy_(0, at::from_blob(order.data() + start, {rows}, at::kLong).clone(), pooled);
   }
   return out;

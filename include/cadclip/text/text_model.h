@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cadclip/text/encoder.h"
@@ -30,8 +31,8 @@ struct TextModel {
   int64_t max_length = 512;
 
   // texts -> [n, hidden] pooled embeddings (L2-normalised when `normalize`),
-  // float32, no gradients. Texts are sorted by length and run in batches of
-  // `batch_size`, so padding stays small; the rows come back in input order.
+  // float32 on the CPU, no gradients; runs on the encoder's device. Texts are sorted by length and
+  // run in batches of `batch_size`, so padding stays small; the rows come back in input order.
   torch::Tensor embed(std::span<const std::string> texts, bool normalize = true,
                       int64_t batch_size = 32) const;
 };
