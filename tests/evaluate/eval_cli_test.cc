@@ -1,0 +1,198 @@
+// `cadclip eval` end to end: a checkpoint of a tiny model and a tiny prepared
+// folder written here; the command's JSON must equal evaluate() in-process on
+// the same checkpoint, the table and the saved embeddings must be there, and
+// bad input must exit 2 with a message naming it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../model/random_graph.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/format.h"
+#include "cadclip/core/safetensors.h"
+#include "cadclip/data/captions.h"
+#include "cadclip/data/dataset.h"
+#include "cadclip/data/shard.h"
+#include "cadclip/data/splits.h"
+#include "cadclip/eval/evaluate.h"
+#include "cadclip/model/model_config.h"
+#include "cadclip/train/checkpoint.h"
+
+namespace cadclip::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int status = -1;
+  std::string out;  // stdout only
+};
+
+CliRun cadclip(const std::string& args, bool with_stderr = false) {
+  const std::string command =
+      std::string(CADCLIP_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  CliRun run;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+// Equal structure, equal counts, ranks and strings; floating statistics equal
+// to 1e-6 (another process may take other kernel paths in the last bits).
+void expect_same(const nlohmann::json& got, const nlohmann::json& expected,
+                 const std::string& where) {
+  if (got.is_number() && expected.is_number()) {
+    if (got.is_number_float() || expected.is_number_float()) {
+      EXPECT_NEAR(got.get<double>(), expected.get<double>(), 1e-6) << where;
+    } else {
+      EXPECT_EQ(got.get<int64_t>(), expected.get<int64_t>()) << where;
+    }
+    return;
+  }
+  ASSERT_EQ(got.type(), expected.type()) << where;
+  if (got.is_object()) {
+    ASSERT_EQ(got.size(), expected.size()) << where << ": " << got.dump();
+    for (const auto& [key, value] : expected.items()) {
+      ASSERT_TRUE(got.contains(key)) << where << "." << key;
+      expect_same(got[key], value, where + "." + key);
+    }
+  } else if (got.is_array()) {
+    ASSERT_EQ(got.size(), expected.size()) << where;
+    for (size_t i = 0; i < got.size(); ++i) {
+      expect_same(got[i], expected[i], where + "." + std::to_string(i));
+    }
+  } else {
+    EXPECT_EQ(got, expected) << where;
+  }
+}
+
+class EvalCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("cadclip_eval_cli_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    data_ = root_ / "prepared";
+    run_ = root_ / "run";
+    fs::create_directories(data_);
+
+    // A prepared folder: one shard, manifest, captions at two levels, splits.
+    data::ShardWriter writer;
+    std::vector<std::string> ids;
+    for (int i = 0; i < 8; ++i) {
+      data::BRepGraph g = testing::random_graph(2 + i % 5, 200 + i);
+      g.id = "m" + std::to_string(i);
+      g.geometry_hash = "h" + std::to_string(i);
+      ids.push_back(g.id);
+      writer.add(g);
+    }
+    writer.write(data_ / "shard-00000.safetensors");
+    write_text_atomic(data_ / "manifest.json",
+                      R"({"shards": [{"file": "shard-00000.safetensors"}]})");
+    const char* texts[] = {"Cube 10 x 10 x 10.",
+                           "Cylinder Ø30×40",
+                           "M6×1.0 hex nut",
+                           "Spur gear: module 1.5, 24 teeth",
+                           "Washer: inner Ø6.4, outer Ø12",
+                           "L-bracket, 3 mm sheet",
+                           "Pipe, 2\" schedule 40",
+                           "Hexagonal prism, 17 mm AF"};
+    std::vector<data::Caption> captions;
+    for (int i = 0; i < 8; ++i) {
+      captions.push_back({ids[i], "abstract", texts[i]});
+      captions.push_back({ids[i], "expert", std::string(texts[i]) + ", thickness 1.6 mm."});
+    }
+    data::write_captions_jsonl(data_ / "captions.jsonl", captions);
+    data::Splits splits;
+    splits.train = {"m0", "m1"};
+    splits.validation = {"m2"};
+    splits.test = {"m3", "m4", "m5", "m6", "m7"};
+    data::write_splits(data_ / "splits.json", splits);
+
+    // A checkpoint of a tiny untrained model.
+    torch::manual_seed(0);
+    model::ModelConfig config;
+    config.brep.width = 16;
+    config.brep.layers = 2;
+    config.brep.heads = 2;
+    config.brep.ffn_hidden = 24;
+    config.brep.face_channels = 4;
+    config.brep.edge_width = 4;
+    config.two_tower.embed_dim = 8;
+    config.text_folder = "tests/data/text/bert";
+    config.text.max_length = 16;
+    train::save_checkpoint(run_, "last", model::build_model(config), train::TrainingState{});
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  fs::path root_, data_, run_;
+};
+
+TEST_F(EvalCli, JsonEqualsEvaluateInProcess) {
+  const fs::path embeddings = root_ / "emb.safetensors";
+  const CliRun run =
+      cadclip(format("eval {} --data {} --json --threads 1 --batch-size 3 "
+                     "--save-embeddings {}",
+                     run_.string(), data_.string(), embeddings.string()));
+  ASSERT_EQ(run.status, 0) << run.out;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+
+  at::set_num_threads(1);
+  model::BuiltModel built = train::load_model_from_checkpoint(run_);
+  const data::Dataset dataset = data::Dataset::open(data_);
+  const data::CaptionFile captions = data::read_captions(data_ / "captions.jsonl", {});
+  EvalOptions options;
+  options.batch_size = 3;
+  const EvalReport report =
+      evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
+               captions.captions, data::read_splits(data_ / "splits.json").test, options);
+  nlohmann::json expected = to_json(report);
+  expected["checkpoint"] = run_.string();
+  expected["data"] = data_.string();
+  // Everything but the wall time is the same.
+  EXPECT_TRUE(j.contains("seconds"));
+  nlohmann::json got = j;
+  got.erase("seconds");
+  expected.erase("seconds");
+  expect_same(got, expected, "");
+  EXPECT_EQ(j["gallery"], 5);
+  EXPECT_EQ(j["max_text_length"], 16);
+
+  const SafetensorsReader file = SafetensorsReader::open(embeddings);
+  EXPECT_EQ(file.at("brep").shape, (std::vector<int64_t>{5, 8}));
+  EXPECT_EQ(file.at("text").shape, (std::vector<int64_t>{10, 8}));
+  EXPECT_EQ(file.metadata().at("brep_ids"), R"(["m3","m4","m5","m6","m7"])");
+}
+
+TEST_F(EvalCli, PrintsTheTableForALevelAndSplit) {
+  const CliRun run =
+      cadclip(format("eval {} --data {} --split validation --levels expert --max-text-length 8",
+                     (run_ / "checkpoints" / "last.json").string(), data_.string()));
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_NE(run.out.find("split validation: gallery 1 parts"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("captions cut at 8 tokens"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nexpert "), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("\nabstract "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nself "), std::string::npos) << run.out;
+}
+
+TEST_F(EvalCli, RefusesALevelThatIsNotThere) {
+  const CliRun run =
+      cadclip(format("eval {} --data {} --levels beginner", run_.string(), data_.string()),
+              /*with_stderr=*/true);
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("level 'beginner' has no caption"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace cadclip::eval
