@@ -21,14 +21,22 @@ void define_prepare(CLI::App& command, Runner& run) {
       .add_option("--inputs-from", o->inputs_from,
                   "Text file naming more inputs, one per line ('#' comments; relative to it)")
       ->check(CLI::ExistingFile);
+  // One value per flag (repeat it, or use commas), so that no option swallows the inputs after it.
   command.add_option("--extensions", o->extensions, "File extensions a folder search picks up")
       ->delimiter(',')
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->capture_default_str();
   command.add_option("--out", o->out, "Prepared folder to write (an unfinished run there resumes)")
       ->required();
-  command.add_option(
-      "--captions", o->captions,
-      "Caption files: Text2CAD CSV, JSONL (id, level, text), CSV with named columns");
+  command
+      .add_option("--captions", o->captions,
+                  "Caption file (repeatable): Text2CAD CSV, JSONL (id, level, text), CSV with "
+                  "named columns")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command.add_option("--caption-format", o->caption.format, "auto, text2cad, jsonl or csv")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "text2cad", "jsonl", "csv"}));

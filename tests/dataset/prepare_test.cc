@@ -125,8 +125,9 @@ TEST_F(PrepareJob, BadInputsFailWithTheirReasonsWhileTheGoodOnesArePrepared) {
 
   const RunResult run = run_prepare(
       "CADCLIP_DEBUG_CRASH_ON=crash_me.step CADCLIP_DEBUG_HANG_ON=hang_me.step",
-      in().string() + " --out " + out("out").string() + " --workers 2 --file-timeout 3" +
-          " --max-faces 50 --captions " + (scratch_.path() / "captions.csv").string(),
+      // --captions before the input folder: an option must not swallow the inputs after it.
+      "--captions " + (scratch_.path() / "captions.csv").string() + " " + in().string() +
+          " --out " + out("out").string() + " --workers 2 --file-timeout 3 --max-faces 50",
       scratch_.path() / "log.txt");
   EXPECT_EQ(run.exit_code, 1) << run.log;  // ran, some inputs failed
   expect_counts_add_up(out("out"));
