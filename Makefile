@@ -24,6 +24,10 @@ test: build
 	$(MAKE) --no-print-directory check || status=1; \
 	exit $$status
 
+# The main job on the built-in synthetic data: synth -> prepare -> train -> eval.
+demo: build
+	scripts/demo.sh
+
 check:
 	scripts/check_format.sh
 	python3 scripts/check_layers.py

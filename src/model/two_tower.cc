@@ -75,8 +75,8 @@ torch::Tensor TwoTowerImpl::encode_brep(const data::BRepBatch& batch) {
   return normalise(brep_head(brep_->forward(batch)));
 }
 
-torch::Tensor TwoTowerImpl::encode_text(const torch::Tensor& input_ids,
-                                        const torch::Tensor& attention_mask) {
+torch::Tensor TwoTowerImpl::pool_text(const torch::Tensor& input_ids,
+                                      const torch::Tensor& attention_mask) {
   torch::Tensor pooled;
   {
     const bool mixed = options_.text_precision != c10::kFloat;
@@ -89,8 +89,17 @@ torch::Tensor TwoTowerImpl::encode_text(const torch::Tensor& input_ids,
                "embeddings [{}, {}] (text_width)",
                pooled.sizes(), input_ids.size(0), input_ids.size(0), text_width_));
   }
+  return pooled;
+}
+
+torch::Tensor TwoTowerImpl::project_text(const torch::Tensor& pooled) {
   NoAutocast fp32;
   return normalise(text_head(pooled.to(at::kFloat)));
+}
+
+torch::Tensor TwoTowerImpl::encode_text(const torch::Tensor& input_ids,
+                                        const torch::Tensor& attention_mask) {
+  return project_text(pool_text(input_ids, attention_mask));
 }
 
 TwoTowerOutput TwoTowerImpl::forward(const data::BRepBatch& batch, const torch::Tensor& input_ids,

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <numbers>
+#include <numeric>
 #include <thread>
 
 #include "cadclip/core/error.h"
@@ -146,6 +147,7 @@ struct Groups {
 Groups parameter_groups(torch::nn::Module& model, const at::Tensor& extra) {
   Groups g;
   for (const auto& item : model.named_parameters()) {
+    if (!item.value().requires_grad()) continue;  // frozen
     const bool text = item.key().starts_with("text.");
     // Norms, biases and the temperature get no weight decay.
     const bool plain = item.value().dim() < 2;
@@ -288,8 +290,19 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     built = model::build_model(config);
   }
   built.model->to(device);
-  built.model->train();
-  std::vector<at::Tensor> parameters = built.model->parameters();
+  // --text-lr 0 freezes the pretrained text tower (LiT-style): it stays in eval
+  // mode, and its pooled features are computed once and cached.
+  const bool frozen_text = options.text_lr == 0;
+  auto set_modes = [&] {
+    built.model->train();
+    if (frozen_text) built.model->text()->eval();
+  };
+  if (frozen_text)
+    for (auto& p : built.model->text()->parameters()) p.requires_grad_(false);
+  set_modes();
+  std::vector<at::Tensor> parameters;
+  for (const auto& p : built.model->parameters())
+    if (p.requires_grad()) parameters.push_back(p);
   broadcast_from_rank0(comm, parameters);
   at::Tensor siglip_bias;
   if (loss_kind == LossKind::kSigLip) {
@@ -351,6 +364,80 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
 
   TrainSummary summary;
   summary.best_validation = state.best_metric;
+
+  // Tokenizes one caption, cut to max_text_length as transformers' truncation does.
+  auto tokenize = [&](const std::string& text) {
+    std::vector<int64_t> ids = tokenizer.encode(text);
+    if (static_cast<int64_t>(ids.size()) > options.max_text_length) {
+      ids.resize(static_cast<size_t>(options.max_text_length - 1));
+      ids.push_back(tokenizer.sep_id());
+      ++summary.truncated;
+    }
+    return ids;
+  };
+  // Pads token rows into ids and mask [B, L].
+  auto pad = [&](const std::vector<std::vector<int64_t>>& rows) {
+    int64_t width = 0;
+    for (const auto& row : rows) width = std::max<int64_t>(width, row.size());
+    at::Tensor ids =
+        at::full({static_cast<int64_t>(rows.size()), width}, tokenizer.pad_id(), at::kLong);
+    at::Tensor mask = at::zeros_like(ids);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const auto n = static_cast<int64_t>(rows[r].size());
+      ids[static_cast<int64_t>(r)].narrow(0, 0, n).copy_(at::tensor(rows[r]));
+      mask[static_cast<int64_t>(r)].narrow(0, 0, n).fill_(1);
+    }
+    return std::make_pair(ids.to(device), mask.to(device));
+  };
+
+  // Frozen text tower: every training caption's pooled features, once.
+  at::Tensor text_cache;           // [captions used, text width]
+  std::vector<int64_t> cache_row;  // caption index -> row of text_cache (-1: unused)
+  if (frozen_text) {
+    cache_row.assign(caption_file.captions.size(), -1);
+    std::vector<int64_t> used;
+    for (const auto& choices : set.captions)
+      for (int64_t c : choices)
+        if (cache_row[static_cast<size_t>(c)] < 0) {
+          cache_row[static_cast<size_t>(c)] = static_cast<int64_t>(used.size());
+          used.push_back(c);
+        }
+    std::vector<std::vector<int64_t>> rows;
+    for (int64_t c : used)
+      rows.push_back(tokenize(caption_file.captions[static_cast<size_t>(c)].text));
+    // Short captions together, so that batches carry little padding.
+    std::vector<int64_t> order(rows.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return rows[a].size() < rows[b].size(); });
+    std::vector<at::Tensor> pooled(rows.size());
+    at::NoGradGuard no_grad;
+    std::unique_ptr<Progress> caching;
+    if (leader) {
+      ProgressOptions p;
+      p.total = static_cast<int64_t>(rows.size());
+      p.unit = "captions";
+      caching = std::make_unique<Progress>("text-cache", p);
+    }
+    const int64_t chunk = options.eval_batch_size;
+    for (size_t begin = 0; begin < order.size(); begin += chunk) {
+      std::vector<std::vector<int64_t>> batch_rows;
+      const size_t end = std::min(order.size(), begin + static_cast<size_t>(chunk));
+      for (size_t i = begin; i < end; ++i) batch_rows.push_back(rows[order[i]]);
+      const auto [ids, mask] = pad(batch_rows);
+      const at::Tensor features = built.model->pool_text(ids, mask);
+      for (size_t i = begin; i < end; ++i)
+        pooled[order[i]] = features[static_cast<int64_t>(i - begin)];
+      if (caching) caching->advance(static_cast<int64_t>(end - begin));
+    }
+    text_cache = at::stack(pooled).to(at::kFloat);
+    if (leader)
+      log::info("train",
+                "text tower frozen (--text-lr 0): {} captions encoded once, {} cut to {} "
+                "tokens",
+                with_commas(static_cast<int64_t>(used.size())), summary.truncated,
+                options.max_text_length);
+  }
   int64_t consecutive_nonfinite = state.extra.value("consecutive_nonfinite", int64_t{0});
   summary.skipped = state.extra.value("skipped", int64_t{0});
 
@@ -382,6 +469,7 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
       const std::vector<int64_t> samples = sampler.batch(epoch, step);
       std::vector<data::BRepGraph> graphs;
       std::vector<std::vector<int64_t>> token_rows;
+      std::vector<int64_t> cached_rows;
       std::vector<int64_t> caption_keys, geometry_keys;
       for (int64_t sample : samples) {
         graphs.push_back(dataset.graph(set.models[static_cast<size_t>(sample)]));
@@ -389,32 +477,28 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
         // Stateless choice: the same caption whether or not the run was interrupted.
         const uint64_t pick = mix_hash(options.seed, static_cast<uint64_t>(epoch),
                                        static_cast<uint64_t>(sample), 0xca9);
-        const data::Caption& caption =
-            caption_file.captions[static_cast<size_t>(choices[pick % choices.size()])];
-        std::vector<int64_t> ids = tokenizer.encode(caption.text);
-        if (static_cast<int64_t>(ids.size()) > options.max_text_length) {
-          ids.resize(static_cast<size_t>(options.max_text_length - 1));
-          ids.push_back(tokenizer.sep_id());
-          ++summary.truncated;
+        const int64_t chosen = choices[pick % choices.size()];
+        const data::Caption& caption = caption_file.captions[static_cast<size_t>(chosen)];
+        if (frozen_text) {
+          cached_rows.push_back(cache_row[static_cast<size_t>(chosen)]);
+        } else {
+          token_rows.push_back(tokenize(caption.text));
         }
-        token_rows.push_back(std::move(ids));
         caption_keys.push_back(key_of_text(caption.text));
         geometry_keys.push_back(key_of_hex(graphs.back().geometry_hash, -1 - sample));
       }
-      int64_t width = 0;
-      for (const auto& row : token_rows) width = std::max<int64_t>(width, row.size());
-      at::Tensor input_ids =
-          at::full({static_cast<int64_t>(token_rows.size()), width}, tokenizer.pad_id(), at::kLong);
-      at::Tensor attention = at::zeros_like(input_ids);
-      for (size_t r = 0; r < token_rows.size(); ++r) {
-        const auto n = static_cast<int64_t>(token_rows[r].size());
-        input_ids[static_cast<int64_t>(r)].narrow(0, 0, n).copy_(at::tensor(token_rows[r]));
-        attention[static_cast<int64_t>(r)].narrow(0, 0, n).fill_(1);
-      }
       const data::BRepBatch batch = data::collate(graphs).to(device);
 
-      const model::TwoTowerOutput output =
-          built.model->forward(batch, input_ids.to(device), attention.to(device));
+      model::TwoTowerOutput output;
+      if (frozen_text) {
+        output.brep = built.model->encode_brep(batch);
+        output.text = built.model->project_text(
+            text_cache.index_select(0, at::tensor(cached_rows)).to(device));
+        output.logit_scale = built.model->logit_scale();
+      } else {
+        const auto [input_ids, attention] = pad(token_rows);
+        output = built.model->forward(batch, input_ids, attention);
+      }
       ContrastivePairs pairs;
       pairs.text = output.text;
       pairs.cad = output.brep;
@@ -523,7 +607,7 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
       const eval::EvalReport report =
           eval::evaluate(*built.model, tokenizer, options.max_text_length, dataset,
                          caption_file.captions, validation_ids, eval_options);
-      built.model->train();
+      set_modes();
       validation = eval::mean_text_to_cad_r1(report);
       nlohmann::json record = {{"kind", "validation"},
                                {"step", state.global_step},

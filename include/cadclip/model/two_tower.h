@@ -46,8 +46,13 @@ class TwoTowerImpl : public torch::nn::Module {
 
   // batch: on this module's device -> [B, embed_dim], unit rows, fp32.
   torch::Tensor encode_brep(const data::BRepBatch& batch);
-  // -> [B, embed_dim], unit rows, fp32.
+  // -> [B, embed_dim], unit rows, fp32: project_text(pool_text(...)).
   torch::Tensor encode_text(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+  // The text tower alone (in text_precision): [B, L] ids and mask -> pooled [B, text_width].
+  torch::Tensor pool_text(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+  // The text head on pooled features [B, text_width] -> [B, embed_dim], unit rows, fp32.
+  // With a frozen text tower, the trainer feeds it cached pool_text outputs.
+  torch::Tensor project_text(const torch::Tensor& pooled);
   TwoTowerOutput forward(const data::BRepBatch& batch, const torch::Tensor& input_ids,
                          const torch::Tensor& attention_mask);
 
