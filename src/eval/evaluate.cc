@@ -238,6 +238,7 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
     progress.advance(end - begin, {{"tower", "brep"}});
   }
   emb.brep = at::cat(brep_parts).contiguous();
+  const auto brep_done = std::chrono::steady_clock::now();
 
   // The text tower over the distinct texts, shortest first.
   at::Tensor distinct_text;  // [T, d]
@@ -263,6 +264,7 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
     distinct_text = at::empty({0, emb.brep.size(1)}, at::kFloat);
   }
   progress.finish();
+  const auto text_done = std::chrono::steady_clock::now();
   emb.text = distinct_text.index_select(0, at::tensor(query_row, at::kLong)).contiguous();
 
   // Geometry groups: gallery items with equal (non-empty) hashes are the same part.
@@ -348,7 +350,16 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
   if (report.text.collapsed) {
     log::warn("eval", "TEXT EMBEDDINGS COLLAPSED: {}", report.text.summary());
   }
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  const auto seconds = [](auto from, auto to) {
+    return fixed(std::chrono::duration<double>(to - from).count(), 2);
+  };
+  report.seconds = std::chrono::duration<double>(end - start).count();
+  log::info("eval",
+            "split '{}': {} parts read and embedded in {}s, {} distinct captions in {}s, scored "
+            "in {}s",
+            options.split, g_count, seconds(start, brep_done), texts.size(),
+            seconds(brep_done, text_done), seconds(text_done, end));
   return report;
 }
 
