@@ -42,3 +42,16 @@ function(cadclip_use_torch_pch target)
     target_precompile_headers(${target} REUSE_FROM cadclip_torch_pch)
   endif()
 endfunction()
+
+# Builds the files of web/ into `target` (see cmake/embed_web.cmake).
+function(cadclip_embed_web target)
+  file(GLOB _files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/web/*")
+  set(_out "${CMAKE_BINARY_DIR}/generated/web_assets.cc")
+  add_custom_command(
+    OUTPUT "${_out}"
+    COMMAND "${CMAKE_COMMAND}" "-DWEB_DIR=${PROJECT_SOURCE_DIR}/web" "-DOUT=${_out}"
+            -P "${PROJECT_SOURCE_DIR}/cmake/embed_web.cmake"
+    DEPENDS ${_files} "${PROJECT_SOURCE_DIR}/cmake/embed_web.cmake"
+    COMMENT "Embedding web/ into ${target}")
+  target_sources(${target} PRIVATE "${_out}")
+endfunction()

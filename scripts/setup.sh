@@ -19,6 +19,7 @@ debian_packages=(
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libgloo-dev  # headers only: the torch wheel has Gloo inside but not its headers
+  chromium wrk  # the serve layer's browser test (driven by playwright) and load test
 )
 missing=()
 for p in "${debian_packages[@]}"; do

@@ -6,6 +6,9 @@ void define_check(CLI::App& command, Runner& run);
 void define_embed(CLI::App& command, Runner& run);
 void define_eval(CLI::App& command, Runner& run);
 void define_train(CLI::App& command, Runner& run);
+void define_index(CLI::App& command, Runner& run);
+void define_search(CLI::App& command, Runner& run);
+void define_serve(CLI::App& command, Runner& run);
 #ifdef CADCLIP_WITH_OCCT
 void define_synth(CLI::App& command, Runner& run);
 void define_prepare(CLI::App& command, Runner& run);
@@ -21,6 +24,10 @@ std::span<const Command> commands() {
       {"eval", "Retrieval metrics of a checkpoint on a split: text<->CAD, CAD->CAD, diagnostics",
        define_eval},
       {"train", "Contrastive training of the two-tower model on a prepared dataset", define_train},
+      {"index", "Embed a part library (CAD folder or prepared) into a searchable index",
+       define_index},
+      {"search", "Search an index by text or by an example part: top-k with scores", define_search},
+      {"serve", "HTTP API and web page over an index (127.0.0.1 unless told)", define_serve},
 #ifdef CADCLIP_WITH_OCCT
       {"synth", "Make the built-in synthetic dataset: parametric parts as STEP with captions",
        define_synth},

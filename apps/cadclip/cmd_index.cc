@@ -1,0 +1,86 @@
+// cadclip index CHECKPOINT LIBRARY --out DIR: embeds a part library into a
+// searchable index folder (FAISS vectors, SQLite catalog, thumbnails); run it
+// again to pick up new, changed and deleted parts.
+#include <ATen/Parallel.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cadclip/core/format.h"
+#include "cadclip/index/build_index.h"
+#include "command.h"
+
+namespace cadclip::app {
+namespace {
+
+struct IndexCommandOptions {
+  index::IndexOptions index;  // the job's options (cadclip/index/build_index.h)
+  int threads = 0;            // intra-op threads; 0 = LibTorch's default (the cores)
+};
+
+int run_index(const IndexCommandOptions& o) {
+  if (o.threads > 0) at::set_num_threads(o.threads);
+  const index::IndexSummary s = index::build_index(o.index);
+  std::printf(
+      "index %s: %s parts (%s new, %s changed, %s removed, %s "
+      "unchanged), %s failed, %s "
+      "thumbnails drawn, FAISS %s\n",
+      o.index.out.c_str(), with_commas(s.parts).c_str(), with_commas(s.added).c_str(),
+      with_commas(s.changed).c_str(), with_commas(s.removed).c_str(),
+      with_commas(s.unchanged).c_str(), with_commas(s.failed).c_str(),
+      with_commas(s.thumbnails).c_str(), s.factory.c_str());
+  if (s.failed > 0)
+    std::printf("failed files and reasons: %s/failures.jsonl\n", o.index.out.c_str());
+  return s.failed > 0 ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+void define_index(CLI::App& command, Runner& run) {
+  auto o = std::make_shared<IndexCommandOptions>();
+  index::IndexOptions& i = o->index;
+  command
+      .add_option("checkpoint", i.checkpoint,
+                  "Checkpoint: <run>/checkpoints/<name>.json, its folder, or a "
+                  "run folder (last)")
+      ->required()
+      ->check(CLI::ExistingPath);
+  command.add_option("library", i.library, "Folder of CAD files, or a prepared folder")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  command.add_option("--out", i.out, "Index folder to write (updated when it exists)")->required();
+  command
+      .add_option("--factory", i.factory,
+                  "FAISS factory string (Flat, HNSW32,Flat, ...); auto = Flat "
+                  "below 20,000 parts")
+      ->capture_default_str();
+  command.add_option("--search-params", i.search_params,
+                     "FAISS search parameters, e.g. efSearch=128 (default for HNSW)");
+  command.add_option("--captions", i.captions,
+                     "Caption file (JSONL/CSV) naming parts by id; default: the prepared "
+                     "folder's captions.jsonl");
+  command.add_flag("!--no-thumbnails", i.thumbnails, "Do not draw thumbnails");
+  command.add_option("--batch-size", i.batch_size, "Parts per forward pass")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--workers", i.workers, "Ingest worker processes; 0 = one per core")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--file-timeout", i.file_timeout_s, "Seconds one CAD file may take")
+      ->capture_default_str();
+  command.add_option("--assume-unit", i.assume_unit, "Unit of unitless CAD files")
+      ->capture_default_str();
+  command.add_flag("--overwrite", i.overwrite,
+                   "Rebuild an index that was made with another checkpoint");
+  command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command.footer(
+      "Exit status: 0 indexed, 1 indexed but some files failed "
+      "(failures.jsonl), 2 bad input.");
+  run = [o] { return run_index(*o); };
+}
+
+}  // namespace cadclip::app

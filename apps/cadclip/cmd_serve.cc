@@ -1,0 +1,84 @@
+// cadclip serve INDEX: the index over HTTP, with the JSON API of
+// docs/HTTP_API.md and the web page; Ctrl-C (SIGINT) or SIGTERM stops it.
+#include <pthread.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cadclip/serve/server.h"
+#include "command.h"
+
+namespace cadclip::app {
+namespace {
+
+int run_serve(const serve::ServeOptions& o) {
+  // Signals are taken by one thread, which stops the server cleanly; the HTTP
+  // threads inherit the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread waiter([signals] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (signal != SIGUSR2) serve::stop();
+  });
+  try {
+    serve::serve(o, [&o](int port) {
+      std::printf("serving %s on http://%s:%d/\n", o.index.c_str(), o.host.c_str(), port);
+      std::fflush(stdout);
+    });
+  } catch (...) {
+    pthread_kill(waiter.native_handle(), SIGTERM);
+    waiter.join();
+    throw;
+  }
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return kExitOk;
+}
+
+}  // namespace
+
+void define_serve(CLI::App& command, Runner& run) {
+  auto o = std::make_shared<serve::ServeOptions>();
+  command.add_option("index", o->index, "Index folder made by cadclip index")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  command.add_option("--host", o->host, "Address to bind (0.0.0.0 = every interface)")
+      ->capture_default_str();
+  command.add_option("--port", o->port, "TCP port; 0 = any free one")->capture_default_str();
+  command.add_option("--checkpoint", o->checkpoint,
+                     "Checkpoint to search with; it must hold the index's weights");
+  command.add_option("--threads", o->threads, "HTTP worker threads")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--max-in-flight", o->max_in_flight, "Searches at once; more get HTTP 503")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--torch-threads", o->torch_threads, "Intra-op threads per search")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--max-query-bytes", o->max_query_chars, "Longest text query in bytes")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--max-k", o->max_k, "Largest k a request may ask for")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--max-upload-mb", o->max_upload_mb, "Largest request body, MiB")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--web-root", o->web_root,
+                  "Serve the page from this folder instead of the copy in the binary")
+      ->check(CLI::ExistingDirectory);
+  command.footer("Prints 'serving INDEX on http://HOST:PORT/' once it listens.");
+  run = [o] { return run_serve(*o); };
+}
+
+}  // namespace cadclip::app

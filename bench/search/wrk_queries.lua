@@ -1,0 +1,31 @@
+-- wrk script: GET /api/search?q=<query>&k=10, cycling through the queries of
+-- a file (one per line), so that the server encodes a different text each time.
+--   wrk -t1 -c4 -d20s -s bench/search/wrk_queries.lua http://127.0.0.1:8600 -- queries.txt
+local queries = {}
+local n = 0
+
+local function encode(s)
+  return (s:gsub("[^%w%-_%.~]", function(c) return string.format("%%%02X", string.byte(c)) end))
+end
+
+function init(args)
+  for line in io.lines(args[1]) do
+    if #line > 0 then
+      queries[#queries + 1] = "/api/search?k=10&q=" .. encode(line)
+    end
+  end
+end
+
+function request()
+  n = n + 1
+  return wrk.format("GET", queries[(n % #queries) + 1])
+end
+
+local errors = 0
+function response(status, headers, body)
+  if status ~= 200 then errors = errors + 1 end
+end
+
+function done(summary, latency, requests)
+  io.write(string.format("non-200 answers: %d\n", summary.errors.status))
+end

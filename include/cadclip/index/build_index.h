@@ -1,0 +1,48 @@
+// `cadclip index`: a trained checkpoint and a part library (a folder of CAD
+// files, ingested on the fly by the prepare job's worker processes, or a
+// prepared folder) in, an index folder out: vectors.faiss, catalog.sqlite,
+// thumbnails/, failures.jsonl, options.json (docs/HTTP_API.md describes it).
+// Running it again embeds only new and changed parts and drops deleted ones.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cadclip::index {
+
+struct IndexOptions {
+  std::string checkpoint;          // run folder, checkpoint pointer (.json) or checkpoint folder
+  std::string library;             // folder of CAD files, or a prepared folder (has manifest.json)
+  std::string out;                 // the index folder (created; updated when it exists)
+  std::string factory = "auto";    // FAISS factory string ("Flat", "HNSW32,Flat", ...); "auto":
+                                   // Flat below 20,000 parts, else HNSW32,Flat
+  std::string search_params;       // FAISS parameters for searching, e.g. "efSearch=128"; empty =
+                                   // efSearch=128 for HNSW, nothing otherwise
+  std::string captions;            // a caption file (JSONL/CSV) naming parts by id; empty = the
+                                   // prepared folder's captions.jsonl when there is one
+  bool thumbnails = true;          // draw line-drawing thumbnails (needs OCCT and CAD sources)
+  int64_t batch_size = 32;         // parts per forward pass
+  int workers = 0;                 // ingest worker processes; 0 = one per core
+  double file_timeout_s = 120;     // a CAD file still ingesting after this long fails
+  std::string assume_unit = "mm";  // unit of unitless CAD files (BREP, DeepCAD JSON)
+  bool overwrite = false;          // rebuild an index that was made with another checkpoint
+  std::string worker_binary;       // the cadclip executable for ingest workers; empty = this one
+};
+
+struct IndexSummary {
+  int64_t parts = 0;       // parts in the index afterwards
+  int64_t added = 0;       // new parts embedded
+  int64_t changed = 0;     // parts re-embedded because their content changed
+  int64_t removed = 0;     // parts dropped because they left the library
+  int64_t unchanged = 0;   // parts kept without embedding them again
+  int64_t failed = 0;      // library files listed in failures.jsonl
+  int64_t thumbnails = 0;  // thumbnails drawn in this run
+  std::string factory;     // the FAISS index type written
+};
+
+// Throws cadclip::Error for unusable arguments (no checkpoint, a library that
+// is neither kind, an index made with another checkpoint without overwrite);
+// files that cannot be ingested are failures, never exceptions.
+IndexSummary build_index(const IndexOptions& options);
+
+}  // namespace cadclip::index

@@ -1,0 +1,88 @@
+// Searching an index folder: by text (the checkpoint's text tower), by a part
+// file (ingested in a worker process), or by a part already in the index.
+// Opening loads the model, the vectors and the catalog once; a query never
+// reads the index folder again. Searches may run from several threads at once.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cadclip/data/brep_graph.h"
+
+namespace cadclip::index {
+
+// One part of the catalog.
+struct Item {
+  std::string id;                 // unique in the index (the file stem, or the prepared id)
+  std::string name;               // for people
+  std::string source;             // the CAD file it came from ("" for a prepared library)
+  std::string content_hash;       // sha256 of the source file (or of the encoded graph)
+  double size_mm[3] = {0, 0, 0};  // bounding box x, y, z
+  int64_t faces = 0;
+  std::string thumbnail;  // file name under <index>/thumbnails/, "" when none
+  std::string caption;    // a known caption, "" when none
+};
+
+struct Hit {
+  int64_t rank = 0;  // 1 = best
+  double score = 0;  // cosine similarity in [-1, 1]
+  const Item* item = nullptr;
+};
+
+struct SearcherOptions {
+  std::string checkpoint;     // empty = the one the index records; another one is refused
+  int64_t max_k = 1000;       // k is clipped to this and to the index size
+  std::string worker_binary;  // cadclip executable that ingests part files; empty = this one
+};
+
+class Searcher {
+ public:
+  // Throws cadclip::Error naming the folder when it is no index, or the
+  // checkpoint when it differs from the one the index was built with.
+  static Searcher open(const std::filesystem::path& folder, const SearcherOptions& options = {});
+
+  int64_t size() const;
+  int64_t dim() const;
+  const std::filesystem::path& folder() const;
+  std::string checkpoint_identity() const;
+  std::string factory() const;
+  const Item* find(std::string_view id) const;
+
+  // Unit-row query embeddings: [d] fp32.
+  at::Tensor embed_text(std::string_view text) const;
+  at::Tensor embed_graph(const data::BRepGraph& graph) const;
+
+  // The k best parts (k clipped to max_k and size()), best first.
+  std::vector<Hit> search(const at::Tensor& query, int64_t k) const;
+  std::vector<Hit> search_text(std::string_view text, int64_t k) const;
+  // Parts like one in the index; the part itself comes first. Throws
+  // cadclip::Error for an unknown id.
+  std::vector<Hit> search_like_item(std::string_view id, int64_t k) const;
+  // Parts like a CAD file, ingested by a worker process so that a file which
+  // crashes Open CASCADE costs only that process. Throws cadclip::Error with
+  // the reason when the file cannot be ingested, or when built without OCCT.
+  std::vector<Hit> search_like_file(const std::filesystem::path& path, int64_t k) const;
+
+ private:
+  struct State;
+  std::shared_ptr<const State> state_;
+};
+
+// True when this build can read CAD files (Open CASCADE is linked).
+bool can_ingest_parts();
+
+// Ingests one CAD file in a worker process (the prepare job with one input),
+// using `scratch` as its work folder (removed afterwards). A failure names the
+// file and the reason, including a worker that crashed.
+data::BRepGraph ingest_isolated(const std::filesystem::path& path,
+                                const std::filesystem::path& scratch,
+                                const std::string& worker_binary);
+
+}  // namespace cadclip::index

@@ -1,0 +1,36 @@
+// `cadclip serve`: an index over HTTP, a JSON API (docs/HTTP_API.md) and the
+// web page of web/ built into the binary. Binds to 127.0.0.1 unless told
+// otherwise; every request is bounded (query length, upload size, k, requests
+// in flight) and every error is JSON with a message and the right status.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace cadclip::serve {
+
+struct ServeOptions {
+  std::string index;               // the index folder (cadclip index)
+  std::string host = "127.0.0.1";  // address to bind; 0.0.0.0 exposes the server to the network
+  int port = 8600;                 // TCP port; 0 = any free port (printed when ready)
+  std::string checkpoint;          // empty = the index's own (another one is refused)
+  int threads = 8;                 // HTTP worker threads
+  int max_in_flight = 4;           // searches running at once; more get 503
+  int torch_threads = 1;           // intra-op threads per search (requests run side by side)
+  int64_t max_query_chars = 1000;  // longest text query, bytes
+  int64_t max_k = 100;             // largest k a request may ask for
+  double max_upload_mb = 20;       // largest request body (an uploaded part), MiB
+  std::string web_root;            // folder of the web page; empty = the copy in the binary
+  std::string worker_binary;       // cadclip executable that ingests uploads; empty = this one
+};
+
+// Opens the index, binds, calls `on_ready(port)` once listening, and serves
+// until `stop()` is called or the process ends. Throws cadclip::Error when the
+// index cannot be opened or the address cannot be bound.
+void serve(const ServeOptions& options, const std::function<void(int port)>& on_ready);
+
+// Ends a running serve() from another thread or a signal handler's helper thread.
+void stop();
+
+}  // namespace cadclip::serve

@@ -1,0 +1,351 @@
+#include "cadclip/index/build_index.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/format.h"
+#include "cadclip/core/hash.h"
+#include "cadclip/core/log.h"
+#include "cadclip/core/progress.h"
+#include "cadclip/data/batch.h"
+#include "cadclip/data/captions.h"
+#include "cadclip/data/dataset.h"
+#include "cadclip/data/graph_codec.h"
+#include "cadclip/model/checkpoint_io.h"
+#include "store.h"
+
+#ifdef CADCLIP_WITH_OCCT
+#include "cadclip/cad/ingest.h"
+#include "cadclip/cad/prepare.h"
+#include "cadclip/cad/thumbnail.h"
+#endif
+
+namespace cadclip::index {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kAutoApproximateFrom = 20000;
+
+// One part of the library as found on disk, before embedding.
+struct Found {
+  Item item;
+  int64_t dataset_row = -1;  // prepared library: the row in the dataset
+};
+
+struct Failure {
+  std::string path, id, kind, reason;
+};
+
+std::string choose_factory(const IndexOptions& o, int64_t parts) {
+  if (o.factory != "auto") return o.factory;
+  return parts < kAutoApproximateFrom ? "Flat" : "HNSW32,Flat";
+}
+
+std::string default_search_params(const IndexOptions& o, const std::string& factory) {
+  if (!o.search_params.empty()) return o.search_params;
+  return factory.find("HNSW") != std::string::npos ? "efSearch=128" : "";
+}
+
+void fill_from_graph(Item& item, const data::BRepGraph& g) {
+  for (int i = 0; i < 3; ++i) item.size_mm[i] = g.bbox_mm[3 + i] - g.bbox_mm[i];
+  item.faces = g.num_faces();
+}
+
+std::map<std::string, std::string> first_captions(const fs::path& path) {
+  std::map<std::string, std::string> out;
+  if (path.empty()) return out;
+  const data::CaptionFile file = data::read_captions(path, {});
+  // The shortest level is the most legible under a thumbnail.
+  std::map<std::string, int> level_rank;
+  for (int i = 0; i < 4; ++i) level_rank[data::kText2CadLevels[i]] = i;
+  std::map<std::string, int> best;
+  for (const data::Caption& c : file.captions) {
+    const int rank = level_rank.count(c.level) ? level_rank[c.level] : 9;
+    const auto it = best.find(c.id);
+    if (it == best.end() || rank < it->second) {
+      best[c.id] = rank;
+      out[c.id] = c.text;
+    }
+  }
+  return out;
+}
+
+// [n, d] embeddings of graphs, batch by batch.
+at::Tensor embed_graphs(model::TwoTowerImpl& model, const std::vector<data::BRepGraph>& graphs) {
+  c10::InferenceMode inference;
+  return model.encode_brep(data::collate(graphs)).contiguous();
+}
+
+void write_failures(const fs::path& path, std::vector<Failure> failures) {
+  std::sort(failures.begin(), failures.end(),
+            [](const Failure& a, const Failure& b) { return a.path < b.path; });
+  std::string text;
+  for (const Failure& f : failures) {
+    text += nlohmann::json{{"path", f.path}, {"id", f.id}, {"kind", f.kind}, {"reason", f.reason}}
+                .dump() +
+            "\n";
+  }
+  write_text_atomic(path, text);
+}
+
+std::string thumbnail_name(const std::string& id) { return sha256_hex(id).substr(0, 24) + ".svg"; }
+
+}  // namespace
+
+IndexSummary build_index(const IndexOptions& o) {
+  if (o.checkpoint.empty()) throw Error("cadclip index needs a checkpoint (a run folder or .json)");
+  if (o.out.empty()) throw Error("cadclip index needs --out, the index folder to write");
+  if (o.batch_size < 1) throw Error(format("--batch-size {} must be at least 1", o.batch_size));
+  const fs::path library = fs::absolute(o.library);
+  if (!fs::is_directory(library))
+    throw Error(format("library {} is no folder: pass a folder of CAD files or a prepared folder",
+                       o.library));
+  const fs::path out = fs::absolute(o.out);
+  const fs::path checkpoint = model::resolve_checkpoint(o.checkpoint);
+  const std::string identity = model::checkpoint_identity(checkpoint);
+  fs::create_directories(out / detail::kThumbnailDir);
+
+  detail::Catalog catalog = detail::Catalog::open(out, /*create=*/true);
+  const std::optional<std::string> previous = catalog.meta("checkpoint_identity");
+  if (previous && *previous != identity) {
+    if (!o.overwrite)
+      throw Error(
+          format("{} was built with other weights (checkpoint {}); pass --overwrite to "
+                 "rebuild it with {}",
+                 out.string(), catalog.meta("checkpoint").value_or("?"), checkpoint.string()));
+    log::warn("index", "rebuilding {}: the checkpoint changed", out.string());
+    catalog.clear();
+  }
+  std::map<std::string, detail::StoredItem> existing;
+  for (detail::StoredItem& s : catalog.items()) existing.emplace(s.item.id, std::move(s));
+
+  // What the library holds now.
+  const bool prepared = fs::exists(library / "manifest.json");
+  fs::path captions_path = o.captions;
+  if (captions_path.empty() && prepared && fs::exists(library / "captions.jsonl"))
+    captions_path = library / "captions.jsonl";
+  const std::map<std::string, std::string> captions = first_captions(captions_path);
+  std::vector<Found> found;
+  std::vector<Failure> failures;
+  std::optional<data::Dataset> dataset;
+  if (prepared) {
+    dataset = data::Dataset::open(library);
+    for (int64_t i = 0; i < dataset->size(); ++i) {
+      Found f;
+      f.dataset_row = i;
+      f.item.id = dataset->id(i);
+      f.item.name = f.item.id;
+      f.item.content_hash = sha256_hex(data::encode_graph(dataset->graph(i)));
+      found.push_back(std::move(f));
+    }
+  } else {
+#ifdef CADCLIP_WITH_OCCT
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(library)) {
+      if (entry.is_regular_file() && cad::is_cad_path(entry.path())) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    std::set<std::string> ids;
+    for (const fs::path& file : files) {
+      const std::string id = file.stem().string();
+      if (!ids.insert(id).second) {
+        failures.push_back({file.string(), id, "duplicate_id",
+                            format("another file of the library already gives the id '{}'; "
+                                   "rename one of them",
+                                   id)});
+        continue;
+      }
+      Found f;
+      f.item.id = id;
+      f.item.name = id;
+      f.item.source = file.string();
+      f.item.content_hash = sha256_file_hex(file);
+      found.push_back(std::move(f));
+    }
+#else
+    throw Error(
+        format("{} is no prepared folder (no manifest.json), and this cadclip was built "
+               "without Open CASCADE, so it cannot read CAD files; prepare the library "
+               "on a machine with OCCT",
+               library.string()));
+#endif
+  }
+
+  // What changed.
+  IndexSummary summary;
+  std::vector<Found*> todo;
+  std::set<std::string> present;
+  for (Found& f : found) {
+    present.insert(f.item.id);
+    const auto it = existing.find(f.item.id);
+    if (it != existing.end() && it->second.item.content_hash == f.item.content_hash &&
+        it->second.item.source == f.item.source) {
+      ++summary.unchanged;
+      const auto caption = captions.find(f.item.id);
+      const std::string now = caption == captions.end() ? "" : caption->second;
+      if (now != it->second.item.caption) {  // a caption file may change on its own
+        it->second.item.caption = now;
+        catalog.put(it->second.item, it->second.embedding);
+      }
+      continue;
+    }
+    (it == existing.end() ? summary.added : summary.changed) += 1;
+    const auto caption = captions.find(f.item.id);
+    if (caption != captions.end()) f.item.caption = caption->second;
+    todo.push_back(&f);
+  }
+  std::vector<std::string> gone;
+  for (const auto& [id, s] : existing) {
+    if (!present.count(id)) gone.push_back(id);
+  }
+  log::info("index", "{} parts in the library: {} new, {} changed, {} unchanged, {} removed",
+            with_commas(found.size()), summary.added, summary.changed, summary.unchanged,
+            gone.size());
+
+  // Graphs of what must be embedded.
+  std::vector<std::pair<Found*, data::BRepGraph>> graphs;
+  if (prepared) {
+    for (Found* f : todo) graphs.emplace_back(f, data::BRepGraph{});  // read batch by batch
+  } else if (!todo.empty()) {
+#ifdef CADCLIP_WITH_OCCT
+    cad::PrepareOptions prepare;
+    for (Found* f : todo) prepare.inputs.push_back(f->item.source);
+    prepare.out = (out / "work" / "prepared").string();
+    prepare.workers = o.workers;
+    prepare.file_timeout_s = o.file_timeout_s;
+    prepare.ingest.assume_unit = o.assume_unit;
+    prepare.overwrite = true;
+    prepare.worker_binary = o.worker_binary;
+    fs::remove_all(prepare.out);
+    cad::run_prepare(prepare);
+    const data::Dataset ingested = data::Dataset::open(prepare.out);
+    std::map<std::string, Found*> by_id;
+    for (Found* f : todo) by_id[f->item.id] = f;
+    for (int64_t i = 0; i < ingested.size(); ++i) {
+      const auto it = by_id.find(ingested.id(i));
+      if (it != by_id.end()) graphs.emplace_back(it->second, ingested.graph(i));
+    }
+    const std::string lines = read_text_file(fs::path(prepare.out) / "failures.jsonl");
+    size_t start = 0;
+    while (start < lines.size()) {
+      const size_t end = lines.find('\n', start);
+      const std::string line = lines.substr(start, end - start);
+      start = end == std::string::npos ? lines.size() : end + 1;
+      if (line.empty()) continue;
+      const nlohmann::json j = nlohmann::json::parse(line);
+      failures.push_back(
+          {j.value("path", ""), j.value("id", ""), j.value("kind", ""), j.value("reason", "")});
+    }
+    fs::remove_all(out / "work");
+#endif
+  }
+
+  // Embed, draw, and record.
+  model::BuiltModel built = model::load_model_from_checkpoint(checkpoint);
+  std::vector<std::string> failed_ids;
+  for (const Failure& f : failures) failed_ids.push_back(f.id);
+  catalog.begin();
+  for (const std::string& id : gone) {
+    const std::string thumb = existing[id].item.thumbnail;
+    if (!thumb.empty()) fs::remove(out / detail::kThumbnailDir / thumb);
+    catalog.remove(id);
+  }
+  // A part that changed into a file that fails is no longer in the library.
+  for (const std::string& id : failed_ids) {
+    if (existing.count(id) && present.count(id)) {
+      catalog.remove(id);
+      ++summary.removed;
+    }
+  }
+  summary.removed += static_cast<int64_t>(gone.size());
+  Progress progress("index", {.total = static_cast<int64_t>(graphs.size()), .unit = "parts"});
+  for (size_t start = 0; start < graphs.size(); start += o.batch_size) {
+    const size_t end = std::min(graphs.size(), start + static_cast<size_t>(o.batch_size));
+    std::vector<data::BRepGraph> batch;
+    for (size_t i = start; i < end; ++i) {
+      if (graphs[i].first->dataset_row >= 0)
+        graphs[i].second = dataset->graph(graphs[i].first->dataset_row);
+      batch.push_back(graphs[i].second);
+    }
+    const at::Tensor emb = embed_graphs(*built.model, batch);  // [b, d]
+    for (size_t i = start; i < end; ++i) {
+      Item& item = graphs[i].first->item;
+      fill_from_graph(item, graphs[i].second);
+      item.thumbnail.clear();
+#ifdef CADCLIP_WITH_OCCT
+      if (o.thumbnails && !item.source.empty()) {
+        cad::ThumbnailOptions t;
+        t.ingest.assume_unit = o.assume_unit;
+        Result<cad::Thumbnail> drawing = cad::make_thumbnail(item.source, t);
+        if (drawing) {
+          item.thumbnail = thumbnail_name(item.id);
+          write_text_atomic(out / detail::kThumbnailDir / item.thumbnail, drawing->svg);
+          ++summary.thumbnails;
+        } else {
+          log::warn("index", "no thumbnail for {}: {}", item.id, drawing.status().reason());
+        }
+      }
+#endif
+      const at::Tensor row = emb[static_cast<int64_t>(i - start)].contiguous();
+      catalog.put(item, {row.data_ptr<float>(), static_cast<size_t>(row.numel())});
+      graphs[i].second = data::BRepGraph{};
+    }
+    progress.advance(static_cast<int64_t>(end - start));
+  }
+  progress.finish();
+
+  // The vectors, always rebuilt from the catalog so that they follow its order.
+  const std::vector<detail::StoredItem> all = catalog.items();
+  const int64_t d = built.config.two_tower.embed_dim;
+  std::vector<float> matrix;
+  matrix.reserve(all.size() * d);
+  for (const detail::StoredItem& s : all) {
+    if (static_cast<int64_t>(s.embedding.size()) != d)
+      throw Error(format("{}: part '{}' has an embedding of size {}, the model {}", out.string(),
+                         s.item.id, s.embedding.size(), d));
+    matrix.insert(matrix.end(), s.embedding.begin(), s.embedding.end());
+  }
+  summary.factory = choose_factory(o, static_cast<int64_t>(all.size()));
+  const std::string search_params = default_search_params(o, summary.factory);
+  log::info("index", "building a FAISS '{}' index over {} vectors", summary.factory, all.size());
+  detail::VectorIndex vectors = detail::VectorIndex::build(
+      matrix.data(), static_cast<int64_t>(all.size()), d, summary.factory);
+  vectors.set_search_params(search_params);
+  catalog.set_meta("checkpoint_identity", identity);
+  catalog.set_meta("checkpoint", checkpoint.string());
+  catalog.set_meta("factory", summary.factory);
+  catalog.set_meta("search_params", search_params);
+  catalog.set_meta("embed_dim", std::to_string(d));
+  catalog.set_meta("library", library.string());
+  catalog.set_meta("catalog_version", std::to_string(detail::kCatalogVersion));
+  vectors.write(out / detail::kVectorsFile);
+  catalog.commit();
+
+  summary.parts = static_cast<int64_t>(all.size());
+  summary.failed = static_cast<int64_t>(failures.size());
+  write_failures(out / "failures.jsonl", failures);
+  nlohmann::json used = {{"checkpoint", o.checkpoint},
+                         {"library", o.library},
+                         {"out", o.out},
+                         {"factory", o.factory},
+                         {"search_params", o.search_params},
+                         {"captions", o.captions},
+                         {"thumbnails", o.thumbnails},
+                         {"batch_size", o.batch_size},
+                         {"workers", o.workers},
+                         {"file_timeout_s", o.file_timeout_s},
+                         {"assume_unit", o.assume_unit},
+                         {"overwrite", o.overwrite}};
+  write_text_atomic(out / "options.json", used.dump(2) + "\n");
+  return summary;
+}
+
+}  // namespace cadclip::index

@@ -1,0 +1,206 @@
+#include "cadclip/index/searcher.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/format.h"
+#include "cadclip/data/batch.h"
+#include "cadclip/data/dataset.h"
+#include "cadclip/model/checkpoint_io.h"
+#include "cadclip/text/text_model.h"
+#include "store.h"
+
+#ifdef CADCLIP_WITH_OCCT
+#include "cadclip/cad/prepare.h"
+#endif
+
+namespace cadclip::index {
+
+namespace fs = std::filesystem;
+
+struct Searcher::State {
+  fs::path folder;
+  SearcherOptions options;
+  std::string identity;
+  std::string factory;
+  mutable model::BuiltModel built;  // forward() is not const; inference changes nothing
+  detail::VectorIndex vectors;
+  std::vector<Item> items;  // in vector row order (by id)
+  std::unordered_map<std::string, int64_t> row_of;
+  at::Tensor embeddings;  // [N, d] fp32, the catalog's copy of the vectors
+};
+
+namespace {
+
+std::string required_meta(const detail::Catalog& catalog, const fs::path& folder,
+                          const std::string& key) {
+  std::optional<std::string> value = catalog.meta(key);
+  if (!value)
+    throw Error(
+        format("{}: the catalog lacks '{}'; the index is incomplete, run `cadclip index` "
+               "again",
+               folder.string(), key));
+  return *value;
+}
+
+}  // namespace
+
+Searcher Searcher::open(const fs::path& folder, const SearcherOptions& options) {
+  auto state = std::make_shared<State>();
+  state->folder = fs::absolute(folder);
+  state->options = options;
+  const detail::Catalog catalog = detail::Catalog::open(folder, /*create=*/false);
+  state->identity = required_meta(catalog, folder, "checkpoint_identity");
+  state->factory = required_meta(catalog, folder, "factory");
+  const std::string recorded = required_meta(catalog, folder, "checkpoint");
+  const std::string checkpoint = options.checkpoint.empty() ? recorded : options.checkpoint;
+  if (options.checkpoint.empty() && !fs::exists(recorded))
+    throw Error(
+        format("{}: the checkpoint the index was built with ({}) is gone; pass "
+               "--checkpoint with the same weights, or rebuild the index",
+               folder.string(), recorded));
+  const std::string identity = model::checkpoint_identity(checkpoint);
+  if (identity != state->identity)
+    throw Error(
+        format("{} was built with checkpoint {} (weights {}), and {} holds other weights "
+               "({}); search it with that checkpoint, or rebuild the index with "
+               "`cadclip index {} LIBRARY --out {} --overwrite`",
+               folder.string(), recorded, state->identity.substr(0, 12), checkpoint,
+               identity.substr(0, 12), checkpoint, folder.string()));
+  state->built = model::load_model_from_checkpoint(checkpoint);
+
+  std::vector<detail::StoredItem> stored = catalog.items();
+  state->vectors = detail::VectorIndex::read(folder / detail::kVectorsFile);
+  if (state->vectors.size() != static_cast<int64_t>(stored.size()))
+    throw Error(
+        format("{}: the catalog holds {} parts and {} holds {} vectors; the index is out "
+               "of step, run `cadclip index` again",
+               folder.string(), stored.size(), detail::kVectorsFile, state->vectors.size()));
+  state->vectors.set_search_params(catalog.meta("search_params").value_or(""));
+  const int64_t d = state->vectors.dim();
+  state->embeddings = at::empty({static_cast<int64_t>(stored.size()), d}, at::kFloat);
+  for (size_t i = 0; i < stored.size(); ++i) {
+    if (static_cast<int64_t>(stored[i].embedding.size()) != d)
+      throw Error(format("{}: part '{}' has an embedding of size {}, the index {}", folder.string(),
+                         stored[i].item.id, stored[i].embedding.size(), d));
+    std::memcpy(state->embeddings[i].data_ptr<float>(), stored[i].embedding.data(), d * 4);
+    state->row_of.emplace(stored[i].item.id, static_cast<int64_t>(i));
+    state->items.push_back(std::move(stored[i].item));
+  }
+  Searcher searcher;
+  searcher.state_ = std::move(state);
+  return searcher;
+}
+
+int64_t Searcher::size() const { return static_cast<int64_t>(state_->items.size()); }
+int64_t Searcher::dim() const { return state_->vectors.dim(); }
+const fs::path& Searcher::folder() const { return state_->folder; }
+std::string Searcher::checkpoint_identity() const { return state_->identity; }
+std::string Searcher::factory() const { return state_->factory; }
+
+const Item* Searcher::find(std::string_view id) const {
+  const auto it = state_->row_of.find(std::string(id));
+  return it == state_->row_of.end() ? nullptr : &state_->items[it->second];
+}
+
+at::Tensor Searcher::embed_text(std::string_view text) const {
+  c10::InferenceMode inference;
+  model::BuiltModel& built = state_->built;
+  const std::vector<std::string> texts = {std::string(text)};
+  const auto [ids, mask] =
+      text::to_tensors(built.text.tokenizer->batch(texts, built.text.max_length));
+  return built.model->encode_text(ids, mask)[0].contiguous();
+}
+
+at::Tensor Searcher::embed_graph(const data::BRepGraph& graph) const {
+  c10::InferenceMode inference;
+  const std::vector<data::BRepGraph> graphs = {graph};
+  return state_->built.model->encode_brep(data::collate(graphs))[0].contiguous();
+}
+
+std::vector<Hit> Searcher::search(const at::Tensor& query, int64_t k) const {
+  if (query.dim() != 1 || query.size(0) != dim() || query.scalar_type() != at::kFloat)
+    throw Error(format("a query must be a float vector of size {}, not {}", dim(), query.sizes()));
+  if (k < 1) throw Error(format("k = {} asks for no result; ask for at least 1", k));
+  k = std::min({k, state_->options.max_k, size()});
+  const at::Tensor q = query.contiguous();
+  std::vector<Hit> hits;
+  for (const auto& [score, row] : state_->vectors.search(q.data_ptr<float>(), k)) {
+    hits.push_back({static_cast<int64_t>(hits.size()) + 1, score, &state_->items[row]});
+  }
+  return hits;
+}
+
+std::vector<Hit> Searcher::search_text(std::string_view text, int64_t k) const {
+  return search(embed_text(text), k);
+}
+
+std::vector<Hit> Searcher::search_like_item(std::string_view id, int64_t k) const {
+  const auto it = state_->row_of.find(std::string(id));
+  if (it == state_->row_of.end())
+    throw Error(format("no part '{}' in the index {}", id, state_->folder.string()));
+  return search(state_->embeddings[it->second].contiguous(), k);
+}
+
+std::vector<Hit> Searcher::search_like_file(const fs::path& path, int64_t k) const {
+  static std::atomic<int64_t> counter{0};
+  const fs::path scratch =
+      fs::temp_directory_path() / format("cadclip-like-{}-{}", ::getpid(), counter.fetch_add(1));
+  return search(embed_graph(ingest_isolated(path, scratch, state_->options.worker_binary)), k);
+}
+
+#ifdef CADCLIP_WITH_OCCT
+bool can_ingest_parts() { return true; }
+
+data::BRepGraph ingest_isolated(const fs::path& path, const fs::path& scratch,
+                                const std::string& worker_binary) {
+  if (!cad::is_cad_path(path))
+    throw Error(
+        format("{}: not a CAD file cadclip reads (.step .stp .iges .igs .brep, DeepCAD "
+               ".json)",
+               path.string()));
+  struct Cleanup {
+    fs::path path;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } cleanup{scratch};
+  cad::PrepareOptions prepare;
+  prepare.inputs = {path.string()};
+  prepare.out = (scratch / "prepared").string();
+  prepare.workers = 1;
+  prepare.file_timeout_s = 60;
+  prepare.overwrite = true;
+  prepare.worker_binary = worker_binary;
+  const cad::PrepareSummary summary = cad::run_prepare(prepare);
+  if (summary.prepared == 1) return data::Dataset::open(prepare.out).graph(0);
+  std::string reason = "the worker gave no result";
+  const fs::path failures = fs::path(prepare.out) / "failures.jsonl";
+  if (fs::exists(failures)) {
+    const std::string text = read_text_file(failures);
+    try {
+      const auto line = nlohmann::json::parse(text.substr(0, text.find('\n')));
+      reason = line.value("kind", std::string()) + ": " + line.value("reason", std::string());
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  throw Error(format("{} could not be read as a part: {}", path.filename().string(), reason));
+}
+#else
+bool can_ingest_parts() { return false; }
+
+data::BRepGraph ingest_isolated(const fs::path& path, const fs::path&, const std::string&) {
+  throw Error(format("{}: this cadclip was built without Open CASCADE and cannot read CAD files",
+                     path.string()));
+}
+#endif
+
+}  // namespace cadclip::index

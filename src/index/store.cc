@@ -1,0 +1,261 @@
+#include "store.h"
+
+#include <faiss/AutoTune.h>
+#include <faiss/Index.h>
+#include <faiss/impl/FaissException.h>
+#include <faiss/index_factory.h>
+#include <faiss/index_io.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
+
+namespace cadclip::index::detail {
+
+namespace fs = std::filesystem;
+
+// ---- catalog ---------------------------------------------------------------
+
+struct Catalog::Db {
+  sqlite3* handle = nullptr;
+  fs::path path;
+  ~Db() {
+    if (handle) sqlite3_close(handle);
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(format("catalog {}: {}: {}", path.string(), what,
+                       handle ? sqlite3_errmsg(handle) : "cannot open"));
+  }
+  void exec(const char* sql) {
+    char* message = nullptr;
+    if (sqlite3_exec(handle, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+      const std::string text = message ? message : "unknown error";
+      sqlite3_free(message);
+      throw Error(format("catalog {}: '{}' failed: {}", path.string(), sql, text));
+    }
+  }
+};
+
+namespace {
+
+// A prepared statement, finalized on every exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql, const fs::path& path) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+      throw Error(
+          format("catalog {}: cannot prepare '{}': {}", path.string(), sql, sqlite3_errmsg(db)));
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  void text(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void real(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void integer(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void blob(int i, std::span<const float> v) {
+    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size_bytes()), SQLITE_TRANSIENT);
+  }
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw Error(format("catalog: statement failed: {}", sqlite3_errmsg(db_)));
+  }
+  std::string column_text(int i) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, i));
+    return p ? std::string(p, sqlite3_column_bytes(stmt_, i)) : std::string();
+  }
+  double column_real(int i) const { return sqlite3_column_double(stmt_, i); }
+  int64_t column_int(int i) const { return sqlite3_column_int64(stmt_, i); }
+  std::vector<float> column_floats(int i) const {
+    const int bytes = sqlite3_column_bytes(stmt_, i);
+    std::vector<float> out(bytes / sizeof(float));
+    if (bytes > 0) std::memcpy(out.data(), sqlite3_column_blob(stmt_, i), out.size() * 4);
+    return out;
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace
+
+Catalog Catalog::open(const fs::path& folder, bool create) {
+  Catalog catalog;
+  catalog.db_ = std::make_unique<Db>();
+  Db& db = *catalog.db_;
+  db.path = folder / kCatalogFile;
+  if (!create && !fs::exists(db.path))
+    throw Error(format("{} is no cadclip index: it has no {}; make one with `cadclip index`",
+                       folder.string(), kCatalogFile));
+  const int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  if (sqlite3_open_v2(db.path.c_str(), &db.handle, flags, nullptr) != SQLITE_OK)
+    db.fail("cannot open");
+  sqlite3_busy_timeout(db.handle, 5000);
+  if (create) {
+    db.exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    db.exec(
+        "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY, name TEXT, source TEXT, "
+        "content_hash TEXT, size_x REAL, size_y REAL, size_z REAL, faces INTEGER, "
+        "thumbnail TEXT, caption TEXT, embedding BLOB NOT NULL)");
+  }
+  return catalog;
+}
+
+Catalog::Catalog(Catalog&&) noexcept = default;
+Catalog& Catalog::operator=(Catalog&&) noexcept = default;
+Catalog::~Catalog() = default;
+
+std::optional<std::string> Catalog::meta(const std::string& key) const {
+  Statement s(db_->handle, "SELECT value FROM meta WHERE key = ?", db_->path);
+  s.text(1, key);
+  if (!s.step()) return std::nullopt;
+  return s.column_text(0);
+}
+
+void Catalog::set_meta(const std::string& key, const std::string& value) {
+  Statement s(db_->handle, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", db_->path);
+  s.text(1, key);
+  s.text(2, value);
+  s.step();
+}
+
+std::vector<StoredItem> Catalog::items() const {
+  Statement s(db_->handle,
+              "SELECT id, name, source, content_hash, size_x, size_y, size_z, faces, thumbnail, "
+              "caption, embedding FROM items ORDER BY id",
+              db_->path);
+  std::vector<StoredItem> out;
+  while (s.step()) {
+    StoredItem& row = out.emplace_back();
+    Item& item = row.item;
+    item.id = s.column_text(0);
+    item.name = s.column_text(1);
+    item.source = s.column_text(2);
+    item.content_hash = s.column_text(3);
+    for (int i = 0; i < 3; ++i) item.size_mm[i] = s.column_real(4 + i);
+    item.faces = s.column_int(7);
+    item.thumbnail = s.column_text(8);
+    item.caption = s.column_text(9);
+    row.embedding = s.column_floats(10);
+  }
+  return out;
+}
+
+void Catalog::put(const Item& item, std::span<const float> embedding) {
+  Statement s(db_->handle,
+              "INSERT OR REPLACE INTO items(id, name, source, content_hash, size_x, size_y, "
+              "size_z, faces, thumbnail, caption, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+              db_->path);
+  s.text(1, item.id);
+  s.text(2, item.name);
+  s.text(3, item.source);
+  s.text(4, item.content_hash);
+  for (int i = 0; i < 3; ++i) s.real(5 + i, item.size_mm[i]);
+  s.integer(8, item.faces);
+  s.text(9, item.thumbnail);
+  s.text(10, item.caption);
+  s.blob(11, embedding);
+  s.step();
+}
+
+void Catalog::remove(const std::string& id) {
+  Statement s(db_->handle, "DELETE FROM items WHERE id = ?", db_->path);
+  s.text(1, id);
+  s.step();
+}
+
+void Catalog::clear() {
+  db_->exec("DELETE FROM items");
+  db_->exec("DELETE FROM meta");
+}
+void Catalog::begin() { db_->exec("BEGIN IMMEDIATE"); }
+void Catalog::commit() { db_->exec("COMMIT"); }
+
+// ---- vectors ---------------------------------------------------------------
+
+struct VectorIndex::Impl {
+  std::unique_ptr<faiss::Index> index;
+};
+
+VectorIndex::VectorIndex() = default;
+VectorIndex::VectorIndex(VectorIndex&&) noexcept = default;
+VectorIndex& VectorIndex::operator=(VectorIndex&&) noexcept = default;
+VectorIndex::~VectorIndex() = default;
+
+VectorIndex VectorIndex::build(const float* x, int64_t n, int64_t d, const std::string& factory) {
+  VectorIndex out;
+  out.impl_ = std::make_unique<Impl>();
+  try {
+    out.impl_->index.reset(
+        faiss::index_factory(static_cast<int>(d), factory.c_str(), faiss::METRIC_INNER_PRODUCT));
+    if (!out.impl_->index->is_trained) {
+      if (n == 0)
+        throw Error(
+            format("FAISS index '{}' needs training vectors and the library is empty", factory));
+      out.impl_->index->train(n, x);
+    }
+    if (n > 0) out.impl_->index->add(n, x);
+  } catch (const faiss::FaissException& e) {
+    throw Error(
+        format("FAISS index '{}' over {} vectors of size {} failed: {}; check the "
+               "factory string (e.g. Flat, HNSW32,Flat)",
+               factory, n, d, e.what()));
+  }
+  return out;
+}
+
+VectorIndex VectorIndex::read(const fs::path& path) {
+  VectorIndex out;
+  out.impl_ = std::make_unique<Impl>();
+  try {
+    out.impl_->index.reset(faiss::read_index(path.c_str()));
+  } catch (const faiss::FaissException& e) {
+    throw Error(format("{}: cannot read the FAISS index: {}; rebuild it with `cadclip index`",
+                       path.string(), e.what()));
+  }
+  return out;
+}
+
+void VectorIndex::write(const fs::path& path) const {
+  const fs::path temp = path.string() + format(".tmp{}", ::getpid());
+  try {
+    faiss::write_index(impl_->index.get(), temp.c_str());
+  } catch (const faiss::FaissException& e) {
+    throw Error(format("{}: cannot write the FAISS index: {}", path.string(), e.what()));
+  }
+  fs::rename(temp, path);
+}
+
+void VectorIndex::set_search_params(const std::string& params) {
+  if (params.empty()) return;
+  try {
+    faiss::ParameterSpace().set_index_parameters(impl_->index.get(), params.c_str());
+  } catch (const faiss::FaissException& e) {
+    throw Error(format("FAISS search parameters '{}' do not fit this index: {}", params, e.what()));
+  }
+}
+
+int64_t VectorIndex::size() const { return impl_->index->ntotal; }
+int64_t VectorIndex::dim() const { return impl_->index->d; }
+
+std::vector<std::pair<float, int64_t>> VectorIndex::search(const float* q, int64_t k) const {
+  k = std::min<int64_t>(k, size());
+  std::vector<std::pair<float, int64_t>> out;
+  if (k <= 0) return out;
+  std::vector<float> scores(k);
+  std::vector<faiss::Index::idx_t> rows(k);
+  impl_->index->search(1, q, k, scores.data(), rows.data());
+  for (int64_t i = 0; i < k; ++i) {
+    if (rows[i] >= 0) out.emplace_back(scores[i], rows[i]);
+  }
+  return out;
+}
+
+}  // namespace cadclip::index::detail

@@ -1,0 +1,187 @@
+// The index layer: exact search ranks equal those of eval::evaluate on the
+// same checkpoint and gallery; an index refuses another checkpoint; updates
+// embed only what changed; CAD folders are ingested in worker processes and
+// failures are listed.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "cadclip/data/dataset.h"
+#include "cadclip/eval/evaluate.h"
+#include "cadclip/index/build_index.h"
+#include "cadclip/index/searcher.h"
+#include "cadclip/model/checkpoint_io.h"
+#include "index_fixture.h"
+
+namespace cadclip::index {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fresh_folder;
+
+class IndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    at::set_num_threads(1);
+    root_ = fresh_folder("cadclip_index_test");
+    testing::write_checkpoint(root_ / "run", 0);
+    testing::write_prepared(root_ / "prepared", 8);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  IndexOptions options(const fs::path& library, const fs::path& out) const {
+    IndexOptions o;
+    o.checkpoint = (root_ / "run").string();
+    o.library = library.string();
+    o.out = out.string();
+    o.worker_binary = CADCLIP_BINARY;
+    o.workers = 1;
+    return o;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(IndexTest, ExactSearchRanksEqualEval) {
+  const IndexSummary summary = build_index(options(root_ / "prepared", root_ / "index"));
+  EXPECT_EQ(summary.parts, 8);
+  EXPECT_EQ(summary.added, 8);
+  EXPECT_EQ(summary.factory, "Flat");
+
+  const Searcher searcher = Searcher::open(root_ / "index");
+  ASSERT_EQ(searcher.size(), 8);
+  EXPECT_EQ(searcher.find("m3")->caption, testing::caption_texts()[3]);
+
+  model::BuiltModel built = model::load_model_from_checkpoint(root_ / "run");
+  const data::Dataset dataset = data::Dataset::open(root_ / "prepared");
+  const data::CaptionFile captions = data::read_captions(root_ / "prepared" / "captions.jsonl", {});
+  const eval::EvalReport report =
+      eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
+                     captions.captions, dataset.ids(), {});
+  const eval::EvalEmbeddings& e = report.embeddings;
+  ASSERT_EQ(e.text.size(0), 8);
+  const at::Tensor scores = e.text.matmul(e.brep.t());  // [Q, G]
+  for (int64_t q = 0; q < e.text.size(0); ++q) {
+    const std::string& text = captions.captions[q].text;
+    EXPECT_TRUE(at::allclose(searcher.embed_text(text), e.text[q], 1e-5, 1e-5)) << text;
+    const at::Tensor order = std::get<1>(scores[q].sort(/*dim=*/0, /*descending=*/true));
+    const std::vector<Hit> hits = searcher.search_text(text, 8);
+    ASSERT_EQ(hits.size(), 8u);
+    for (int64_t r = 0; r < 8; ++r) {
+      EXPECT_EQ(hits[r].item->id, e.gallery_ids[order[r].item<int64_t>()])
+          << "query '" << text << "' rank " << r + 1;
+      EXPECT_NEAR(hits[r].score, scores[q][order[r]].item<float>(), 1e-5);
+    }
+    // The rank of the described part is the same as eval's.
+    const auto found = std::find_if(hits.begin(), hits.end(),
+                                    [&](const Hit& h) { return h.item->id == e.query_ids[q]; });
+    ASSERT_NE(found, hits.end());
+    const float own =
+        scores[q][std::find(e.gallery_ids.begin(), e.gallery_ids.end(), e.query_ids[q]) -
+                  e.gallery_ids.begin()]
+            .item<float>();
+    EXPECT_EQ(found->rank, 1 + (scores[q] > own).sum().item<int64_t>());
+  }
+  // A part is its own best match.
+  EXPECT_EQ(searcher.search_like_item("m5", 3).front().item->id, "m5");
+  EXPECT_EQ(searcher.search_text("gear", 1000).size(), 8u);  // k clipped to the index
+  EXPECT_THROW(searcher.search_text("gear", 0), Error);
+  EXPECT_THROW(searcher.search_like_item("nope", 3), Error);
+}
+
+TEST_F(IndexTest, RefusesAnotherCheckpoint) {
+  build_index(options(root_ / "prepared", root_ / "index"));
+  testing::write_checkpoint(root_ / "other", 1);
+  SearcherOptions other;
+  other.checkpoint = (root_ / "other").string();
+  try {
+    Searcher::open(root_ / "index", other);
+    FAIL() << "another checkpoint was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("other weights"), std::string::npos) << e.what();
+  }
+  IndexOptions again = options(root_ / "prepared", root_ / "index");
+  again.checkpoint = other.checkpoint;
+  EXPECT_THROW(build_index(again), Error);
+  again.overwrite = true;
+  EXPECT_EQ(build_index(again).added, 8);
+  EXPECT_NO_THROW(Searcher::open(root_ / "index", other));
+  EXPECT_THROW(Searcher::open(root_ / "prepared"), Error);  // no index at all
+}
+
+TEST_F(IndexTest, UpdateEmbedsOnlyChangesOfAPreparedLibrary) {
+  build_index(options(root_ / "prepared", root_ / "index"));
+  IndexSummary s = build_index(options(root_ / "prepared", root_ / "index"));
+  EXPECT_EQ(s.unchanged, 8);
+  EXPECT_EQ(s.added + s.changed + s.removed, 0);
+  // Six parts, two of them with new geometry: m0..m3 same, m4 and m5 changed, m6 and m7 gone.
+  fs::remove_all(root_ / "prepared");
+  testing::write_prepared(root_ / "prepared", 4);
+  data::ShardWriter writer;
+  for (int i = 0; i < 4; ++i) writer.add(data::Dataset::open(root_ / "prepared").graph(i));
+  for (int i = 4; i < 6; ++i) {
+    data::BRepGraph g = cadclip::testing::random_graph(3, 900 + i);
+    g.id = "m" + std::to_string(i);
+    writer.add(g);
+  }
+  writer.write(root_ / "prepared" / "shard-00000.safetensors");
+  s = build_index(options(root_ / "prepared", root_ / "index"));
+  EXPECT_EQ(s.unchanged, 4);
+  EXPECT_EQ(s.changed, 2);
+  EXPECT_EQ(s.removed, 2);
+  EXPECT_EQ(s.parts, 6);
+  EXPECT_EQ(Searcher::open(root_ / "index").size(), 6);
+  EXPECT_EQ(Searcher::open(root_ / "index").find("m7"), nullptr);
+}
+
+#ifdef CADCLIP_WITH_OCCT
+TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
+  const fs::path library = root_ / "library";
+  fs::create_directories(library / "sub");
+  const auto parts = testing::real_parts();
+  fs::copy_file(parts[0], library / "a.step");
+  fs::copy_file(parts[1], library / "sub" / "b.step");
+  fs::copy_file(parts[2], library / "c.step");
+  write_text_atomic(library / "broken.step", "ISO-10303-21;\nHEADER;\nENDSEC;\n");
+  IndexSummary s = build_index(options(library, root_ / "index"));
+  EXPECT_EQ(s.parts, 3);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.thumbnails, 3);
+  const std::string failures = read_text_file(root_ / "index" / "failures.jsonl");
+  EXPECT_NE(failures.find("broken.step"), std::string::npos) << failures;
+  {
+    const Searcher searcher = Searcher::open(root_ / "index");
+    const Item* b = searcher.find("b");
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->source, (library / "sub" / "b.step").string());
+    EXPECT_GT(b->faces, 0);
+    EXPECT_GT(b->size_mm[0], 0);
+    EXPECT_TRUE(fs::exists(root_ / "index" / "thumbnails" / b->thumbnail));
+    // A part file is ingested in a worker and finds its own copy first.
+    EXPECT_EQ(searcher.search_like_file(parts[2], 3).front().item->id, "c");
+    EXPECT_THROW(searcher.search_like_file(library / "broken.step", 3), Error);
+  }
+  // c changes, a goes, d arrives; b is not embedded again.
+  fs::remove(library / "c.step");
+  fs::copy_file(parts[3], library / "c.step");
+  fs::remove(library / "a.step");
+  fs::copy_file(parts[0], library / "d.step");
+  s = build_index(options(library, root_ / "index"));
+  EXPECT_EQ(s.unchanged, 1);
+  EXPECT_EQ(s.changed, 1);
+  EXPECT_EQ(s.added, 1);
+  EXPECT_EQ(s.removed, 1);
+  EXPECT_EQ(s.parts, 3);
+  EXPECT_EQ(s.thumbnails, 2);
+  EXPECT_EQ(Searcher::open(root_ / "index").find("a"), nullptr);
+}
+#endif
+
+}  // namespace
+}  // namespace cadclip::index

@@ -1,0 +1,269 @@
+// `cadclip serve` over a real socket on 127.0.0.1: the JSON API, the page,
+// and hostile requests (bad JSON, huge bodies, bad UTF-8, ../ paths, huge k,
+// a part file that cannot be read) answered with clean JSON errors while the
+// server stays up.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../index/index_fixture.h"
+#include "cadclip/core/file.h"
+#include "cadclip/index/build_index.h"
+
+extern char** environ;
+
+namespace cadclip::serve {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One `cadclip serve` process for all tests of this file.
+class Server {
+ public:
+  void start(const std::vector<std::string>& args) {
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+    std::vector<char*> argv;
+    std::vector<std::string> all = {CADCLIP_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    for (std::string& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ASSERT_EQ(posix_spawn(&pid_, CADCLIP_BINARY, &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(pipe_fds[1]);
+    std::FILE* out = ::fdopen(pipe_fds[0], "r");
+    char line[512] = {0};
+    ASSERT_NE(std::fgets(line, sizeof line, out), nullptr) << "the server did not start";
+    std::fclose(out);
+    const std::string text = line;
+    const size_t colon = text.rfind(':');
+    port_ = std::stoi(text.substr(colon + 1));
+    ASSERT_GT(port_, 0) << text;
+  }
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  bool alive() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// Sends raw bytes and returns the whole answer (the server closes after it).
+std::string raw(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return "";
+  }
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  ::shutdown(fd, SHUT_WR);
+  std::string answer;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) answer.append(buffer, n);
+  ::close(fd);
+  return answer;
+}
+
+class ServeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = index::testing::fresh_folder("cadclip_serve_test");
+    index::testing::write_checkpoint(root_ / "run", 0);
+    const fs::path library = root_ / "library";
+    fs::create_directories(library);
+    for (const fs::path& part : index::testing::real_parts())
+      fs::copy_file(part, library / part.filename());
+    index::IndexOptions o;
+    o.checkpoint = (root_ / "run").string();
+    o.library = library.string();
+    o.out = (root_ / "index").string();
+    o.worker_binary = CADCLIP_BINARY;
+    o.workers = 1;
+    index::build_index(o);
+    server_.start({"serve", o.out, "--port", "0", "--max-upload-mb", "1", "--max-k", "50",
+                   "--max-query-bytes", "200"});
+  }
+  static void TearDownTestSuite() {
+    server_.stop();
+    fs::remove_all(root_);
+  }
+
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", server_.port());
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+
+  // The JSON error of a response: its status and message.
+  static void expect_error(const httplib::Result& r, int status, const std::string& words) {
+    ASSERT_TRUE(r) << "no answer";
+    EXPECT_EQ(r->status, status) << r->body;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+    const nlohmann::json j = nlohmann::json::parse(r->body);
+    EXPECT_EQ(j["error"]["status"], status);
+    const std::string message = j["error"]["message"];
+    EXPECT_NE(message.find(words), std::string::npos) << message;
+  }
+
+  static fs::path root_;
+  static Server server_;
+};
+
+fs::path ServeTest::root_;
+Server ServeTest::server_;
+
+TEST_F(ServeTest, HealthAndTextSearch) {
+  auto c = client();
+  auto health = c.Get("/api/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  const nlohmann::json h = nlohmann::json::parse(health->body);
+  EXPECT_EQ(h["parts"], 4);
+  EXPECT_EQ(h["factory"], "Flat");
+
+  auto r = c.Get("/api/search?q=a%20plate%20with%20holes&k=3");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const nlohmann::json j = nlohmann::json::parse(r->body);
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_GE(j["results"][0]["score"].get<double>(), j["results"][1]["score"].get<double>());
+  EXPECT_EQ(j["results"][0]["rank"], 1);
+  // Its thumbnail is an SVG drawing.
+  auto thumb = c.Get(j["results"][0]["thumbnail"].get<std::string>());
+  ASSERT_TRUE(thumb);
+  EXPECT_EQ(thumb->status, 200);
+  EXPECT_NE(thumb->body.find("<polyline"), std::string::npos);
+
+  auto post = c.Post("/api/search", R"({"q": "bracket", "k": 2})", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 200) << post->body;
+  EXPECT_EQ(nlohmann::json::parse(post->body)["results"].size(), 2u);
+}
+
+TEST_F(ServeTest, SimilarItemsAndDetails) {
+  auto c = client();
+  const std::string id = "21165_5cb2d287_0000_2";
+  auto r = c.Get("/api/similar/" + id + "?k=4");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(nlohmann::json::parse(r->body)["results"][0]["id"], id);
+  auto item = c.Get("/api/items/" + id);
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->status, 200);
+  EXPECT_GT(nlohmann::json::parse(item->body)["faces"].get<int>(), 0);
+  expect_error(c.Get("/api/items/nothing-here"), 404, "no part");
+  expect_error(c.Get("/api/similar/nothing-here"), 404, "no part");
+}
+
+TEST_F(ServeTest, ThePageIsServedWithoutExternalResources) {
+  auto c = client();
+  for (const char* path : {"/", "/app.js", "/style.css"}) {
+    auto r = c.Get(path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_EQ(r->body.find("http://"), std::string::npos) << path;
+    EXPECT_EQ(r->body.find("https://"), std::string::npos) << path;
+  }
+  EXPECT_NE(c.Get("/")->body.find("search-form"), std::string::npos);
+}
+
+TEST_F(ServeTest, BadParametersGetCleanErrors) {
+  auto c = client();
+  expect_error(c.Get("/api/search?q=gear&k=1000000000"), 400, "k must be");
+  expect_error(c.Get("/api/search?q=gear&k=-1"), 400, "k must be");
+  expect_error(c.Get("/api/search?q=gear&k=ten"), 400, "k must be");
+  expect_error(c.Get("/api/search?q="), 400, "empty");
+  expect_error(c.Get("/api/search?q=%FF%FEgear"), 400, "UTF-8");
+  expect_error(c.Get("/api/search?q=" + std::string(500, 'a')), 413, "at most 200");
+  expect_error(c.Post("/api/search", "{not json", "application/json"), 400, "not valid JSON");
+  expect_error(c.Post("/api/search", R"({"k": 3})", "application/json"), 400, "\"q\"");
+  expect_error(c.Post("/api/search", R"({"q": "x", "k": 1e99})", "application/json"), 400,
+               "k must be");
+  expect_error(c.Get("/api/nothing"), 404, "nothing at");
+}
+
+TEST_F(ServeTest, HugeBodiesAreRefused) {
+  auto c = client();
+  const std::string body(3 * 1024 * 1024, 'x');
+  auto r = c.Post("/api/search/part?filename=big.step", body, "application/octet-stream");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_NE(r->body.find("larger than"), std::string::npos) << r->body;
+}
+
+TEST_F(ServeTest, NoFileOutsideTheIndexIsServed) {
+  auto c = client();
+  for (const char* path :
+       {"/thumbnails/..%2F..%2F..%2Fetc%2Fpasswd.svg", "/thumbnails/../../../etc/passwd.svg",
+        "/../../../../etc/passwd", "/%2E%2E/%2E%2E/etc/passwd", "/..%2f..%2fetc%2fpasswd",
+        "/thumbnails/%2Fetc%2Fpasswd.svg", "/catalog.sqlite", "/thumbnails/../catalog.sqlite"}) {
+    auto r = c.Get(path);
+    if (!r) continue;  // refused outright is fine too
+    EXPECT_GE(r->status, 400) << path;
+    EXPECT_EQ(r->body.find("root:"), std::string::npos) << path;
+    EXPECT_EQ(r->body.find("SQLite format"), std::string::npos) << path;
+  }
+  const std::string answer =
+      raw(server_.port(), "GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(answer.find("root:"), std::string::npos) << answer;
+}
+
+TEST_F(ServeTest, MalformedHttpDoesNotHurtTheServer) {
+  raw(server_.port(), "this is not http\r\n\r\n");
+  raw(server_.port(), std::string(20000, 'G'));
+  raw(server_.port(), "POST /api/search HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n{");
+  EXPECT_TRUE(server_.alive());
+  auto r = client().Get("/api/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+#ifdef CADCLIP_WITH_OCCT
+TEST_F(ServeTest, PartUploads) {
+  auto c = client();
+  const fs::path part = index::testing::real_parts()[1];
+  httplib::MultipartFormDataItems form = {
+      {"file", read_text_file(part), part.filename().string(), "application/octet-stream"}};
+  auto r = c.Post("/api/search/part?k=2", form);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(nlohmann::json::parse(r->body)["results"][0]["id"], part.stem().string());
+
+  expect_error(c.Post("/api/search/part?filename=junk.step", "ISO-10303-21;\nHEADER;\nENDSEC;\n",
+                      "application/octet-stream"),
+               422, "could not be read");
+  expect_error(c.Post("/api/search/part?filename=notes.txt", "hello", "text/plain"), 415,
+               "no part file");
+  expect_error(c.Post("/api/search/part?filename=x.step", "", "application/octet-stream"), 400,
+               "empty");
+  EXPECT_TRUE(server_.alive());
+}
+#endif
+
+}  // namespace
+}  // namespace cadclip::serve
