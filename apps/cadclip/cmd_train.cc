@@ -1,14 +1,29 @@
 // cadclip train: contrastive training on a prepared dataset (one process, or
 // one rank of a torchrun/SLURM launch).
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/log.h"
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/trainer.h"
 #include "command.h"
+
+extern char** environ;
 
 namespace cadclip::app {
 namespace {
@@ -16,6 +31,82 @@ namespace {
 std::string default_text_model() {
   if (const char* env = std::getenv("CADCLIP_TEXT_MODEL")) return env;
   return "/opt/cadclip/models/all-MiniLM-L6-v2";
+}
+
+// A TCP port on 127.0.0.1 that is free right now, for rank 0's rendezvous.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    throw Error("--nproc: cannot find a free TCP port on 127.0.0.1 for the rendezvous");
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+// --nproc N: starts N fresh copies of this binary as ranks 0..N-1 (exec'd, not
+// forked: forking a process that may run OpenMP threads is unsafe), waits for
+// them and reports each exit. A rank that fails makes the others stop within
+// their collective timeout.
+int launch_local(int nproc, int argc, char** argv) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--nproc") {
+      ++i;  // and its value
+      continue;
+    }
+    if (a.starts_with("--nproc=")) continue;
+    args.push_back(a);
+  }
+  args[0] = self;
+  const int port = free_port();
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < nproc; ++rank) {
+    std::vector<std::string> env = {"RANK=" + std::to_string(rank),
+                                    "LOCAL_RANK=" + std::to_string(rank),
+                                    "WORLD_SIZE=" + std::to_string(nproc), "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + std::to_string(port)};
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string v = *e;
+      if (!v.starts_with("RANK=") && !v.starts_with("LOCAL_RANK=") &&
+          !v.starts_with("WORLD_SIZE=") && !v.starts_with("MASTER_ADDR=") &&
+          !v.starts_with("MASTER_PORT="))
+        env.push_back(v);
+    }
+    std::vector<char*> envp, argp;
+    for (auto& v : env) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    for (auto& a : args) argp.push_back(a.data());
+    argp.push_back(nullptr);
+    pid_t pid = 0;
+    if (::posix_spawn(&pid, self.c_str(), nullptr, nullptr, argp.data(), envp.data()) != 0)
+      throw Error(format("--nproc: cannot start rank {} ({})", rank, self));
+    pids.push_back(pid);
+  }
+  log::info("launch", "started {} ranks on 127.0.0.1:{}", nproc, port);
+  int failed = 0;
+  for (size_t done = 0; done < pids.size(); ++done) {
+    int status = 0;
+    const pid_t pid = ::wait(&status);
+    const auto it = std::find(pids.begin(), pids.end(), pid);
+    const int rank = static_cast<int>(it - pids.begin());
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      log::info("launch", "rank {} finished", rank);
+      continue;
+    }
+    ++failed;
+    if (WIFSIGNALED(status)) {
+      log::error("launch", "rank {} was killed by signal {}", rank, WTERMSIG(status));
+    } else {
+      log::error("launch", "rank {} exited with status {}", rank, WEXITSTATUS(status));
+    }
+  }
+  return failed == 0 ? kExitOk : kExitError;
 }
 
 int run_train(const train::TrainOptions& options) {
@@ -37,6 +128,7 @@ int run_train(const train::TrainOptions& options) {
 
 void define_train(CLI::App& command, Runner& run) {
   auto o = std::make_shared<train::TrainOptions>();
+  auto nproc = std::make_shared<int>(1);
   o->text_model = default_text_model();
   command.add_option("--data", o->data, "Prepared dataset folder")->required();
   command.add_option("--out", o->out, "Run folder (checkpoints, metrics, options)")->required();
@@ -87,6 +179,9 @@ void define_train(CLI::App& command, Runner& run) {
                   "Stop after N steps with a `last` checkpoint (0 = never)")
       ->capture_default_str();
   command.add_flag("--resume", o->resume, "Continue from <out>/checkpoints/last.json");
+  command.add_option("--nproc", *nproc, "Start this many local processes (Gloo), one rank each")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   command
       .add_option("--validation-split", o->validation_split,
                   "Split evaluated after each epoch (empty = none)")
@@ -112,7 +207,11 @@ void define_train(CLI::App& command, Runner& run) {
   command.footer(
       "Multi-process: start the same command under torchrun --no-python or SLURM (RANK, "
       "WORLD_SIZE, MASTER_ADDR, MASTER_PORT).");
-  run = [o] { return run_train(*o); };
+  run = [o, nproc] {
+    if (*nproc > 1 && std::getenv("WORLD_SIZE") == nullptr)
+      return launch_local(*nproc, command_line().argc, command_line().argv);
+    return run_train(*o);
+  };
 }
 
 }  // namespace cadclip::app

@@ -22,6 +22,14 @@ struct Command {
 
 std::span<const Command> commands();
 
+// The process's own arguments (main sets them), for jobs that start copies of
+// themselves, such as `train --nproc`.
+struct CommandLine {
+  int argc = 0;
+  char** argv = nullptr;
+};
+CommandLine& command_line();
+
 // Exit codes shared by every job.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFindings =

@@ -26,8 +26,16 @@ std::string version_text() {
 
 }  // namespace
 
+namespace cadclip::app {
+CommandLine& command_line() {
+  static CommandLine line;
+  return line;
+}
+}  // namespace cadclip::app
+
 int main(int argc, char** argv) {
   using namespace cadclip;
+  app::command_line() = {argc, argv};
   CLI::App app{
       "cadclip finds the CAD part a sentence describes: it trains and evaluates text<->B-Rep "
       "retrieval models and searches part libraries by text or by example part.",

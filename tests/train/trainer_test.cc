@@ -230,3 +230,33 @@ TEST(TrainerTest, AResumedRunEndsWithBitwiseTheSameWeights) {
 
 }  // namespace
 }  // namespace cadclip::train
+
+namespace cadclip::train {
+namespace {
+
+TEST(TrainerLaunchTest, NprocTwoTrainsWithTwoLocalRanks) {
+  const fs::path data = tiny_dataset("nproc", 10);
+  const fs::path out = data.parent_path() / (data.filename().string() + "_run");
+  fs::remove_all(out);
+  const std::string command = format(
+      "{} train --nproc 2 --data {} --out {} --text-model tests/data/text/bert --epochs 2 "
+      "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
+      "--brep-heads 2 --brep-ffn 48 --validation-split train --threads 1 2>&1",
+      CADCLIP_BINARY, data.string(), out.string());
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  EXPECT_NE(output.find("started 2 ranks"), std::string::npos) << output;
+  EXPECT_NE(output.find("rank 1 finished"), std::string::npos) << output;
+  EXPECT_NE(output.find("validation text->CAD R@1"), std::string::npos) << output;
+  // 10 models, 2 per rank and step: 3 steps per epoch (the last global batch is 2).
+  EXPECT_EQ(resolve_checkpoint(out).filename(), "last-step6");
+}
+
+}  // namespace
+}  // namespace cadclip::train
