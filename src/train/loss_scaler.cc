@@ -22,12 +22,9 @@ bool DynamicLossScaler::unscale_and_check(const std::vector<at::Tensor>& paramet
   for (const auto& p : parameters)
     if (p.grad().defined()) grads.push_back(p.grad());
   found_inf_.zero_();
-  if (enabled_) {
-    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
-  } else {
-    for (const auto& g : grads)
-      if (!at::isfinite(g).all().item<bool>()) found_inf_.fill_(1);
-  }
+  // One fused pass over every gradient; without scaling it only checks.
+  const at::Tensor inverse = enabled_ ? scale_.reciprocal() : at::ones_like(scale_);
+  if (!grads.empty()) at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inverse);
   return found_inf_.item<float>() != 0;
 }
 
