@@ -197,7 +197,6 @@ IndexSummary build_index(const IndexOptions& o) {
       }
       continue;
     }
-    (it == existing.end() ? summary.added : summary.changed) += 1;
     const auto caption = captions.find(f.item.id);
     if (caption != captions.end()) f.item.caption = caption->second;
     todo.push_back(&f);
@@ -206,9 +205,8 @@ IndexSummary build_index(const IndexOptions& o) {
   for (const auto& [id, s] : existing) {
     if (!present.count(id)) gone.push_back(id);
   }
-  log::info("index", "{} parts in the library: {} new, {} changed, {} unchanged, {} removed",
-            with_commas(found.size()), summary.added, summary.changed, summary.unchanged,
-            gone.size());
+  log::info("index", "{} parts in the library: {} to embed, {} unchanged, {} removed",
+            with_commas(found.size()), todo.size(), summary.unchanged, gone.size());
 
   // Graphs of what must be embedded.
   std::vector<std::pair<Found*, data::BRepGraph>> graphs;
@@ -247,6 +245,10 @@ IndexSummary build_index(const IndexOptions& o) {
     fs::remove_all(out / "work");
 #endif
   }
+
+  // Counted after ingest: a file that failed is neither added nor changed.
+  for (const auto& [found_part, graph] : graphs)
+    (existing.count(found_part->item.id) ? summary.changed : summary.added) += 1;
 
   // Embed, draw, and record.
   model::BuiltModel built = model::load_model_from_checkpoint(checkpoint);

@@ -156,7 +156,9 @@ TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
   const std::string failures = read_text_file(root_ / "index" / "failures.jsonl");
   EXPECT_NE(failures.find("broken.step"), std::string::npos) << failures;
   {
-    const Searcher searcher = Searcher::open(root_ / "index");
+    SearcherOptions with_workers;
+    with_workers.worker_binary = CADCLIP_BINARY;  // this test binary is no worker
+    const Searcher searcher = Searcher::open(root_ / "index", with_workers);
     const Item* b = searcher.find("b");
     ASSERT_NE(b, nullptr);
     EXPECT_EQ(b->source, (library / "sub" / "b.step").string());
