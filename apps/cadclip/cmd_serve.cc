@@ -26,7 +26,7 @@ int run_serve(const serve::ServeOptions& o) {
   std::thread waiter([signals] {
     int signal = 0;
     sigwait(&signals, &signal);
-    if (signal != SIGUSR2) serve::stop();
+    serve::stop();
   });
   try {
     serve::serve(o, [&o](int port) {
