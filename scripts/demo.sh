@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo: on the built-in synthetic data, the real pipeline end to end:
 #   synth -> prepare -> train (pretrained MiniLM text tower, default B-Rep
-#   encoder) -> eval on the test split -> the metrics table.
+#   encoder) -> eval on the test split -> the metrics table -> an index of the
+#   test parts, searched with three example queries.
 # `make demo` runs setup and the build first. Sizes can be changed:
 #   CADCLIP_DEMO_PARTS (2000), CADCLIP_DEMO_EPOCHS (see below), CADCLIP_DEMO_DIR (out/demo)
 set -euo pipefail
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 cadclip=${CADCLIP_BIN:-build/dev/apps/cadclip}
 parts=${CADCLIP_DEMO_PARTS:-2000}
-epochs=${CADCLIP_DEMO_EPOCHS:-12}
+epochs=${CADCLIP_DEMO_EPOCHS:-6}
 dir=${CADCLIP_DEMO_DIR:-out/demo}
 threads=$(nproc)
 
@@ -19,24 +20,24 @@ start=$(seconds)
 rm -rf "$dir"
 mkdir -p "$dir"
 
-stage "1/4 synth: $parts parametric parts with captions at four levels"
+stage "1/5 synth: $parts parametric parts with captions at four levels"
 t=$(seconds)
 "$cadclip" synth --count "$parts" --seed 1 --out "$dir/synth"
 synth_s=$(( $(seconds) - t ))
 
-stage "2/4 prepare: STEP files and captions -> shards"
+stage "2/5 prepare: STEP files and captions -> shards"
 t=$(seconds)
 "$cadclip" prepare "$dir/synth/parts" --captions "$dir/synth/captions.jsonl" \
   --splits "$dir/synth/splits.json" --out "$dir/prepared"
 prepare_s=$(( $(seconds) - t ))
 
-stage "3/4 train: default B-Rep encoder + pretrained all-MiniLM-L6-v2 (frozen, cached), $epochs epochs"
+stage "3/5 train: default B-Rep encoder + pretrained all-MiniLM-L6-v2 (frozen, cached), $epochs epochs"
 t=$(seconds)
 "$cadclip" train --data "$dir/prepared" --out "$dir/run" --epochs "$epochs" --batch-size 64 \
   --text-lr 0 --lr 1e-3 --max-text-length 128 --threads "$threads" --seed 1
 train_s=$(( $(seconds) - t ))
 
-stage "4/4 eval: test split, every caption level"
+stage "4/5 eval: test split, every caption level"
 t=$(seconds)
 "$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test \
   --save-embeddings "$dir/test_embeddings.safetensors" | tee "$dir/metrics.txt"
@@ -44,6 +45,25 @@ t=$(seconds)
   --log-level warn > "$dir/metrics.json"
 eval_s=$(( $(seconds) - t ))
 
+stage "5/5 index the test parts (thumbnails included) and search them"
+t=$(seconds)
+mkdir -p "$dir/test_parts"
+python3 - "$dir" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+for i in json.load(open(f"{d}/synth/splits.json"))["test"]:
+    os.symlink(os.path.abspath(f"{d}/synth/parts/{i}.step"), f"{d}/test_parts/{i}.step")
+PY
+"$cadclip" index "$dir/run/checkpoints/best.json" "$dir/test_parts" --out "$dir/index" \
+  --captions "$dir/synth/captions.jsonl"
+"$cadclip" search "$dir/index" -k 5 \
+  "a spur gear with 24 teeth and a 10 mm bore" \
+  "a flange with six bolt holes on a bolt circle and a raised hub" \
+  "a flat rectangular plate with a grid of holes"
+index_s=$(( $(seconds) - t ))
+
 total=$(( $(seconds) - start ))
-printf '\npipeline: synth %ss, prepare %ss, train %ss, eval %ss; total %ss (%s)\n' \
-  "$synth_s" "$prepare_s" "$train_s" "$eval_s" "$total" "$dir"
+printf '\npipeline: synth %ss, prepare %ss, train %ss, eval %ss, index+search %ss; total %ss (%s)\n' \
+  "$synth_s" "$prepare_s" "$train_s" "$eval_s" "$index_s" "$total" "$dir"
+printf 'metrics: %s/metrics.txt and metrics.json. Search in a browser:\n' "$dir"
+printf '  %s serve %s/index    then open http://127.0.0.1:8600/\n' "$cadclip" "$dir"
