@@ -10,7 +10,7 @@ if [ "${1:-}" = "--fix" ]; then
   exit 0
 fi
 if ! "$formatter" --dry-run --Werror "${files[@]}" 2>/tmp/cadclip-format.log; then
-  grep -oE '^[^:]+' /tmp/cadclip-format.log | sort -u | sed -n 1,30p >&2 || true
+  grep -E '^[^ ].*: (warning|error): ' /tmp/cadclip-format.log | cut -d: -f1 | sort -u >&2 || true
   echo "check_format: the files above are not clang-formatted; run scripts/check_format.sh --fix" >&2
   exit 1
 fi

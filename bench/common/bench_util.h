@@ -62,8 +62,7 @@ inline double matmul_gflops(int n = 1024, int repeats = 5) {
 
 inline void print_header(const std::string& benchmark, int threads) {
   std::printf("# %s\n", benchmark.c_str());
-  std::printf("threads=%d  LibTorch matmul 1024^2 fp32: %.1f GFLOP/s\n", threads,
-              matmul_gflops());
+  std::printf("threads=%d  LibTorch matmul 1024^2 fp32: %.1f GFLOP/s\n", threads, matmul_gflops());
 }
 
 }  // namespace cadclip::bench

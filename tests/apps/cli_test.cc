@@ -63,7 +63,7 @@ TEST(CliTest, UnknownFlagIsAClearError) {
   CliRun run = run_cadclip("--frobnicate");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("--frobnicate"), std::string::npos) << run.output;
-  run = run_cadclip("check --frobnicate x.safetensors");
+  run = run_cadclip("check --frobnicate " CADCLIP_SOURCE_DIR "/README.md");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("--frobnicate"), std::string::npos) << run.output;
 }
