@@ -1,4 +1,4 @@
-// Small text formatting for messages: "{}" placeholders filled through
+// Small text formatting for messages: "{}" markers filled through
 // operator<<, plus number helpers. (GCC 12 has no std::format, and LibTorch
 // bundles its own fmt, so cadclip's headers use neither.)
 #pragma once
@@ -13,7 +13,7 @@ namespace cadclip {
 namespace detail {
 inline void format_next(std::ostringstream& out, std::string_view& rest) {
   // Copies text up to the next "{}" (with "{{" and "}}" as literal braces) and
-  // consumes the placeholder; returns with `rest` after it.
+  // consumes the marker; returns with `rest` after it.
   while (!rest.empty()) {
     if (rest.starts_with("{{") || rest.starts_with("}}")) {
       out << rest[0];
