@@ -41,8 +41,8 @@ stage "4/5 eval: test split, every caption level"
 t=$(seconds)
 "$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test \
   --save-embeddings "$dir/test_embeddings.safetensors" | tee "$dir/metrics.txt"
-"$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test --json \
-  --log-level warn > "$dir/metrics.json"
+"$cadclip" --log-level warn eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" \
+  --split test --json > "$dir/metrics.json"
 eval_s=$(( $(seconds) - t ))
 
 stage "5/5 index the test parts (thumbnails included) and search them"
