@@ -19,13 +19,6 @@ std::string precision_name(c10::ScalarType type) {
   }
 }
 
-c10::ScalarType parse_precision(const std::string& name) {
-  if (name == "fp32") return c10::kFloat;
-  if (name == "bf16") return c10::kBFloat16;
-  if (name == "fp16") return c10::kHalf;
-  throw Error(format("text precision '{}' is not fp32, bf16 or fp16", name));
-}
-
 template <class T>
 void read(const nlohmann::json& json, const char* key, T& value) {
   const auto it = json.find(key);
@@ -38,6 +31,13 @@ void read(const nlohmann::json& json, const char* key, T& value) {
 }
 
 }  // namespace
+
+c10::ScalarType parse_text_precision(const std::string& name) {
+  if (name == "fp32") return c10::kFloat;
+  if (name == "bf16") return c10::kBFloat16;
+  if (name == "fp16") return c10::kHalf;
+  throw Error(format("text precision '{}' is not fp32, bf16 or fp16", name));
+}
 
 nlohmann::json to_json(const ModelConfig& config) {
   const auto& b = config.brep;
@@ -86,7 +86,7 @@ ModelConfig model_config_from_json(const nlohmann::json& json) {
   read(t, "max_logit_scale", config.two_tower.max_logit_scale);
   std::string precision = "fp32";
   read(t, "text_precision", precision);
-  config.two_tower.text_precision = parse_precision(precision);
+  config.two_tower.text_precision = parse_text_precision(precision);
   const auto& x = json.contains("text") ? json.at("text") : empty;
   read(x, "folder", config.text_folder);
   read(x, "pooling", config.text.pooling);

@@ -68,14 +68,7 @@ nlohmann::json options_json(const TrainOptions& o) {
             {"dropout", o.brep.dropout}}}};
 }
 
-c10::ScalarType parse_precision(const std::string& name) {
-  if (name == "fp32") return c10::kFloat;
-  if (name == "bf16") return c10::kBFloat16;
-  if (name == "fp16") return c10::kHalf;
-  throw Error(format("--precision {} is not fp32, bf16 or fp16", name));
-}
-
-// 16 hex digits of a geometry hash, or of a text's SHA-free mix, as a key.
+// The first 16 hex digits of a geometry hash as a key; `fallback` when the hash is missing.
 int64_t key_of_hex(const std::string& hex, int64_t fallback) {
   if (hex.size() < 16) return fallback;
   return static_cast<int64_t>(std::stoull(hex.substr(0, 16), nullptr, 16));
@@ -284,7 +277,7 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     model::ModelConfig config;
     config.brep = options.brep;
     config.two_tower.embed_dim = options.embed_dim;
-    config.two_tower.text_precision = parse_precision(options.precision);
+    config.two_tower.text_precision = model::parse_text_precision(options.precision);
     config.text_folder = options.text_model;
     config.text.max_length = options.max_text_length;
     built = model::build_model(config);

@@ -20,6 +20,9 @@ struct ModelConfig {
   text::TextModelOptions text;  // pooling, max length, activation checkpointing
 };
 
+// "fp32", "bf16" or "fp16" -> the ScalarType; throws cadclip::Error otherwise.
+c10::ScalarType parse_text_precision(const std::string& name);
+
 nlohmann::json to_json(const ModelConfig& config);
 // Throws cadclip::Error naming the key when a value has the wrong type.
 ModelConfig model_config_from_json(const nlohmann::json& json);
