@@ -1,9 +1,13 @@
 #include "layers.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
 #include <limits>
+#include <string_view>
+#include <utility>
 
 #include "cadclip/core/error.h"
 
@@ -37,25 +41,101 @@ torch::Tensor activate(const torch::Tensor& x, Activation activation) {
   CADCLIP_CHECK(false, "unknown activation {}", static_cast<int>(activation));
 }
 
-DenseNorm::DenseNorm(int64_t in, int64_t out, double eps) {
-  dense = register_module("dense", torch::nn::Linear(in, out));
-  norm = register_module("LayerNorm",
-                         torch::nn::LayerNorm(torch::nn::LayerNormOptions({out}).eps(eps)));
+namespace {
+
+using PointwiseFn = at::Tensor(const at::Tensor&, const at::Tensor&,
+                               const std::optional<at::Tensor>&, std::string_view,
+                               c10::List<std::optional<at::Scalar>>,
+                               std::optional<std::string_view>);
+using BinaryFn = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                            const std::optional<at::Tensor>&, std::string_view);
+
+// oneDNN's inference linear ops from LibTorch's "mkldnn" operator library,
+// when this LibTorch was built with oneDNN (the x86 wheels are).
+struct OneDnn {
+  std::optional<c10::TypedOperatorHandle<PointwiseFn>> pointwise;  // linear + activation
+  std::optional<c10::TypedOperatorHandle<BinaryFn>> binary;        // linear + other tensor
+  std::optional<c10::OperatorHandle> reorder;                      // weight -> oneDNN layout
+};
+
+const OneDnn& onednn() {
+  static const OneDnn ops = [] {
+    OneDnn found;
+    if (!at::hasMKLDNN()) return found;
+    auto& dispatcher = c10::Dispatcher::singleton();
+    const auto pointwise = dispatcher.findSchema({"mkldnn::_linear_pointwise", ""});
+    const auto binary = dispatcher.findSchema({"mkldnn::_linear_pointwise", "binary"});
+    const auto reorder = dispatcher.findSchema({"mkldnn::_reorder_linear_weight", ""});
+    if (!pointwise || !binary || !reorder) return found;
+    found.pointwise = pointwise->typed<PointwiseFn>();
+    found.binary = binary->typed<BinaryFn>();
+    found.reorder = *reorder;
+    return found;
+  }();
+  return ops;
 }
 
-torch::Tensor DenseNorm::forward(const torch::Tensor& x, const torch::Tensor& residual,
-                                 double dropout) {
-  torch::Tensor h = dense(x);
-  if (is_training() && dropout > 0) h = at::dropout(h, dropout, true);
-  return norm(h + residual);
+// oneDNN's names (attr, algorithm) for our activations.
+std::pair<std::string_view, std::string_view> onednn_activation(std::optional<Activation> a) {
+  if (!a) return {"none", ""};
+  switch (*a) {
+    case Activation::kGeluErf:
+      return {"gelu", "none"};
+    case Activation::kGeluTanh:
+      return {"gelu", "tanh"};
+    case Activation::kRelu:
+      return {"relu", ""};
+    case Activation::kSilu:
+      return {"swish", ""};
+    case Activation::kTanh:
+      return {"tanh", ""};
+  }
+  CADCLIP_CHECK(false, "unknown activation {}", static_cast<int>(*a));
 }
 
-Intermediate::Intermediate(int64_t in, int64_t out, Activation act) : activation(act) {
-  dense = register_module("dense", torch::nn::Linear(in, out));
+c10::List<std::optional<at::Scalar>> no_scalars() { return c10::List<std::optional<at::Scalar>>(); }
+
+std::optional<at::Tensor> optional_bias(const torch::Tensor& bias) {
+  return bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
 }
 
-torch::Tensor Intermediate::forward(const torch::Tensor& x) {
-  return activate(dense(x), activation);
+}  // namespace
+
+FusedLinear::Cached FusedLinear::cached(const std::vector<torch::nn::Linear*>& layers) {
+  std::vector<std::tuple<const void*, const void*, int64_t>> stamp;
+  stamp.reserve(2 * layers.size());
+  const bool biased = (*layers.front())->bias.defined();
+  for (auto* layer : layers) {
+    CADCLIP_CHECK((*layer)->bias.defined() == biased,
+                  "FusedLinear needs layers that all have biases or all have none");
+    for (const torch::Tensor& t : {(*layer)->weight, (*layer)->bias}) {
+      if (!t.defined()) continue;
+      stamp.emplace_back(t.unsafeGetTensorImpl(), t.data_ptr(), static_cast<int64_t>(t._version()));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stamp != stamp_) {
+    std::vector<torch::Tensor> weights, biases;
+    Cached fresh;
+    for (auto* layer : layers) {
+      weights.push_back((*layer)->weight);
+      if (biased) biases.push_back((*layer)->bias);
+      fresh.sizes.push_back((*layer)->weight.size(0));
+    }
+    // One layer needs no copy unless it is reordered.
+    fresh.weight = weights.size() == 1 ? weights[0] : at::cat(weights, 0);
+    if (biased) fresh.bias = biases.size() == 1 ? biases[0] : at::cat(biases, 0);
+    if (onednn().reorder && fresh.weight.device().is_cpu() &&
+        fresh.weight.scalar_type() == at::kFloat) {
+      torch::jit::Stack stack{fresh.weight, c10::IValue()};  // batch_size: none
+      onednn().reorder->callBoxed(&stack);
+      fresh.weight = stack.at(0).toTensor();
+      fresh.packed = true;
+    }
+    cached_ = std::move(fresh);
+    stamp_ = std::move(stamp);
+  }
+  return cached_;
 }
 
 std::vector<torch::Tensor> FusedLinear::forward(const torch::Tensor& x,
@@ -65,34 +145,63 @@ std::vector<torch::Tensor> FusedLinear::forward(const torch::Tensor& x,
     for (auto* layer : layers) out.push_back((*layer)(x));
     return out;
   }
-  std::vector<std::tuple<const void*, const void*, int64_t>> stamp;
-  for (auto* layer : layers) {
-    for (const torch::Tensor& t : {(*layer)->weight, (*layer)->bias}) {
-      CADCLIP_CHECK(t.defined(), "FusedLinear needs layers with biases");
-      stamp.emplace_back(t.unsafeGetTensorImpl(), t.data_ptr(), static_cast<int64_t>(t._version()));
-    }
+  const Cached c = cached(layers);
+  const torch::Tensor y = c.packed ? onednn().pointwise->call(x, c.weight, optional_bias(c.bias),
+                                                              "none", no_scalars(), "")
+                                   : at::linear(x, c.weight, optional_bias(c.bias));
+  return y.split_with_sizes(c.sizes, -1);
+}
+
+torch::Tensor FusedLinear::forward_cat(const torch::Tensor& x,
+                                       const std::vector<torch::nn::Linear*>& layers,
+                                       std::optional<Activation> activation) {
+  if (torch::GradMode::is_enabled()) {
+    std::vector<torch::Tensor> outs;
+    for (auto* layer : layers) outs.push_back((*layer)(x));
+    const torch::Tensor y = outs.size() == 1 ? outs[0] : at::cat(outs, -1);
+    return activation ? activate(y, *activation) : y;
   }
-  torch::Tensor weight, bias;
-  std::vector<int64_t> sizes;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stamp != stamp_) {
-      std::vector<torch::Tensor> weights, biases;
-      sizes_.clear();
-      for (auto* layer : layers) {
-        weights.push_back((*layer)->weight);
-        biases.push_back((*layer)->bias);
-        sizes_.push_back((*layer)->weight.size(0));
-      }
-      weight_ = at::cat(weights, 0);
-      bias_ = at::cat(biases, 0);
-      stamp_ = std::move(stamp);
-    }
-    weight = weight_;
-    bias = bias_;
-    sizes = sizes_;
+  const Cached c = cached(layers);
+  if (c.packed) {
+    const auto [attr, algorithm] = onednn_activation(activation);
+    return onednn().pointwise->call(x, c.weight, optional_bias(c.bias), attr, no_scalars(),
+                                    algorithm);
   }
-  return at::linear(x, weight, bias).split_with_sizes(sizes, -1);
+  const torch::Tensor y = at::linear(x, c.weight, optional_bias(c.bias));
+  return activation ? activate(y, *activation) : y;
+}
+
+torch::Tensor FusedLinear::forward_add(const torch::Tensor& x, torch::nn::Linear& layer,
+                                       const torch::Tensor& residual) {
+  if (torch::GradMode::is_enabled()) return layer(x) + residual;
+  const Cached c = cached({&layer});
+  if (c.packed)
+    return onednn().binary->call(x, residual.contiguous(), c.weight, optional_bias(c.bias), "add");
+  return at::linear(x, c.weight, optional_bias(c.bias)) + residual;
+}
+
+DenseNorm::DenseNorm(int64_t in, int64_t out, double eps) {
+  dense = register_module("dense", torch::nn::Linear(in, out));
+  norm = register_module("LayerNorm",
+                         torch::nn::LayerNorm(torch::nn::LayerNormOptions({out}).eps(eps)));
+}
+
+torch::Tensor DenseNorm::forward(const torch::Tensor& x, const torch::Tensor& residual,
+                                 double dropout) {
+  const bool drop = is_training() && dropout > 0;
+  if (!drop && !torch::GradMode::is_enabled()) return norm(fast.forward_add(x, dense, residual));
+  torch::Tensor h = dense(x);
+  if (drop) h = at::dropout(h, dropout, true);
+  return norm(h + residual);
+}
+
+Intermediate::Intermediate(int64_t in, int64_t out, Activation act) : activation(act) {
+  dense = register_module("dense", torch::nn::Linear(in, out));
+}
+
+torch::Tensor Intermediate::forward(const torch::Tensor& x) {
+  if (!torch::GradMode::is_enabled()) return fast.forward_cat(x, {&dense}, activation);
+  return activate(dense(x), activation);
 }
 
 torch::Tensor key_padding_bias(const torch::Tensor& mask) {

@@ -7,6 +7,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,6 +20,43 @@ enum class Activation { kGeluErf, kGeluTanh, kRelu, kSilu, kTanh };
 Activation parse_activation(const std::string& name, const std::string& source);
 torch::Tensor activate(const torch::Tensor& x, Activation activation);
 
+// Several Linear layers on the same input as one GEMM, for inference: the
+// concatenated weights are built on first use and rebuilt whenever a source
+// parameter is replaced, moved (its data pointer changes) or modified in
+// place (its version counter moves). On the CPU, when LibTorch has oneDNN,
+// the cached weight is also reordered once into oneDNN's blocked layout
+// (mkldnn::_linear_pointwise, what torch.compile's CPU freezing uses): MKL's
+// sgemm behind at::linear copies the whole weight into its own layout on
+// every call, which was a third of MiniLM's batch-1 time here.
+// With grad mode on it runs the layers one by one, so autograd sees the
+// parameters themselves. Safe to call from several threads.
+class FusedLinear {
+ public:
+  // x: [..., in] -> one [..., out_i] per layer
+  std::vector<torch::Tensor> forward(const torch::Tensor& x,
+                                     const std::vector<torch::nn::Linear*>& layers);
+  // x: [..., in] -> activation([..., sum of out_i]); the activation runs
+  // inside the GEMM where oneDNN can.
+  torch::Tensor forward_cat(const torch::Tensor& x, const std::vector<torch::nn::Linear*>& layers,
+                            std::optional<Activation> activation = std::nullopt);
+  // x: [..., in], residual: [..., out] -> layer(x) + residual (one layer),
+  // the addition inside the GEMM where oneDNN can.
+  torch::Tensor forward_add(const torch::Tensor& x, torch::nn::Linear& layer,
+                            const torch::Tensor& residual);
+
+ private:
+  struct Cached {
+    torch::Tensor weight, bias;  // [sum out_i, in], [sum out_i] (undefined without biases)
+    bool packed = false;         // weight is a oneDNN tensor for mkldnn::_linear_pointwise
+    std::vector<int64_t> sizes;  // out_i
+  };
+  Cached cached(const std::vector<torch::nn::Linear*>& layers);
+
+  std::mutex mutex_;
+  std::vector<std::tuple<const void*, const void*, int64_t>> stamp_;
+  Cached cached_;
+};
+
 // "dense" then residual and "LayerNorm": BertSelfOutput, BertOutput and the
 // DeBERTa equivalents.
 struct DenseNorm : torch::nn::Module {
@@ -27,6 +65,7 @@ struct DenseNorm : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& residual, double dropout);
   torch::nn::Linear dense{nullptr};
   torch::nn::LayerNorm norm{nullptr};
+  FusedLinear fast;  // dense for no-grad runs
 };
 
 // "dense" then the activation: BertIntermediate.
@@ -35,25 +74,7 @@ struct Intermediate : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);
   torch::nn::Linear dense{nullptr};
   Activation activation;
-};
-
-// Several Linear layers on the same input as one GEMM, for inference: the
-// concatenated weights are built on first use and rebuilt whenever a source
-// parameter is replaced, moved (its data pointer changes) or modified in
-// place (its version counter moves).
-// With grad mode on it runs the layers one by one, so autograd sees the
-// parameters themselves. Safe to call from several threads.
-class FusedLinear {
- public:
-  // x: [..., in] -> one [..., out_i] per layer
-  std::vector<torch::Tensor> forward(const torch::Tensor& x,
-                                     const std::vector<torch::nn::Linear*>& layers);
-
- private:
-  std::mutex mutex_;
-  std::vector<std::tuple<const void*, const void*, int64_t>> stamp_;
-  torch::Tensor weight_, bias_;
-  std::vector<int64_t> sizes_;
+  FusedLinear fast;  // dense (and the activation) for no-grad runs
 };
 
 // mask: [B, T] -> additive key bias [B, 1, 1, T]: 0 on tokens, the lowest
