@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/log.h"
 
 namespace cadclip::text::detail {
 
@@ -67,9 +68,16 @@ const OneDnn& onednn() {
     const auto binary = dispatcher.findSchema({"mkldnn::_linear_pointwise", "binary"});
     const auto reorder = dispatcher.findSchema({"mkldnn::_reorder_linear_weight", ""});
     if (!pointwise || !binary || !reorder) return found;
-    found.pointwise = pointwise->typed<PointwiseFn>();
-    found.binary = binary->typed<BinaryFn>();
-    found.reorder = *reorder;
+    try {
+      found.pointwise = pointwise->typed<PointwiseFn>();
+      found.binary = binary->typed<BinaryFn>();
+      found.reorder = *reorder;
+    } catch (const c10::Error& e) {
+      // Another LibTorch with other signatures: at::linear still works.
+      log::debug("text", "oneDNN linear ops not usable ({}); using at::linear",
+                 e.what_without_backtrace());
+      return OneDnn{};
+    }
     return found;
   }();
   return ops;

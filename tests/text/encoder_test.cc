@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/safetensors.h"
@@ -42,7 +44,9 @@ double parity_error(const std::string& model) {
   const torch::Tensor hidden = encoder->forward(ref.ids, ref.mask);
   EXPECT_EQ(hidden.sizes(), ref.hidden.sizes());
   const torch::Tensor keep = ref.mask.to(at::kBool).unsqueeze(-1);
-  return (hidden - ref.hidden).abs().masked_select(keep).max().item<double>();
+  const double error = (hidden - ref.hidden).abs().masked_select(keep).max().item<double>();
+  std::printf("%s: largest difference from transformers %.2e\n", model.c_str(), error);
+  return error;
 }
 
 void expect_mixed_lengths(const std::string& model) {
@@ -212,6 +216,24 @@ TEST(TextEncoder, InferenceFollowsInPlaceWeightUpdates) {
   const torch::Tensor keep = ref.mask.to(at::kBool).unsqueeze(-1);
   EXPECT_GT((after_no_grad - before).abs().masked_select(keep).max().item<double>(), 1e-4);
   EXPECT_LT((after_no_grad - after_grad).abs().masked_select(keep).max().item<double>(), 1e-5);
+}
+
+TEST(TextEncoder, ConcurrentInferenceMatchesSequential) {
+  // The search service embeds from several threads at once; the first calls
+  // race to build the cached (fused, reordered) weights.
+  auto encoder = load_text_encoder(testing::data_dir() / "bert");
+  const Reference ref = read_reference("bert");
+  std::vector<torch::Tensor> got(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i)
+    threads.emplace_back([&, i] {
+      torch::NoGradGuard no_grad;  // grad mode is per thread
+      for (int repeat = 0; repeat < 5; ++repeat) got[i] = encoder->forward(ref.ids, ref.mask);
+    });
+  for (auto& thread : threads) thread.join();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor expected = encoder->forward(ref.ids, ref.mask);
+  for (const auto& tensor : got) EXPECT_TRUE(tensor.equal(expected));
 }
 
 }  // namespace
