@@ -1,6 +1,7 @@
 // Last hidden states against transformers on random DeBERTa-v2, DeBERTa-v3
 // and BERT checkpoints (padded batches of mixed lengths), and loading rules.
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -219,15 +220,16 @@ TEST(TextEncoder, InferenceFollowsInPlaceWeightUpdates) {
 }
 
 TEST(TextEncoder, ConcurrentInferenceMatchesSequential) {
-  // The search service embeds from several threads at once; the first calls
-  // race to build the cached (fused, reordered) weights.
+  // The search service embeds from several threads at once, under
+  // InferenceMode; the first calls race to build the cached (fused,
+  // reordered) weights, which later no-grad calls outside InferenceMode reuse.
   auto encoder = load_text_encoder(testing::data_dir() / "bert");
   const Reference ref = read_reference("bert");
   std::vector<torch::Tensor> got(4);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < got.size(); ++i)
     threads.emplace_back([&, i] {
-      torch::NoGradGuard no_grad;  // grad mode is per thread
+      c10::InferenceMode inference;  // per thread, as Searcher::embed_text does
       for (int repeat = 0; repeat < 5; ++repeat) got[i] = encoder->forward(ref.ids, ref.mask);
     });
   for (auto& thread : threads) thread.join();
