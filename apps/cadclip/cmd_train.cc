@@ -164,8 +164,9 @@ void define_train(CLI::App& command, Runner& run) {
   command.add_option("--loss", o->loss, "Contrastive loss")
       ->check(CLI::IsMember({"infonce", "siglip"}))
       ->capture_default_str();
-  command.add_flag("!--no-false-negative-mask", o->mask_false_negatives,
-                   "Treat identical captions and geometry as negatives too");
+  command.add_flag(
+      "!--no-false-negative-mask", o->mask_false_negatives,
+      "Treat captions stating the same facts (or text) and equal geometry as negatives too");
   command
       .add_option("--max-nonfinite-steps", o->max_nonfinite_steps,
                   "Stop after this many non-finite steps in a row")

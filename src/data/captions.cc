@@ -218,6 +218,11 @@ void read_jsonl(std::string_view text, const CaptionOptions& options, CaptionFil
       out.problems.push_back({line, "\"level\" is not a string"});
       continue;
     }
+    const auto facts = value.find("facts");
+    if (facts != value.end() && !facts->is_null() && !facts->is_object()) {
+      out.problems.push_back({line, "\"facts\" is not an object"});
+      continue;
+    }
     std::string caption = trim(text_it->get<std::string>());
     if (caption.empty()) {
       ++out.empty;
@@ -225,8 +230,10 @@ void read_jsonl(std::string_view text, const CaptionOptions& options, CaptionFil
     }
     const std::string level_text =
         level == value.end() ? options.level : trim(level->get<std::string>());
+    // nlohmann::json keeps object keys sorted, so dump() is a canonical form.
     out.captions.push_back({trim(id->get<std::string>()),
-                            level_text.empty() ? options.level : level_text, std::move(caption)});
+                            level_text.empty() ? options.level : level_text, std::move(caption),
+                            facts != value.end() && facts->is_object() ? facts->dump() : ""});
   }
 }
 
@@ -306,6 +313,7 @@ void write_captions_jsonl(const std::filesystem::path& path, const std::vector<C
   std::string text;
   for (const Caption& c : captions) {
     nlohmann::ordered_json line = {{"id", c.id}, {"level", c.level}, {"text", c.text}};
+    if (!c.facts.empty()) line["facts"] = nlohmann::ordered_json::parse(c.facts);
     text += line.dump();
     text += '\n';
   }

@@ -2,9 +2,11 @@
 
 #include <ATen/ATen.h>
 
+#include <cctype>
 #include <limits>
 
 #include "cadclip/core/error.h"
+#include "cadclip/train/sampler.h"
 
 namespace cadclip::train {
 namespace {
@@ -17,7 +19,41 @@ at::Tensor pad_rows(const at::Tensor& x, int64_t rows) {
   return at::cat({x, at::zeros(shape, x.options())}, 0);
 }
 
+// FNV-1a over the text with runs of whitespace read as one space and none at
+// the ends: "a  plate" and "a plate" state the same.
+uint64_t whitespace_insensitive_hash(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  bool space = false;
+  bool started = false;
+  for (unsigned char c : text) {
+    if (std::isspace(c)) {
+      space = true;
+      continue;
+    }
+    if (space && started) h = (h ^ ' ') * 1099511628211ull;
+    space = false;
+    started = true;
+    h = (h ^ c) * 1099511628211ull;
+  }
+  return h;
+}
+
 }  // namespace
+
+int64_t caption_key(const std::string& text, const std::string& facts) {
+  if (!facts.empty() && facts != "{}")
+    return static_cast<int64_t>(mix_hash(whitespace_insensitive_hash(facts), 0xfac75));
+  return static_cast<int64_t>(mix_hash(whitespace_insensitive_hash(text)));
+}
+
+int64_t geometry_key(const std::string& hex, int64_t fallback) {
+  if (hex.size() < 16) return fallback;
+  try {
+    return static_cast<int64_t>(std::stoull(hex.substr(0, 16), nullptr, 16));
+  } catch (const std::exception&) {
+    return fallback;  // not hex: no sameness can be read from it
+  }
+}
 
 at::Tensor false_negative_mask(const at::Tensor& caption_key, const at::Tensor& geometry_key) {
   const int64_t n = caption_key.size(0);

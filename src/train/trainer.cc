@@ -68,28 +68,6 @@ nlohmann::json options_json(const TrainOptions& o) {
             {"dropout", o.brep.dropout}}}};
 }
 
-// The first 16 hex digits of a geometry hash as a key; `fallback` when the hash is missing.
-int64_t key_of_hex(const std::string& hex, int64_t fallback) {
-  if (hex.size() < 16) return fallback;
-  return static_cast<int64_t>(std::stoull(hex.substr(0, 16), nullptr, 16));
-}
-
-int64_t key_of_text(const std::string& text) {
-  // Whitespace-insensitive: "a  plate" and "a plate" state the same.
-  uint64_t h = 1469598103934665603ull;
-  bool space = false;
-  for (unsigned char c : text) {
-    if (std::isspace(c)) {
-      space = true;
-      continue;
-    }
-    if (space) h = (h ^ ' ') * 1099511628211ull;
-    space = false;
-    h = (h ^ c) * 1099511628211ull;
-  }
-  return static_cast<int64_t>(mix_hash(h));
-}
-
 // The training split: dataset indices with at least one caption of a chosen level.
 struct TrainingSet {
   std::vector<int64_t> models;                 // dataset index per sample
@@ -477,8 +455,8 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
         } else {
           token_rows.push_back(tokenize(caption.text));
         }
-        caption_keys.push_back(key_of_text(caption.text));
-        geometry_keys.push_back(key_of_hex(graphs.back().geometry_hash, -1 - sample));
+        caption_keys.push_back(caption_key(caption.text, caption.facts));
+        geometry_keys.push_back(geometry_key(graphs.back().geometry_hash, -1 - sample));
       }
       const data::BRepBatch batch = data::collate(graphs).to(device);
 

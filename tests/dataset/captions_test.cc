@@ -122,5 +122,40 @@ TEST(Captions, WrittenJsonlReadsBackTheSame) {
   }
 }
 
+TEST(Captions, FactsAreKeptInCanonicalFormAndWrittenBack) {
+  testing::ScratchDir dir("captions-facts");
+  // synth's line format; keys in another order and spacing must give the same facts.
+  write_text_atomic(dir.path() / "in.jsonl",
+                    R"({"facts":{"width":80,"family":"plate","hole_count":6},"id":"a",)"
+                    R"("level":"abstract","noise":null,"text":"A plate."})"
+                    "\n"
+                    R"({"id":"b","level":"abstract","text":"A 80 mm plate with 6 holes.",)"
+                    R"( "facts": {"hole_count": 6, "family": "plate", "width": 80}})"
+                    "\n"
+                    R"({"id":"c","text":"No facts here."})"
+                    "\n"
+                    R"({"id":"d","text":"Bad facts.","facts":[1,2]})"
+                    "\n");
+  const CaptionFile file = read_captions(dir.path() / "in.jsonl", {});
+  ASSERT_EQ(file.captions.size(), 3u);
+  EXPECT_EQ(problem_lines(file), std::vector<int64_t>{4});
+  EXPECT_EQ(reason_at(file, 4), "\"facts\" is not an object");
+  EXPECT_EQ(file.captions[0].facts, R"({"family":"plate","hole_count":6,"width":80})");
+  EXPECT_EQ(file.captions[1].facts, file.captions[0].facts);
+  EXPECT_EQ(file.captions[2].facts, "");
+
+  write_captions_jsonl(dir.path() / "out.jsonl", file.captions);
+  const CaptionFile back = read_captions(dir.path() / "out.jsonl", {});
+  ASSERT_EQ(back.captions.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(back.captions[i].facts, file.captions[i].facts);
+  const std::string written = read_text_file(dir.path() / "out.jsonl");
+  EXPECT_NE(written.find(R"("facts":{"family":"plate","hole_count":6,"width":80})"),
+            std::string::npos)
+      << written;
+  EXPECT_EQ(written.find(R"("id":"c","level":"caption","text":"No facts here.","facts")"),
+            std::string::npos)
+      << "a caption without facts gets no facts key: " << written;
+}
+
 }  // namespace
 }  // namespace cadclip::data

@@ -31,6 +31,40 @@ ContrastivePairs identical_rows(int n) {
   return p;
 }
 
+TEST(FalseNegativeMaskTest, CaptionsStatingTheSameFactsAreNotNegatives) {
+  const std::string plate = R"({"family":"plate","hole_count":6,"width":80})";
+  const std::string washer = R"({"family":"washer","outer_diameter":20})";
+  // A hand-built batch of 5 pairs: 0 and 1 say the same facts in other words;
+  // 2 has other facts; 3 and 4 have no facts (or empty ones) and other texts.
+  const std::vector<std::pair<std::string, std::string>> captions = {
+      {"A flat plate, 80 mm wide, with six holes.", plate},
+      {"Rectangular plate of width 80 mm; 6 holes.", plate},
+      {"A flat plate, 80 mm wide, with six holes.", washer},  // same text, other facts
+      {"Some kind of plate.", "{}"},
+      {"Some  kind of plate. ", ""}};
+  std::vector<int64_t> keys;
+  for (const auto& [text, facts] : captions) keys.push_back(caption_key(text, facts));
+  EXPECT_EQ(keys[0], keys[1]) << "equal facts, different texts";
+  EXPECT_NE(keys[0], keys[2]) << "equal texts, different facts";
+  EXPECT_EQ(keys[3], keys[4]) << "no (or empty) facts: the text decides, whitespace aside";
+  EXPECT_NE(keys[3], caption_key("Some kind of washer.", "{}"));
+
+  auto comm = make_single_process_communicator();
+  ContrastivePairs pairs = identical_rows(5);
+  pairs.caption_key = at::tensor(keys);
+  const auto result = contrastive_loss(*comm, pairs, at::full({}, 10.0), {}, {});
+  EXPECT_EQ(result.masked_pairs, 4);  // (0,1), (1,0), (3,4), (4,3)
+  const at::Tensor mask = false_negative_mask(pairs.caption_key, pairs.geometry_key);
+  EXPECT_TRUE(mask[0][1].item<bool>() && mask[1][0].item<bool>());
+  EXPECT_FALSE(mask[0][2].item<bool>() || mask[1][2].item<bool>());
+}
+
+TEST(FalseNegativeMaskTest, GeometryKeyFromTheHashOrAUniqueFallback) {
+  EXPECT_EQ(geometry_key("00000000000000ff0000", -5), 255);
+  EXPECT_EQ(geometry_key("abc", -5), -5);
+  EXPECT_EQ(geometry_key("not-hex-at-all-xyz", -7), -7);
+}
+
 TEST(ContrastiveLossTest, IdenticalEmbeddingsGiveTheChanceLevelLoss) {
   auto comm = make_single_process_communicator();
   const auto result = contrastive_loss(*comm, identical_rows(8), at::full({}, 10.0), {}, {});

@@ -1,5 +1,5 @@
 // Caption files: Text2CAD CSV (uid, abstract, beginner, intermediate,
-// expert), JSONL (id, level, text) and CSV with named columns. Readers keep
+// expert), JSONL (id, level, text, optional facts) and CSV with named columns. Readers keep
 // every good row and report each bad one (broken quoting, wrong field count,
 // bad JSON, non-UTF-8 bytes) with its line number; they never stop on one.
 #pragma once
@@ -15,6 +15,11 @@ struct Caption {
   std::string id;     // the model id it describes
   std::string level;  // "abstract", "beginner", "intermediate", "expert", or a free label
   std::string text;   // valid UTF-8, surrounding whitespace trimmed, never empty
+  // JSONL only: the line's "facts" object (what the caption states, as
+  // `cadclip synth` records it) in canonical form: keys sorted, no spaces
+  // (nlohmann::json::dump()). Empty when the line has no facts object. Two
+  // captions with equal non-empty facts state the same thing.
+  std::string facts = {};
 };
 
 struct CaptionProblem {
@@ -49,7 +54,8 @@ inline constexpr const char* kText2CadLevels[] = {"abstract", "beginner", "inter
 // columns there are).
 CaptionFile read_captions(const std::filesystem::path& path, const CaptionOptions& options);
 
-// One {"id", "level", "text"} object per line, in the order given; atomic.
+// One {"id", "level", "text"} object per line, in the order given, plus
+// "facts" (the object again) when a caption has them; atomic.
 void write_captions_jsonl(const std::filesystem::path& path, const std::vector<Caption>& captions);
 
 }  // namespace cadclip::data

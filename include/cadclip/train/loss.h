@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <string>
 
 #include "cadclip/train/communicator.h"
 
@@ -43,6 +44,17 @@ struct LossResult {
 LossResult contrastive_loss(Communicator& communicator, const ContrastivePairs& local,
                             const at::Tensor& logit_scale, const at::Tensor& logit_bias,
                             const LossOptions& options);
+
+// The caption key of ContrastivePairs: a hash of the caption's facts (the
+// canonical JSON of data::Caption::facts) when it has a non-empty facts
+// object, else of its text, whitespace-insensitive. Captions that state the
+// same facts in other words share a key; an empty facts object ({}: a vague
+// caption that states nothing checkable) says nothing about sameness, so the
+// text decides. Facts and text keys are hashed apart and never collide by design.
+int64_t caption_key(const std::string& text, const std::string& facts);
+// The geometry key: the first 16 hex digits of a geometry hash; `fallback`
+// (a key no other sample has) when the hash is missing or shorter.
+int64_t geometry_key(const std::string& geometry_hash_hex, int64_t fallback);
 
 // [n] int64 keys -> [n, n] bool, true where i != j and a key is shared.
 at::Tensor false_negative_mask(const at::Tensor& caption_key, const at::Tensor& geometry_key);

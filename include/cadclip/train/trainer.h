@@ -31,7 +31,7 @@ struct TrainOptions {
   int threads = 0;                   // intra-op threads; 0 = cores / processes
   uint64_t seed = 0;                 // model init, shuffling, caption choice
   std::string loss = "infonce";      // infonce or siglip
-  bool mask_false_negatives = true;  // identical captions / geometry are not negatives
+  bool mask_false_negatives = true;  // same facts/caption or geometry are not negatives
   int64_t max_nonfinite_steps = 5;   // stop after this many non-finite steps in a row
   int64_t checkpoint_every = 0;      // also write `last` every N steps (0 = per epoch only)
   int64_t stop_after_steps = 0;      // stop (with a `last` checkpoint) after N steps; 0 = never
