@@ -233,8 +233,7 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
       emb.gallery_ids.push_back(graphs.back().id);
       emb.gallery_hashes.push_back(graphs.back().geometry_hash);
     }
-    const data::BRepBatch batch = data::collate(graphs).to(device);
-    brep_parts.push_back(model.encode_brep(batch).to(at::kCPU, at::kFloat));
+    brep_parts.push_back(model.encode_brep(graphs).to(at::kCPU, at::kFloat));
     progress.advance(end - begin, {{"tower", "brep"}});
   }
   emb.brep = at::cat(brep_parts).contiguous();

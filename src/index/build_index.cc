@@ -81,7 +81,7 @@ std::map<std::string, std::string> first_captions(const fs::path& path) {
 // [n, d] embeddings of graphs, batch by batch.
 at::Tensor embed_graphs(model::TwoTowerImpl& model, const std::vector<data::BRepGraph>& graphs) {
   c10::InferenceMode inference;
-  return model.encode_brep(data::collate(graphs)).contiguous();
+  return model.encode_brep(graphs).contiguous();
 }
 
 void write_failures(const fs::path& path, std::vector<Failure> failures) {

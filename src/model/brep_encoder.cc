@@ -233,4 +233,26 @@ torch::Tensor BRepEncoderImpl::forward(const data::BRepBatch& batch) {
   return final_norm(x.slice(0, 0, b));
 }
 
+torch::Tensor BRepEncoderImpl::forward_graphs(std::span<const data::BRepGraph* const> graphs,
+                                              c10::Device device, int64_t group_overhead) {
+  if (graphs.empty()) throw Error("BRepEncoder::forward_graphs: no graphs; pass at least one");
+  std::vector<int64_t> face_counts;
+  face_counts.reserve(graphs.size());
+  for (const data::BRepGraph* g : graphs) face_counts.push_back(g->num_faces());
+
+  std::vector<torch::Tensor> parts;
+  std::vector<int64_t> inverse(graphs.size());  // inverse[i]: the output row of input graph i
+  int64_t row = 0;
+  for (const std::vector<int64_t>& group : data::group_by_size(face_counts, group_overhead)) {
+    std::vector<const data::BRepGraph*> members;
+    members.reserve(group.size());
+    for (int64_t i : group) {
+      members.push_back(graphs[static_cast<size_t>(i)]);
+      inverse[static_cast<size_t>(i)] = row++;
+    }
+    parts.push_back(forward(data::collate(members).to(device)));
+  }
+  return at::cat(parts).index_select(0, at::tensor(inverse).to(device));
+}
+
 }  // namespace cadclip::model

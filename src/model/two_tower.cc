@@ -25,6 +25,11 @@ void TwoTowerOptions::validate() const {
     throw Error(
         format("TwoTowerOptions.embed_dim = {} is invalid: it must be positive", embed_dim));
   }
+  if (text_head_hidden < 0) {
+    throw Error(format(
+        "TwoTowerOptions.text_head_hidden = {} is invalid: it must be 0 (linear) or positive",
+        text_head_hidden));
+  }
   if (!(init_temperature > 0)) {
     throw Error(
         format("TwoTowerOptions.init_temperature = {} is invalid: it must be positive "
@@ -63,9 +68,15 @@ TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t 
       "brep_head",
       torch::nn::Linear(
           torch::nn::LinearOptions(brep_->options().width, options_.embed_dim).bias(false)));
+  int64_t head_input = text_width_;
+  if (options_.text_head_hidden > 0) {
+    text_hidden =
+        register_module("text_hidden", torch::nn::Linear(text_width_, options_.text_head_hidden));
+    head_input = options_.text_head_hidden;
+  }
   text_head = register_module(
       "text_head",
-      torch::nn::Linear(torch::nn::LinearOptions(text_width_, options_.embed_dim).bias(false)));
+      torch::nn::Linear(torch::nn::LinearOptions(head_input, options_.embed_dim).bias(false)));
   log_logit_scale = register_parameter(
       "log_logit_scale", at::full({}, std::log(1.0 / options_.init_temperature), at::kFloat));
 }
@@ -73,6 +84,18 @@ TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t 
 torch::Tensor TwoTowerImpl::encode_brep(const data::BRepBatch& batch) {
   NoAutocast fp32;
   return normalise(brep_head(brep_->forward(batch)));
+}
+
+torch::Tensor TwoTowerImpl::encode_brep(std::span<const data::BRepGraph* const> graphs) {
+  NoAutocast fp32;
+  return normalise(brep_head(brep_->forward_graphs(graphs, brep_head->weight.device())));
+}
+
+torch::Tensor TwoTowerImpl::encode_brep(const std::vector<data::BRepGraph>& graphs) {
+  std::vector<const data::BRepGraph*> pointers;
+  pointers.reserve(graphs.size());
+  for (const data::BRepGraph& g : graphs) pointers.push_back(&g);
+  return encode_brep(std::span<const data::BRepGraph* const>(pointers));
 }
 
 torch::Tensor TwoTowerImpl::pool_text(const torch::Tensor& input_ids,
@@ -94,7 +117,9 @@ torch::Tensor TwoTowerImpl::pool_text(const torch::Tensor& input_ids,
 
 torch::Tensor TwoTowerImpl::project_text(const torch::Tensor& pooled) {
   NoAutocast fp32;
-  return normalise(text_head(pooled.to(at::kFloat)));
+  torch::Tensor x = pooled.to(at::kFloat);
+  if (text_hidden) x = at::gelu(text_hidden(x));
+  return normalise(text_head(x));
 }
 
 torch::Tensor TwoTowerImpl::encode_text(const torch::Tensor& input_ids,

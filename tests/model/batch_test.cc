@@ -1,6 +1,8 @@
 // Collation: packed faces and edges, pairwise inputs padded to the largest graph.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 
 #include "cadclip/core/error.h"
@@ -79,6 +81,40 @@ TEST(Collate, RejectsBadInputWithTheGraphNamed) {
   empty.face_rational.clear();
   empty.face_loops.clear();
   EXPECT_THROW(collate(std::vector<BRepGraph>{empty}), Error);
+}
+
+TEST(GroupBySize, CoversEveryGraphOnceAndSplitsOnlyWhenPaddingCostsMore) {
+  // Nine small graphs and one large: the large one goes alone.
+  const std::vector<int64_t> counts = {10, 12, 200, 9, 11, 10, 12, 8, 10, 11};
+  const auto groups = group_by_size(counts, /*group_overhead=*/4096);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups.back(), std::vector<int64_t>{2});
+  std::vector<int64_t> seen;
+  for (const auto& g : groups) seen.insert(seen.end(), g.begin(), g.end());
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+
+  // Equal sizes never split; a huge overhead keeps one group; none for none.
+  EXPECT_EQ(group_by_size(std::vector<int64_t>(8, 30)).size(), 1u);
+  EXPECT_EQ(group_by_size(counts, /*group_overhead=*/int64_t{1} << 40).size(), 1u);
+  EXPECT_TRUE(group_by_size(std::vector<int64_t>{}).empty());
+  EXPECT_THROW(group_by_size(counts, -1), Error);
+}
+
+TEST(GroupBySize, NeverCostsMoreThanOnePaddedGroup) {
+  std::vector<int64_t> counts;
+  for (int i = 0; i < 64; ++i) counts.push_back(4 + (i * 37) % 240);
+  const int64_t overhead = 4096;
+  auto cost = [&](const std::vector<int64_t>& g) {
+    int64_t m = 0;
+    for (int64_t i : g) m = std::max(m, counts[i]);
+    return static_cast<double>(g.size()) * (m + 1) * (m + 1) + overhead;
+  };
+  double grouped = 0;
+  for (const auto& g : group_by_size(counts, overhead)) grouped += cost(g);
+  std::vector<int64_t> all(counts.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+  EXPECT_LT(grouped, 0.5 * cost(all));
 }
 
 }  // namespace

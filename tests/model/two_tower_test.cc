@@ -1,6 +1,7 @@
 // The two-tower model with a tiny text module defined here (test-only).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <ATen/ATen.h>
@@ -112,6 +113,53 @@ TEST(TwoTower, RejectsATextEncoderOfTheWrongWidth) {
   TwoTowerOptions bad;
   bad.max_logit_scale = 5;
   EXPECT_THROW(tiny_model(bad), Error);
+}
+
+TEST(TwoTower, EncodesGraphsGroupedBySizeAsIfPaddedTogether) {
+  TwoTower model = tiny_model();
+  model->eval();  // no dropout: the two passes must compute the same function
+  std::vector<data::BRepGraph> graphs;
+  for (int i = 0; i < 9; ++i) graphs.push_back(testing::random_graph(i == 4 ? 60 : 2 + i, 10 + i));
+
+  const at::Tensor padded = model->encode_brep(data::collate(graphs));
+  const at::Tensor padded_sum = (padded * at::arange(padded.numel()).view_as(padded)).sum();
+  padded_sum.backward();
+  std::vector<at::Tensor> padded_grads;
+  for (const auto& p : model->parameters()) {
+    padded_grads.push_back(p.grad().defined() ? p.grad().clone() : at::zeros_like(p));
+    p.mutable_grad() = at::Tensor();
+  }
+
+  const at::Tensor grouped = model->encode_brep(graphs);  // more than one group here
+  ASSERT_GT(data::group_by_size(std::vector<int64_t>{2, 3, 4, 5, 60, 7, 8, 9, 10}).size(), 1u);
+  EXPECT_TRUE(at::allclose(grouped, padded, 1e-5, 1e-6));
+  (grouped * at::arange(grouped.numel()).view_as(grouped)).sum().backward();
+  size_t k = 0;
+  for (const auto& p : model->parameters()) {
+    const at::Tensor g = p.grad().defined() ? p.grad() : at::zeros_like(p);
+    // fp32 sums in another order: compare against the tensor's own scale.
+    const double scale = std::max(1.0, padded_grads[k].abs().max().item<double>());
+    EXPECT_LE((g - padded_grads[k]).abs().max().item<double>(), 1e-5 * scale) << "parameter " << k;
+    ++k;
+  }
+}
+
+TEST(TwoTower, PutsAHiddenGeluLayerInTheTextHeadWhenAsked) {
+  TwoTowerOptions options;
+  options.text_head_hidden = 20;
+  TwoTower model = tiny_model(options);
+  const auto params = model->named_parameters();
+  EXPECT_EQ(params["text_hidden.weight"].sizes(), (at::IntArrayRef{20, 12}));
+  EXPECT_EQ(params["text_head.weight"].sizes(), (at::IntArrayRef{8, 20}));
+  const at::Tensor pooled = at::randn({3, 12});
+  const at::Tensor out = model->project_text(pooled);
+  EXPECT_TRUE(at::allclose(out.norm(2, 1), at::ones({3})));
+  // Not a linear map any more: f(2x) is not f(x) after normalisation.
+  EXPECT_FALSE(at::allclose(model->project_text(2 * pooled), out, 1e-4, 1e-5));
+  EXPECT_FALSE(tiny_model()->named_parameters().contains("text_hidden.weight"));
+
+  options.text_head_hidden = -1;
+  EXPECT_THROW(tiny_model(options), Error);
 }
 
 }  // namespace

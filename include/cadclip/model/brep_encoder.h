@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
@@ -95,6 +96,11 @@ class BRepEncoderImpl : public torch::nn::Module {
   // batch: collated graphs on this module's device. Returns the global
   // tokens' embeddings [B, d], fp32, even inside an autocast region.
   torch::Tensor forward(const data::BRepBatch& batch);
+  // graphs -> [B, d] in the given order: forward(collate(graphs)) computed
+  // group by group (data::group_by_size) on `device`, so that small graphs
+  // are not padded to the largest one; the same function, less work.
+  torch::Tensor forward_graphs(std::span<const data::BRepGraph* const> graphs, c10::Device device,
+                               int64_t group_overhead = 16384);
 
   // The per-head attention bias [B, heads, S, S] of a batch, -inf at padded
   // keys (exposed for tests and diagnostics).

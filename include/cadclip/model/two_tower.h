@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include <c10/core/ScalarType.h>
 #include <torch/nn/module.h>
@@ -20,6 +22,11 @@ struct TwoTowerOptions {
   int64_t embed_dim = 256;         // shared embedding size of both heads
   double init_temperature = 0.07;  // logit scale starts at 1 / this (14.29)
   double max_logit_scale = 100.0;  // the logit scale never exceeds this
+  // 0: the text head is one linear map. > 0: a hidden layer of this width with
+  // GELU first. A frozen sentence encoder's pooled vector holds sizes and counts
+  // only nonlinearly (docs/MODEL.md: a probe of log part sizes from frozen
+  // MiniLM features, R^2 0.5 linear, 0.75 with one hidden layer).
+  int64_t text_head_hidden = 0;
   // Precision of the text tower's forward: kFloat (fp32), kBFloat16 or kHalf
   // (autocast on the input's device). The B-Rep tower and both heads are fp32.
   c10::ScalarType text_precision = c10::kFloat;
@@ -46,6 +53,11 @@ class TwoTowerImpl : public torch::nn::Module {
 
   // batch: on this module's device -> [B, embed_dim], unit rows, fp32.
   torch::Tensor encode_brep(const data::BRepBatch& batch);
+  // graphs -> [B, embed_dim] in the given order: encode_brep(collate(graphs))
+  // computed group by group on this module's device (BRepEncoder::forward_graphs).
+  // What the trainer, eval and index use.
+  torch::Tensor encode_brep(std::span<const data::BRepGraph* const> graphs);
+  torch::Tensor encode_brep(const std::vector<data::BRepGraph>& graphs);
   // -> [B, embed_dim], unit rows, fp32: project_text(pool_text(...)).
   torch::Tensor encode_text(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
   // The text tower alone (in text_precision): [B, L] ids and mask -> pooled [B, text_width].
@@ -67,9 +79,10 @@ class TwoTowerImpl : public torch::nn::Module {
   BRepEncoder brep() const { return brep_; }
   std::shared_ptr<torch::nn::Module> text() const { return text_.ptr(); }
 
-  torch::nn::Linear brep_head{nullptr};  // d -> embed_dim, no bias
-  torch::nn::Linear text_head{nullptr};  // text_width -> embed_dim, no bias
-  torch::Tensor log_logit_scale;         // [] initialised at ln(1 / init_temperature)
+  torch::nn::Linear brep_head{nullptr};    // d -> embed_dim, no bias
+  torch::nn::Linear text_hidden{nullptr};  // text_width -> text_head_hidden; null when 0
+  torch::nn::Linear text_head{nullptr};    // (text_head_hidden or text_width) -> embed_dim, no bias
+  torch::Tensor log_logit_scale;           // [] initialised at ln(1 / init_temperature)
 
  private:
   BRepEncoder brep_;
