@@ -167,6 +167,22 @@ void define_train(CLI::App& command, Runner& run) {
   command.add_flag(
       "!--no-false-negative-mask", o->mask_false_negatives,
       "Treat captions stating the same facts (or text) and equal geometry as negatives too");
+  // `--queue` alone means the default length; the option is off unless given.
+  command
+      .add_option("--queue", o->queue,
+                  "MoCo-style momentum queue: rows of extra negatives per modality; --queue "
+                  "alone = 4096, absent or 0 = off (one process only)")
+      ->expected(0, 1)
+      ->default_str("4096");
+  command
+      .add_option("--text-cache", o->text_cache,
+                  "With --text-lr 0: safetensors file of the frozen text features, reused when "
+                  "it was made for the same captions and text model, else (re)written")
+      ->capture_default_str();
+  command
+      .add_option("--queue-momentum", o->queue_momentum,
+                  "EMA factor of the momentum encoders that fill the queue")
+      ->capture_default_str();
   command
       .add_option("--max-nonfinite-steps", o->max_nonfinite_steps,
                   "Stop after this many non-finite steps in a row")

@@ -62,9 +62,26 @@ at::Tensor false_negative_mask(const at::Tensor& caption_key, const at::Tensor& 
   return same & ~at::eye(n, same.options().dtype(at::kBool));
 }
 
+at::Tensor queue_false_negative_mask(const at::Tensor& caption_key, const at::Tensor& geometry_key,
+                                     const at::Tensor& queue_caption_key,
+                                     const at::Tensor& queue_geometry_key) {
+  return caption_key.unsqueeze(1).eq(queue_caption_key.unsqueeze(0)) |
+         geometry_key.unsqueeze(1).eq(queue_geometry_key.unsqueeze(0));
+}
+
 LossResult contrastive_loss(Communicator& communicator, const ContrastivePairs& local,
                             const at::Tensor& logit_scale, const at::Tensor& logit_bias,
-                            const LossOptions& options) {
+                            const LossOptions& options, const QueueNegatives* queue) {
+  const bool with_queue = queue != nullptr && queue->text.defined() && queue->text.size(0) > 0;
+  if (with_queue) {
+    CADCLIP_CHECK(communicator.world_size() == 1,
+                  "the momentum queue is a single-process feature (world size {})",
+                  communicator.world_size());
+    CADCLIP_CHECK(queue->cad.size(0) == queue->text.size(0) &&
+                      queue->caption_key.size(0) == queue->text.size(0) &&
+                      queue->geometry_key.size(0) == queue->text.size(0),
+                  "queue negatives disagree in their row counts");
+  }
   const int64_t rows = local.text.size(0);
   CADCLIP_CHECK(local.cad.size(0) == rows && local.caption_key.size(0) == rows &&
                     local.geometry_key.size(0) == rows,
@@ -101,18 +118,50 @@ LossResult contrastive_loss(Communicator& communicator, const ContrastivePairs& 
     result.masked_pairs = mask.sum().item<int64_t>();
   }
 
+  // Queue logits: batch rows against the momentum embeddings of earlier batches.
+  at::Tensor text_to_queue, cad_to_queue, queue_mask;  // [n, k]
+  if (with_queue) {
+    const at::Tensor scale = logit_scale.to(compute);
+    text_to_queue = scale * t.to(compute).matmul(queue->cad.detach().to(compute).t());
+    cad_to_queue = scale * c.to(compute).matmul(queue->text.detach().to(compute).t());
+    if (options.mask_false_negatives) {
+      queue_mask = queue_false_negative_mask(caption_key, geometry_key, queue->caption_key,
+                                             queue->geometry_key);
+      result.masked_queue = queue_mask.sum().item<int64_t>();
+    }
+  }
+
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   if (options.kind == LossKind::kInfoNce) {
-    if (mask.defined()) logits = logits.masked_fill(mask, -std::numeric_limits<float>::infinity());
+    if (mask.defined()) logits = logits.masked_fill(mask, kMinusInf);
     const at::Tensor target = at::arange(n, long_options.device(logits.device()));
-    const at::Tensor text_to_cad = at::cross_entropy_loss(logits, target);
-    const at::Tensor cad_to_text = at::cross_entropy_loss(logits.t(), target);
+    at::Tensor rows_text = logits;     // text i against CAD j (and the CAD queue)
+    at::Tensor rows_cad = logits.t();  // CAD i against text j (and the text queue)
+    if (with_queue) {
+      if (queue_mask.defined()) {
+        text_to_queue = text_to_queue.masked_fill(queue_mask, kMinusInf);
+        cad_to_queue = cad_to_queue.masked_fill(queue_mask, kMinusInf);
+      }
+      rows_text = at::cat({rows_text, text_to_queue}, 1);
+      rows_cad = at::cat({rows_cad, cad_to_queue}, 1);
+    }
+    const at::Tensor text_to_cad = at::cross_entropy_loss(rows_text, target);
+    const at::Tensor cad_to_text = at::cross_entropy_loss(rows_cad, target);
     result.loss = (text_to_cad + cad_to_text) / 2;
   } else {
     CADCLIP_CHECK(logit_bias.defined(), "SigLIP needs a logit bias");
+    const at::Tensor bias = logit_bias.to(compute);
     const at::Tensor z = 2 * at::eye(n, logits.options()) - 1;  // +1 diagonal, -1 elsewhere
-    at::Tensor terms = at::log_sigmoid(z * (logits + logit_bias.to(compute)));
+    at::Tensor terms = at::log_sigmoid(z * (logits + bias));
     if (mask.defined()) terms = terms.masked_fill(mask, 0);
-    result.loss = -terms.sum() / static_cast<double>(n);
+    at::Tensor total = terms.sum();
+    if (with_queue) {
+      at::Tensor queue_terms =
+          at::log_sigmoid(-(text_to_queue + bias)) + at::log_sigmoid(-(cad_to_queue + bias));
+      if (queue_mask.defined()) queue_terms = queue_terms.masked_fill(queue_mask, 0);
+      total = total + queue_terms.sum();
+    }
+    result.loss = -total / static_cast<double>(n);
   }
   return result;
 }

@@ -15,16 +15,20 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
+#include "cadclip/core/hash.h"
 #include "cadclip/core/log.h"
 #include "cadclip/core/progress.h"
+#include "cadclip/core/safetensors.h"
 #include "cadclip/data/batch.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/splits.h"
+#include "cadclip/data/tensor_io.h"
 #include "cadclip/eval/evaluate.h"
 #include "cadclip/text/text_model.h"
 #include "cadclip/train/checkpoint.h"
 #include "cadclip/train/loss_scaler.h"
+#include "cadclip/train/momentum_queue.h"
 #include "cadclip/train/sampler.h"
 #include "cadclip/train/tensorboard.h"
 
@@ -52,6 +56,9 @@ nlohmann::json options_json(const TrainOptions& o) {
           {"seed", o.seed},
           {"loss", o.loss},
           {"mask_false_negatives", o.mask_false_negatives},
+          {"queue", o.queue},
+          {"queue_momentum", o.queue_momentum},
+          {"text_cache", o.text_cache},
           {"max_nonfinite_steps", o.max_nonfinite_steps},
           {"checkpoint_every", o.checkpoint_every},
           {"stop_after_steps", o.stop_after_steps},
@@ -200,6 +207,16 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
       : options.loss == "infonce"
           ? LossKind::kInfoNce
           : throw Error(format("--loss {} is not infonce or siglip", options.loss));
+  if (options.queue < 0)
+    throw Error(format("--queue {} must be 0 (off) or positive", options.queue));
+  if (options.queue > 0 && comm.world_size() > 1)
+    throw Error(
+        format("--queue is a single-process feature: this run has {} processes. The queue's "
+               "negatives would differ between ranks; use --queue 0 with several processes, "
+               "or one process with the queue",
+               comm.world_size()));
+  if (options.queue > 0 && !(options.queue_momentum >= 0 && options.queue_momentum < 1))
+    throw Error(format("--queue-momentum {} must be in [0, 1)", options.queue_momentum));
   const c10::Device device(options.device);
   const int threads =
       options.threads > 0
@@ -281,6 +298,54 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     if (auto it = state.tensors.find("siglip.bias"); it != state.tensors.end())
       siglip_bias.detach().copy_(it->second);
     parameters.push_back(siglip_bias);
+  }
+
+  // Momentum copies of the trainable parts and the queue (--queue N). The copy
+  // is a second model of the same config: building it must not move the RNG,
+  // or a run with the queue would not resume like one without.
+  model::BuiltModel momentum;
+  std::vector<at::Tensor> momentum_parameters, online_parameters;
+  std::vector<std::string> momentum_names;
+  std::unique_ptr<EmbeddingQueue> queue;
+  if (options.queue > 0) {
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    const at::Tensor rng = generator.get_state();
+    momentum = model::build_model(built.config);
+    generator.set_state(rng);
+    momentum.model->to(device);
+    // Eval mode: the momentum targets carry no dropout noise and draw no random numbers.
+    momentum.model->eval();
+    std::map<std::string, at::Tensor> copies;
+    for (const auto& item : momentum.model->named_parameters()) {
+      item.value().requires_grad_(false);
+      copies[item.key()] = item.value();
+    }
+    at::NoGradGuard no_grad;
+    for (const auto& item : built.model->named_parameters()) {
+      if (!item.value().requires_grad()) continue;  // frozen: the copy is the same weights
+      at::Tensor target = copies.at(item.key());
+      const auto saved = state.tensors.find("momentum." + item.key());
+      if (options.resume && state.global_step > 0 && saved == state.tensors.end())
+        throw Error(
+            format("{}: the checkpoint has no momentum weights ('momentum.{}'): it was "
+                   "trained without --queue; resume with the options it was trained with",
+                   last.string(), item.key()));
+      target.copy_(saved != state.tensors.end() ? saved->second : item.value());
+      momentum_parameters.push_back(target);
+      online_parameters.push_back(item.value());
+      momentum_names.push_back(item.key());
+    }
+    queue = std::make_unique<EmbeddingQueue>(options.queue, options.embed_dim, device);
+    if (state.tensors.contains("queue.position")) {
+      queue->load_state(state.tensors);
+    } else if (options.resume && state.global_step > 0) {
+      queue->load_state(state.tensors);  // throws, naming what is missing
+    }
+    if (leader)
+      log::info("train",
+                "momentum queue: {} rows per modality ({} filled), momentum {}, {} momentum "
+                "tensors",
+                options.queue, queue->size(), options.queue_momentum, momentum_parameters.size());
   }
 
   // Optimizer and schedule.
@@ -381,17 +446,53 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
                      [&](int64_t a, int64_t b) { return rows[a].size() < rows[b].size(); });
+    // --text-cache FILE: the same features from an earlier run, when the key
+    // (text weights and tokenizer files, pooling, length, precision, chunk
+    // size, and every caption's text in row order) matches; bitwise what this
+    // run would compute, so a run with the cache trains exactly like one without.
+    std::string cache_key;
+    if (!options.text_cache.empty()) {
+      Sha256 key;
+      key.update(model::to_json(built.config).at("text").at("pooling").dump());
+      key.update_value(options.max_text_length);
+      key.update_value(options.eval_batch_size);
+      key.update(options.precision);
+      for (const char* file :
+           {"config.json", "tokenizer.json", "vocab.txt", "spm.model", "model.safetensors"}) {
+        const fs::path path = fs::path(built.config.text_folder) / file;
+        key.update(fs::exists(path) ? sha256_file_hex(path) : std::string("-"));
+      }
+      for (int64_t c : used) {
+        key.update(caption_file.captions[static_cast<size_t>(c)].text);
+        key.update(std::string_view("\0", 1));
+      }
+      cache_key = key.hex_digest();
+      if (fs::exists(options.text_cache)) {
+        const SafetensorsReader file = SafetensorsReader::open(options.text_cache);
+        const auto it = file.metadata().find("key");
+        if (it != file.metadata().end() && it->second == cache_key &&
+            file.find("features") != nullptr) {
+          text_cache = data::read_tensor(file, file.at("features"));
+          if (leader)
+            log::info("train", "text features of {} captions read from {}",
+                      with_commas(static_cast<int64_t>(used.size())), options.text_cache);
+        } else if (leader) {
+          log::info("train", "{} was made for other captions or another text model: recomputing",
+                    options.text_cache);
+        }
+      }
+    }
     std::vector<at::Tensor> pooled(rows.size());
     at::NoGradGuard no_grad;
     std::unique_ptr<Progress> caching;
-    if (leader) {
+    if (leader && !text_cache.defined()) {
       ProgressOptions p;
       p.total = static_cast<int64_t>(rows.size());
       p.unit = "captions";
       caching = std::make_unique<Progress>("text-cache", p);
     }
     const int64_t chunk = options.eval_batch_size;
-    for (size_t begin = 0; begin < order.size(); begin += chunk) {
+    for (size_t begin = 0; !text_cache.defined() && begin < order.size(); begin += chunk) {
       std::vector<std::vector<int64_t>> batch_rows;
       const size_t end = std::min(order.size(), begin + static_cast<size_t>(chunk));
       for (size_t i = begin; i < end; ++i) batch_rows.push_back(rows[order[i]]);
@@ -401,7 +502,15 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
         pooled[order[i]] = features[static_cast<int64_t>(i - begin)];
       if (caching) caching->advance(static_cast<int64_t>(end - begin));
     }
-    text_cache = at::stack(pooled).to(at::kFloat);
+    if (!text_cache.defined()) {
+      text_cache = at::stack(pooled).to(at::kFloat);
+      if (!cache_key.empty() && leader) {
+        SafetensorsWriter writer;
+        data::add_tensor(writer, "features", text_cache);
+        writer.set_metadata("key", cache_key);
+        writer.write(options.text_cache);
+      }
+    }
     if (leader)
       log::info("train",
                 "text tower frozen (--text-lr 0): {} captions encoded once, {} cut to {} "
@@ -422,6 +531,11 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     for (auto& [k, v] : scaler.state()) s.tensors[k] = v;
     s.tensors["rng.cpu"] = at::detail::getDefaultCPUGenerator().get_state();
     if (siglip_bias.defined()) s.tensors["siglip.bias"] = siglip_bias.detach().cpu();
+    if (queue) {
+      for (auto& [k, v] : queue->state()) s.tensors[k] = v;
+      for (size_t i = 0; i < momentum_parameters.size(); ++i)
+        s.tensors["momentum." + momentum_names[i]] = momentum_parameters[i].detach().cpu();
+    }
     s.extra = {{"skipped", summary.skipped}, {"consecutive_nonfinite", consecutive_nonfinite}};
     if (leader) save_checkpoint(out, name, built, s);
     comm.barrier();
@@ -475,8 +589,26 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
       pairs.cad = output.brep;
       pairs.caption_key = at::tensor(caption_keys).to(device);
       pairs.geometry_key = at::tensor(geometry_keys).to(device);
-      LossResult result =
-          contrastive_loss(comm, pairs, output.logit_scale, siglip_bias, loss_options);
+      // Momentum encoders: one EMA step towards the online weights, then this
+      // batch's momentum embeddings (enqueued after the step). The loss sees
+      // only earlier batches in the queue: this batch is already in the batch.
+      at::Tensor momentum_text, momentum_cad;
+      QueueNegatives negatives;
+      if (queue) {
+        at::NoGradGuard no_grad;
+        momentum_update(momentum_parameters, online_parameters, options.queue_momentum);
+        momentum_cad = momentum.model->encode_brep(batch);
+        momentum_text = frozen_text
+                            ? momentum.model->project_text(
+                                  text_cache.index_select(0, at::tensor(cached_rows)).to(device))
+                            : [&] {
+                                const auto [input_ids, attention] = pad(token_rows);
+                                return momentum.model->encode_text(input_ids, attention);
+                              }();
+        negatives = queue->negatives();
+      }
+      LossResult result = contrastive_loss(comm, pairs, output.logit_scale, siglip_bias,
+                                           loss_options, queue ? &negatives : nullptr);
       if (options.debug_nan_at_step >= 0 && state.global_step >= options.debug_nan_at_step &&
           state.global_step < options.debug_nan_at_step + options.debug_nan_count) {
         result.loss = result.loss * std::numeric_limits<double>::quiet_NaN();
@@ -523,6 +655,9 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
         optimizer.step();
         built.model->clamp_logit_scale_();
         scaler.update(false);
+        // Only a step that was taken feeds the queue; enqueue refuses NaN/Inf loudly.
+        if (queue)
+          queue->enqueue(momentum_text, momentum_cad, pairs.caption_key, pairs.geometry_key);
         consecutive_nonfinite = 0;
         ++summary.steps;
         summary.last_loss = loss_value;
@@ -547,7 +682,9 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
                        {"logit_scale", output.logit_scale.item<double>()},
                        {"skipped", summary.skipped},
                        {"samples_per_s", result.global_count / seconds},
-                       {"masked_pairs", result.masked_pairs}},
+                       {"masked_pairs", result.masked_pairs},
+                       {"queue_rows", queue ? queue->size() : 0},
+                       {"masked_queue_pairs", result.masked_queue}},
                       state.global_step);
       }
       const bool stop = options.stop_after_steps > 0 &&

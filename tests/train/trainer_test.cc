@@ -228,11 +228,142 @@ TEST(TrainerTest, AResumedRunEndsWithBitwiseTheSameWeights) {
   for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
 }
 
+// The training state's tensors (optimizer, RNG, queue, momentum weights), by name.
+std::map<std::string, std::vector<std::byte>> state_bytes(const fs::path& run) {
+  const SafetensorsReader reader =
+      SafetensorsReader::open(resolve_checkpoint(run) / "state.safetensors");
+  std::map<std::string, std::vector<std::byte>> out;
+  for (const TensorInfo& t : reader.tensors()) {
+    const auto bytes = reader.bytes(t);
+    out[t.name].assign(bytes.begin(), bytes.end());
+  }
+  return out;
+}
+
+TEST(TrainerTest, AResumedRunWithAMomentumQueueEndsBitwiseTheSame) {
+  // Trainable text tower (momentum copy of all of it) and frozen text tower
+  // (cached features: the momentum text side is the momentum text head).
+  for (const double text_lr : {1e-3, 0.0}) {
+    SCOPED_TRACE(format("text_lr {}", text_lr));
+    const fs::path data = tiny_dataset(text_lr > 0 ? "queue" : "queue_frozen", 12);
+    TrainOptions whole = tiny_options(data, "whole");
+    whole.text_lr = text_lr;
+    whole.epochs = 2;  // 3 steps per epoch of 4 pairs: 24 rows through a queue of 10
+    whole.queue = 10;
+    whole.queue_momentum = 0.9;
+    train(whole, *make_single_process_communicator());
+
+    TrainOptions part = whole;
+    part.out = (data.parent_path() / (data.filename().string() + "_part")).string();
+    fs::remove_all(part.out);
+    part.stop_after_steps = 4;  // in the middle of the second epoch, the queue wrapped
+    EXPECT_TRUE(train(part, *make_single_process_communicator()).stopped_early);
+    const auto stopped = state_bytes(part.out);
+    ASSERT_TRUE(stopped.contains("queue.text") && stopped.contains("queue.position") &&
+                stopped.contains("momentum.brep_head.weight"));
+    EXPECT_EQ(stopped.contains("momentum.text_head.weight"), true);
+    EXPECT_EQ(stopped.contains("momentum.text.encoder.embeddings.word_embeddings.weight"),
+              text_lr > 0)
+        << "a frozen text tower has no momentum copy of its own";
+    part.stop_after_steps = 0;
+    part.resume = true;
+    train(part, *make_single_process_communicator());
+
+    const auto a = checkpoint_bytes(whole.out);
+    const auto b = checkpoint_bytes(part.out);
+    ASSERT_EQ(a.size(), b.size());
+    for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
+    const auto sa = state_bytes(whole.out);
+    const auto sb = state_bytes(part.out);
+    ASSERT_EQ(sa.size(), sb.size());
+    for (const auto& [name, bytes] : sa)
+      EXPECT_TRUE(sb.at(name) == bytes) << "state " << name << " differs";
+    // The queue is full and was used: its keys are the training pairs' caption keys.
+    const SafetensorsReader reader =
+        SafetensorsReader::open(resolve_checkpoint(whole.out) / "state.safetensors");
+    const auto position = reader.bytes(reader.at("queue.position"));
+    int64_t filled = 0;
+    std::memcpy(&filled, position.data() + 8, 8);
+    EXPECT_EQ(filled, 10);
+  }
+}
+
+TEST(TrainerTest, ATextCacheFileGivesBitwiseTheSameRunAndIsRemadeForOtherSettings) {
+  const fs::path data = tiny_dataset("text_cache", 8);
+  const fs::path cache = data.string() + "_features.safetensors";
+  fs::remove(cache);
+  TrainOptions plain = tiny_options(data, "plain");
+  plain.text_lr = 0;
+  train(plain, *make_single_process_communicator());
+  TrainOptions cached = tiny_options(data, "cached");
+  cached.text_lr = 0;
+  cached.text_cache = cache.string();
+  train(cached, *make_single_process_communicator());  // writes the file
+  ASSERT_TRUE(fs::exists(cache));
+  const auto written = fs::last_write_time(cache);
+  fs::remove_all(cached.out);
+  ::testing::internal::CaptureStderr();
+  train(cached, *make_single_process_communicator());  // reads it
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("text features of 8 captions read from"), std::string::npos) << log;
+  EXPECT_EQ(fs::last_write_time(cache), written);
+  const auto a = checkpoint_bytes(plain.out);
+  const auto b = checkpoint_bytes(cached.out);
+  for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
+
+  cached.max_text_length = 8;  // other features: the file is not used, and is remade
+  fs::remove_all(cached.out);
+  ::testing::internal::CaptureStderr();
+  train(cached, *make_single_process_communicator());
+  const std::string log2 = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log2.find("was made for other captions or another text model"), std::string::npos)
+      << log2;
+}
+
+TEST(TrainerTest, ACheckpointWithoutAQueueDoesNotResumeWithOne) {
+  const fs::path data = tiny_dataset("queue_mismatch", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.stop_after_steps = 1;
+  train(o, *make_single_process_communicator());
+  o.resume = true;
+  o.queue = 4;
+  try {
+    train(o, *make_single_process_communicator());
+    FAIL() << "a checkpoint without momentum weights was resumed with --queue";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("trained without --queue"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace cadclip::train
 
 namespace cadclip::train {
 namespace {
+
+// Runs a command line, returns (exit status, output).
+std::pair<int, std::string> run_command(const std::string& command) {
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  std::string output;
+  if (pipe == nullptr) return {-1, output};
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+TEST(TrainerLaunchTest, TheQueueIsRefusedWithSeveralProcesses) {
+  const fs::path data = tiny_dataset("queue_nproc", 4);
+  const auto [status, output] =
+      run_command(format("{} train --nproc 2 --queue 16 --data {} --out {}_run --text-model "
+                         "tests/data/text/bert --threads 1",
+                         CADCLIP_BINARY, data.string(), data.string()));
+  EXPECT_NE(status, 0) << output;
+  EXPECT_NE(output.find("--queue is a single-process feature: this run has 2 processes"),
+            std::string::npos)
+      << output;
+}
 
 TEST(TrainerLaunchTest, NprocTwoTrainsWithTwoLocalRanks) {
   const fs::path data = tiny_dataset("nproc", 10);

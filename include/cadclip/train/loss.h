@@ -23,6 +23,16 @@ struct ContrastivePairs {
   at::Tensor geometry_key;  // [b] int64: equal keys = the same geometry (geometry hash)
 };
 
+// Extra negatives from a momentum queue (single process; see momentum_queue.h):
+// embeddings of earlier batches made by the momentum encoders, without
+// gradient, with their keys for false-negative masking.
+struct QueueNegatives {
+  at::Tensor text;          // [k, d] L2-normalised caption embeddings
+  at::Tensor cad;           // [k, d] L2-normalised solid embeddings
+  at::Tensor caption_key;   // [k] int64
+  at::Tensor geometry_key;  // [k] int64
+};
+
 struct LossOptions {
   LossKind kind = LossKind::kInfoNce;
   // Pairs (i != j) with an equal caption or geometry key are not negatives:
@@ -35,15 +45,29 @@ struct LossResult {
   at::Tensor loss;           // scalar, the same value on every rank
   int64_t global_count = 0;  // pairs in the global batch
   int64_t masked_pairs = 0;  // off-diagonal pairs kept out as false negatives
+  int64_t masked_queue = 0;  // (batch row, queue row) pairs kept out as false negatives
 };
 
 // logit_scale: scalar, already exp'd and clamped (the temperature's inverse).
 // logit_bias: scalar, used by SigLIP only (undefined for InfoNCE).
 // Every rank computes the whole global loss; with all_gather_with_grad and
 // gradients averaged afterwards, parameters get the single-process gradient.
+//
+// With `queue` (non-empty, world size 1 only): InfoNCE's text->CAD row i is a
+// softmax over [cad of the batch; queue.cad] and CAD->text row i over [text of
+// the batch; queue.text], the target still the batch's diagonal; a queue row
+// whose caption or geometry key equals row i's is masked out of the
+// denominator (the positive never is). SigLIP adds every unmasked queue row as
+// a negative term for both directions (still normalised by the batch count).
 LossResult contrastive_loss(Communicator& communicator, const ContrastivePairs& local,
                             const at::Tensor& logit_scale, const at::Tensor& logit_bias,
-                            const LossOptions& options);
+                            const LossOptions& options, const QueueNegatives* queue = nullptr);
+
+// [n] and [k] int64 keys -> [n, k] bool, true where a batch row and a queue
+// row share a caption or geometry key.
+at::Tensor queue_false_negative_mask(const at::Tensor& caption_key, const at::Tensor& geometry_key,
+                                     const at::Tensor& queue_caption_key,
+                                     const at::Tensor& queue_geometry_key);
 
 // The caption key of ContrastivePairs: a hash of the caption's facts (the
 // canonical JSON of data::Caption::facts) when it has a non-empty facts

@@ -32,10 +32,14 @@ struct TrainOptions {
   uint64_t seed = 0;                 // model init, shuffling, caption choice
   std::string loss = "infonce";      // infonce or siglip
   bool mask_false_negatives = true;  // same facts/caption or geometry are not negatives
+  int64_t queue = 0;                 // momentum queue rows per modality (MoCo); 0 = off
+  double queue_momentum = 0.995;     // EMA factor of the momentum encoders (with queue > 0)
   int64_t max_nonfinite_steps = 5;   // stop after this many non-finite steps in a row
   int64_t checkpoint_every = 0;      // also write `last` every N steps (0 = per epoch only)
   int64_t stop_after_steps = 0;      // stop (with a `last` checkpoint) after N steps; 0 = never
   bool resume = false;               // continue from <out>/checkpoints/last.json
+  std::string text_cache;  // frozen text tower: file of pooled caption features, reused by
+                           // runs whose key (weights, captions, settings) matches; "" = none
   std::string validation_split = "validation";  // split evaluated after each epoch; "" = none
   int64_t eval_batch_size = 128;                // models or captions per forward in validation
   model::BRepEncoderOptions brep;               // the B-Rep tower's size
