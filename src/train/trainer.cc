@@ -366,9 +366,29 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
   load_optimizer_state(optimizer, *built.model, siglip_bias, state.tensors);
   DynamicLossScaler scaler(options.precision == "fp16", {}, device);
   scaler.load_state(state.tensors);
-  if (auto it = state.tensors.find("rng.cpu"); it != state.tensors.end()) {
-    at::Generator generator = at::detail::getDefaultCPUGenerator();
-    generator.set_state(it->second);
+  // Every rank's own RNG state (dropout): ranks draw different amounts when
+  // their shares of a batch differ, so rank 0's state is not theirs. The
+  // sampler and caption choice are stateless (seed, epoch, step), the same step
+  // on every rank: nothing else of a rank's position needs saving.
+  if (!state.tensors.empty()) {
+    const int64_t saved_world = state.extra.value("world_size", int64_t{1});
+    if (saved_world != comm.world_size() && state.step_in_epoch != 0)
+      throw Error(
+          format("{} was written by a run of {} processes in the middle of epoch {}: resume it "
+                 "with {} processes (the epoch's batches depend on the process count), or from "
+                 "a checkpoint at the end of an epoch",
+                 last.string(), saved_world, state.epoch + 1, saved_world));
+    if (saved_world != comm.world_size() && leader)
+      log::warn("train",
+                "resuming a checkpoint of {} processes with {}: the data order goes on exactly, "
+                "the dropout streams of the ranks do not",
+                saved_world, comm.world_size());
+    auto it = state.tensors.find(format("rng.cpu.rank{}", comm.rank()));
+    if (it == state.tensors.end()) it = state.tensors.find("rng.cpu");  // older checkpoints
+    if (it != state.tensors.end()) {
+      at::Generator generator = at::detail::getDefaultCPUGenerator();
+      generator.set_state(it->second);
+    }
   }
 
   const EpochSampler sampler(static_cast<int64_t>(set.models.size()), options.seed, comm.rank(),
@@ -529,14 +549,20 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     s.best_metric = summary.best_validation;
     s.tensors = optimizer_state(optimizer, *built.model, siglip_bias);
     for (auto& [k, v] : scaler.state()) s.tensors[k] = v;
-    s.tensors["rng.cpu"] = at::detail::getDefaultCPUGenerator().get_state();
+    const at::Tensor rng = at::detail::getDefaultCPUGenerator().get_state();  // [n] uint8
+    const at::Tensor every_rng = comm.all_gather(rng.unsqueeze(0));           // [world, n]
+    s.tensors["rng.cpu"] = rng;  // this rank's (rank 0's where it is written)
+    for (int r = 0; r < comm.world_size(); ++r)
+      s.tensors[format("rng.cpu.rank{}", r)] = every_rng[r].clone();
     if (siglip_bias.defined()) s.tensors["siglip.bias"] = siglip_bias.detach().cpu();
     if (queue) {
       for (auto& [k, v] : queue->state()) s.tensors[k] = v;
       for (size_t i = 0; i < momentum_parameters.size(); ++i)
         s.tensors["momentum." + momentum_names[i]] = momentum_parameters[i].detach().cpu();
     }
-    s.extra = {{"skipped", summary.skipped}, {"consecutive_nonfinite", consecutive_nonfinite}};
+    s.extra = {{"skipped", summary.skipped},
+               {"consecutive_nonfinite", consecutive_nonfinite},
+               {"world_size", comm.world_size()}};
     if (leader) save_checkpoint(out, name, built, s);
     comm.barrier();
   };
