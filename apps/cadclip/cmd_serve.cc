@@ -58,10 +58,27 @@ void define_serve(CLI::App& command, Runner& run) {
   command.add_option("--threads", o->threads, "HTTP worker threads")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command.add_option("--max-in-flight", o->max_in_flight, "Searches at once; more get HTTP 503")
+  command
+      .add_option("--max-in-flight", o->max_in_flight,
+                  "Searches running or waiting at once; more get HTTP 503")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command.add_option("--torch-threads", o->torch_threads, "Intra-op threads per search")
+  command
+      .add_option("--max-uploads", o->max_uploads, "Part uploads read at once; more get HTTP 503")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--torch-threads", o->torch_threads, "Intra-op threads per encoder")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--encoders", o->encoders, "Threads encoding text queries, a batch each")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--max-batch", o->max_batch, "Text queries per forward pass")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--batch-window-ms", o->batch_window_ms,
+                  "How long an idle encoder waits for more queries to batch")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   command.add_option("--max-query-bytes", o->max_query_chars, "Longest text query in bytes")

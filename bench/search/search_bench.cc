@@ -1,11 +1,22 @@
-// search_bench grow  --from INDEX --out BIG --count N [--noise S] [--factory F] [--seed K]
-//   A library of N parts from a real index of n < N parts: the n real
+// search_bench grow  --from INDEX[,INDEX...] --out BIG --count N [--noise S] [--factory F]
+//                    [--search-params P] [--seed K]
+//   A library of N parts from real indexes of n < N parts in all: the n real
 //   embeddings, then N - n perturbed copies (real row + S * gaussian noise per
 //   dimension, renormalised; ids "<id>~<j>", same thumbnail and metadata).
+//   Prints how far apart real parts are (median cosine to the nearest other
+//   real part) and how far a copy is from its source, so that S can be chosen
+//   to make copies as distinct as real neighbours are.
 // search_bench query --index EXACT [--approx APPROX] --queries FILE [--threads T]
+//                    [--sweep "P1;P2;..."] [--latency no]
 //   Text queries (one per line) end to end: tokenize + encode + search, p50 and
 //   p99 over all queries after a warm-up; search alone; recall@10 of APPROX's
-//   top 10 against EXACT's on the same queries.
+//   top 10 against EXACT's on the same queries, and for each FAISS parameter
+//   setting of --sweep (e.g. "nprobe=8;nprobe=16") recall@10 and search time.
+//   `--latency no` skips the end-to-end timing (recall only).
+// search_bench encode --index INDEX --queries FILE --batches 1,2,4,8,16 [--threads T]
+//                     [--rounds R]
+//   The text encoder alone at several batch sizes, rounds alternating between
+//   the sizes: median ms per batch and per text.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -44,20 +55,56 @@ int grow(const std::map<std::string, std::string>& a) {
   const int64_t count = std::stoll(need(a, "--count"));
   const double noise = a.count("--noise") ? std::stod(a.at("--noise")) : 0.02;
   const std::string factory = a.count("--factory") ? a.at("--factory") : "Flat";
-  const std::string params =
-      a.count("--search-params")
-          ? a.at("--search-params")
-          : (factory.find("HNSW") != std::string::npos ? "efSearch=128" : "");
+  const std::string params = a.count("--search-params") ? a.at("--search-params") : "";
   torch::manual_seed(a.count("--seed") ? std::stoll(a.at("--seed")) : 0);
-  const index::detail::Catalog source = index::detail::Catalog::open(from, false);
-  const std::vector<index::detail::StoredItem> real = source.items();
-  if (real.empty()) throw Error("search_bench grow: the source index is empty");
-  const int64_t d = static_cast<int64_t>(real.front().embedding.size());
+  std::vector<fs::path> froms;
+  for (size_t at = 0; at <= from.string().size();) {
+    const size_t comma = std::min(from.string().find(',', at), from.string().size());
+    froms.emplace_back(from.string().substr(at, comma - at));
+    at = comma + 1;
+  }
+  const index::detail::Catalog source = index::detail::Catalog::open(froms.front(), false);
+  std::vector<index::detail::StoredItem> real;
+  std::set<std::string> ids;
   fs::create_directories(out / index::detail::kThumbnailDir);
   fs::remove(out / index::detail::kCatalogFile);
-  for (const auto& entry : fs::directory_iterator(from / index::detail::kThumbnailDir))
-    fs::copy_file(entry.path(), out / index::detail::kThumbnailDir / entry.path().filename(),
-                  fs::copy_options::overwrite_existing);
+  for (size_t j = 0; j < froms.size(); ++j) {
+    const index::detail::Catalog c = index::detail::Catalog::open(froms[j], false);
+    if (c.meta("checkpoint_identity") != source.meta("checkpoint_identity"))
+      throw Error("search_bench grow: " + froms[j].string() + " was made with another checkpoint");
+    for (index::detail::StoredItem& s : c.items()) {
+      // Sources may reuse ids (two synth runs both start at synth_00000000).
+      if (!ids.insert(s.item.id).second) {
+        s.item.id += "@" + std::to_string(j);
+        s.item.name = s.item.id;
+        ids.insert(s.item.id);
+      }
+      real.push_back(std::move(s));
+    }
+    if (fs::exists(froms[j] / index::detail::kThumbnailDir))
+      for (const auto& entry : fs::directory_iterator(froms[j] / index::detail::kThumbnailDir))
+        fs::copy_file(entry.path(), out / index::detail::kThumbnailDir / entry.path().filename(),
+                      fs::copy_options::overwrite_existing);
+  }
+  if (real.empty()) throw Error("search_bench grow: the source indexes are empty");
+  const int64_t d = static_cast<int64_t>(real.front().embedding.size());
+  {
+    // How far apart real parts are, and how far a copy lands from its source.
+    const int64_t n = static_cast<int64_t>(real.size());
+    at::Tensor all = at::empty({n, d});
+    for (int64_t i = 0; i < n; ++i)
+      all[i].copy_(at::from_blob(const_cast<float*>(real[i].embedding.data()), {d}));
+    const int64_t sample = std::min<int64_t>(n, 1000);
+    at::Tensor sims = at::mm(all.slice(0, 0, sample), all.t());
+    sims.slice(1, 0, sample).fill_diagonal_(-2.0);
+    at::Tensor copies = all.slice(0, 0, sample) + noise * at::randn({sample, d});
+    copies = copies / copies.norm(2, 1, true);
+    std::printf(
+        "%lld real parts; cosine to the nearest other real part: median %.4f; a copy "
+        "with noise %.3f to its source: median %.4f\n",
+        static_cast<long long>(n), std::get<0>(sims.max(1)).median().item<double>(), noise,
+        (copies * all.slice(0, 0, sample)).sum(1).median().item<double>());
+  }
   index::detail::Catalog catalog = index::detail::Catalog::open(out, true);
   catalog.begin();
   for (const char* key :
@@ -99,8 +146,9 @@ int grow(const std::map<std::string, std::string>& a) {
   catalog.commit();
   std::printf(
       "grew %s: %zu parts (%lld real, the rest perturbed with noise %.3f per dim), "
-      "FAISS %s built in %.1f s\n",
-      out.c_str(), all.size(), static_cast<long long>(n), noise, factory.c_str(), seconds);
+      "FAISS %s (search parameters '%s') built in %.1f s\n",
+      out.c_str(), all.size(), static_cast<long long>(n), noise, factory.c_str(), params.c_str(),
+      seconds);
   return 0;
 }
 
@@ -109,16 +157,30 @@ double percentile(std::vector<double> v, double q) {
   return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
+std::vector<std::string> read_queries(const std::string& path) {
+  std::vector<std::string> queries;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line))
+    if (!line.empty()) queries.push_back(line);
+  if (queries.empty()) throw Error("search_bench: no queries in " + path);
+  return queries;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t end = std::min(text.find(sep, at), text.size());
+    if (end > at) out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 int query(const std::map<std::string, std::string>& a) {
   const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
-  std::vector<std::string> queries;
-  {
-    std::ifstream file(need(a, "--queries"));
-    std::string line;
-    while (std::getline(file, line))
-      if (!line.empty()) queries.push_back(line);
-  }
-  if (queries.empty()) throw Error("search_bench: no queries");
+  const std::vector<std::string> queries = read_queries(need(a, "--queries"));
   const index::Searcher exact = index::Searcher::open(need(a, "--index"));
   std::printf(
       "index %s: %lld parts, %s; %zu queries; %d intra-op thread(s); matmul %.1f "
@@ -139,25 +201,91 @@ int query(const std::map<std::string, std::string>& a) {
       total.push_back(std::chrono::duration<double>(t2 - t0).count());
     }
     std::printf(
-        "%-8s end to end p50 %.2f ms, p99 %.2f ms | encode p50 %.2f ms | search p50 "
-        "%.2f ms, p99 %.2f ms\n",
+        "%-24s end to end p50 %.2f ms, p99 %.2f ms | encode p50 %.2f ms, p99 %.2f ms | "
+        "search p50 %.2f ms, p99 %.2f ms\n",
         label.c_str(), 1e3 * percentile(total, 0.5), 1e3 * percentile(total, 0.99),
-        1e3 * percentile(encode, 0.5), 1e3 * percentile(search, 0.5),
-        1e3 * percentile(search, 0.99));
+        1e3 * percentile(encode, 0.5), 1e3 * percentile(encode, 0.99),
+        1e3 * percentile(search, 0.5), 1e3 * percentile(search, 0.99));
   };
-  measure(exact, exact.factory());
-  if (a.count("--approx")) {
-    const index::Searcher approx = index::Searcher::open(a.at("--approx"));
-    measure(approx, approx.factory());
+  const bool latency = !a.count("--latency") || a.at("--latency") != "no";
+  if (latency) measure(exact, exact.factory());
+  if (!a.count("--approx")) return 0;
+  const index::Searcher approx = index::Searcher::open(a.at("--approx"));
+  if (latency) measure(approx, approx.factory());
+
+  // Recall: the exact top 10 of every query (ids), then the approximate
+  // index's top 10 under its own parameters and each --sweep setting.
+  std::vector<at::Tensor> chunks;
+  for (size_t i = 0; i < queries.size(); i += 64)
+    chunks.push_back(exact.embed_texts(std::vector<std::string>(
+        queries.begin() + i, queries.begin() + std::min(queries.size(), i + 64))));
+  const at::Tensor embeddings = at::cat(chunks);  // [q, d]
+  std::vector<std::set<std::string>> truth;
+  for (const auto& hits : exact.search_many(embeddings, 10)) {
+    std::set<std::string>& t = truth.emplace_back();
+    for (const index::Hit& h : hits) t.insert(h.item->id);
+  }
+  std::vector<std::string> ids;  // approx's rows, as its vectors are ordered
+  for (const auto& stored : index::detail::Catalog::open(a.at("--approx"), false).items())
+    ids.push_back(stored.item.id);
+  index::detail::VectorIndex vectors =
+      index::detail::VectorIndex::read(fs::path(a.at("--approx")) / index::detail::kVectorsFile);
+  std::vector<std::string> settings = {""};
+  if (a.count("--sweep"))
+    for (const std::string& p : split(a.at("--sweep"), ';')) settings.push_back(p);
+  for (const std::string& params : settings) {
+    vectors.set_search_params(params.empty() ? index::detail::Catalog::open(a.at("--approx"), false)
+                                                   .meta("search_params")
+                                                   .value_or("")
+                                             : params);
     double hits = 0;
-    for (const std::string& q : queries) {
-      const at::Tensor e = exact.embed_text(q);
-      std::set<std::string> truth;
-      for (const index::Hit& h : exact.search(e, 10)) truth.insert(h.item->id);
-      for (const index::Hit& h : approx.search(e, 10)) hits += truth.count(h.item->id);
+    std::vector<double> seconds;
+    for (size_t i = 0; i < queries.size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto rows = vectors.search(embeddings[static_cast<int64_t>(i)].data_ptr<float>(), 10);
+      seconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      for (const auto& [score, row] : rows) hits += truth[i].count(ids[row]);
     }
-    std::printf("recall@10 of %s against exact: %.4f over %zu queries\n", approx.factory().c_str(),
-                hits / (10.0 * queries.size()), queries.size());
+    std::printf(
+        "recall@10 of %s [%s] against exact: %.4f over %zu queries; search p50 %.3f ms, "
+        "p99 %.3f ms\n",
+        approx.factory().c_str(), params.empty() ? "as built" : params.c_str(),
+        hits / (10.0 * queries.size()), queries.size(), 1e3 * percentile(seconds, 0.5),
+        1e3 * percentile(seconds, 0.99));
+  }
+  return 0;
+}
+
+int encode(const std::map<std::string, std::string>& a) {
+  const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
+  const std::vector<std::string> queries = read_queries(need(a, "--queries"));
+  const index::Searcher searcher = index::Searcher::open(need(a, "--index"));
+  std::vector<int64_t> sizes;
+  for (const std::string& b : split(a.count("--batches") ? a.at("--batches") : "1,4,16", ','))
+    sizes.push_back(std::stoll(b));
+  const int rounds = a.count("--rounds") ? std::stoi(a.at("--rounds")) : 20;
+  std::printf("text encoder, %d intra-op thread(s), %zu queries, %d rounds; matmul %.1f GFLOP/s\n",
+              threads, queries.size(), rounds, bench::matmul_gflops());
+  std::map<int64_t, std::vector<double>> seconds;
+  size_t next = 0;
+  auto batch_of = [&](int64_t b) {
+    std::vector<std::string> texts;
+    for (int64_t i = 0; i < b; ++i) texts.push_back(queries[next++ % queries.size()]);
+    return texts;
+  };
+  for (const int64_t b : sizes) (void)searcher.embed_texts(batch_of(b));  // warm-up
+  for (int r = 0; r < rounds; ++r) {
+    for (const int64_t b : sizes) {
+      const std::vector<std::string> texts = batch_of(b);
+      seconds[b].push_back(bench::seconds_of([&] { (void)searcher.embed_texts(texts); }));
+    }
+  }
+  std::printf("| batch | ms per batch (median) | p10-p90 | ms per text |\n|---|---|---|---|\n");
+  for (const int64_t b : sizes) {
+    const bench::Stats st = bench::summarize(seconds[b]);
+    std::printf("| %lld | %.2f | %.2f-%.2f | %.2f |\n", static_cast<long long>(b), 1e3 * st.median,
+                1e3 * st.p10, 1e3 * st.p90, 1e3 * st.median / static_cast<double>(b));
   }
   return 0;
 }
@@ -168,7 +296,9 @@ int main(int argc, char** argv) {
   try {
     if (argc >= 2 && std::string(argv[1]) == "grow") return grow(parse(argc, argv, 2));
     if (argc >= 2 && std::string(argv[1]) == "query") return query(parse(argc, argv, 2));
-    std::fprintf(stderr, "usage: search_bench grow|query ... (see the top of search_bench.cc)\n");
+    if (argc >= 2 && std::string(argv[1]) == "encode") return encode(parse(argc, argv, 2));
+    std::fprintf(stderr,
+                 "usage: search_bench grow|query|encode ... (see the top of search_bench.cc)\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "search_bench: %s\n", e.what());

@@ -119,6 +119,15 @@ at::Tensor Searcher::embed_text(std::string_view text) const {
   return built.model->encode_text(ids, mask)[0].contiguous();
 }
 
+at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
+  if (texts.empty()) return at::empty({0, dim()}, at::kFloat);
+  c10::InferenceMode inference;
+  model::BuiltModel& built = state_->built;
+  const auto [ids, mask] =
+      text::to_tensors(built.text.tokenizer->batch(texts, built.text.max_length));
+  return built.model->encode_text(ids, mask).contiguous();
+}
+
 at::Tensor Searcher::embed_graph(const data::BRepGraph& graph) const {
   c10::InferenceMode inference;
   const std::vector<data::BRepGraph> graphs = {graph};
@@ -136,6 +145,21 @@ std::vector<Hit> Searcher::search(const at::Tensor& query, int64_t k) const {
     hits.push_back({static_cast<int64_t>(hits.size()) + 1, score, &state_->items[row]});
   }
   return hits;
+}
+
+std::vector<std::vector<Hit>> Searcher::search_many(const at::Tensor& queries, int64_t k) const {
+  if (queries.dim() != 2 || queries.size(1) != dim() || queries.scalar_type() != at::kFloat)
+    throw Error(format("queries must be a float matrix [n, {}], not {}", dim(), queries.sizes()));
+  if (k < 1) throw Error(format("k = {} asks for no result; ask for at least 1", k));
+  k = std::min({k, state_->options.max_k, size()});
+  const at::Tensor q = queries.contiguous();
+  std::vector<std::vector<Hit>> out;
+  for (const auto& rows : state_->vectors.search_many(q.data_ptr<float>(), q.size(0), k)) {
+    std::vector<Hit>& hits = out.emplace_back();
+    for (const auto& [score, row] : rows)
+      hits.push_back({static_cast<int64_t>(hits.size()) + 1, score, &state_->items[row]});
+  }
+  return out;
 }
 
 std::vector<Hit> Searcher::search_text(std::string_view text, int64_t k) const {

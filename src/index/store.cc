@@ -1,15 +1,18 @@
 #include "store.h"
 
+#include <dlfcn.h>
 #include <faiss/AutoTune.h>
 #include <faiss/Index.h>
 #include <faiss/impl/FaissException.h>
 #include <faiss/index_factory.h>
 #include <faiss/index_io.h>
+#include <faiss/utils/distances.h>
 #include <omp.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
@@ -259,6 +262,45 @@ std::vector<std::pair<float, int64_t>> VectorIndex::search(const float* q, int64
   impl_->index->search(1, q, k, scores.data(), rows.data());
   for (int64_t i = 0; i < k; ++i) {
     if (rows[i] >= 0) out.emplace_back(scores[i], rows[i]);
+  }
+  return out;
+}
+
+namespace {
+
+// Batched searches of an exact index go through BLAS (one pass over the
+// vectors for all queries) from 2 queries on, not FAISS's default 20: below
+// that FAISS scans the whole matrix once per query, and a 100,000-part
+// library is 100 MB. BLAS (Debian's OpenBLAS) gets one thread: the server
+// runs several searches side by side, and OpenBLAS's own threads would spin
+// on the cores the text encoder needs.
+void configure_batched_search() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    faiss::distance_compute_blas_threshold = 2;
+    using SetThreads = void (*)(int);
+    if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+      set(1);
+  });
+}
+
+}  // namespace
+
+std::vector<std::vector<std::pair<float, int64_t>>> VectorIndex::search_many(const float* q,
+                                                                             int64_t n,
+                                                                             int64_t k) const {
+  k = std::min<int64_t>(k, size());
+  std::vector<std::vector<std::pair<float, int64_t>>> out(static_cast<size_t>(n));
+  if (k <= 0 || n <= 0) return out;
+  configure_batched_search();
+  omp_set_num_threads(1);  // as in search(): the caller's threads are the parallelism
+  std::vector<float> scores(n * k);
+  std::vector<faiss::Index::idx_t> rows(n * k);
+  impl_->index->search(n, q, k, scores.data(), rows.data());
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t i = j * k; i < (j + 1) * k; ++i) {
+      if (rows[i] >= 0) out[j].emplace_back(scores[i], rows[i]);
+    }
   }
   return out;
 }

@@ -68,6 +68,10 @@ class VectorIndex {
   int64_t dim() const;
   // q: [d] -> up to k (score, row) pairs, best first. Thread-safe.
   std::vector<std::pair<float, int64_t>> search(const float* q, int64_t k) const;
+  // q: [n, d] -> n lists as search() gives them, in one FAISS call on the
+  // calling thread (an exact index reads its vectors once, through BLAS).
+  std::vector<std::vector<std::pair<float, int64_t>>> search_many(const float* q, int64_t n,
+                                                                  int64_t k) const;
 
  private:
   struct Impl;

@@ -18,6 +18,7 @@
 #include "cadclip/core/log.h"
 #include "cadclip/data/utf8.h"
 #include "cadclip/index/searcher.h"
+#include "cadclip/serve/text_batcher.h"
 #include "serve/web_assets.h"
 
 namespace cadclip::serve {
@@ -56,11 +57,11 @@ std::string content_type(std::string_view name) {
 // so that a burst cannot pile up unbounded work.
 class InFlight {
  public:
-  InFlight(std::atomic<int>& count, int limit) : count_(count) {
+  InFlight(std::atomic<int>& count, int limit, const char* what = "searches") : count_(count) {
     if (count_.fetch_add(1) >= limit) {
       count_.fetch_sub(1);
       throw HttpError{503,
-                      format("the server is busy ({} searches running); try again shortly", limit)};
+                      format("the server is busy ({} {} running); try again shortly", limit, what)};
     }
   }
   ~InFlight() { count_.fetch_sub(1); }
@@ -72,7 +73,12 @@ class InFlight {
 class Api {
  public:
   Api(const ServeOptions& options, index::Searcher searcher)
-      : o_(options), searcher_(std::move(searcher)) {}
+      : o_(options),
+        searcher_(std::move(searcher)),
+        batcher_(searcher_, {.workers = options.encoders,
+                             .max_batch = options.max_batch,
+                             .max_queued = options.max_in_flight,
+                             .window_ms = options.batch_window_ms}) {}
 
   void install(httplib::Server& server) {
     server.Get("/api/health", wrap([this](const auto&, auto& res) { health(res); }));
@@ -180,14 +186,21 @@ class Api {
                 {{"max_k", o_.max_k},
                  {"max_query_bytes", o_.max_query_chars},
                  {"max_upload_mb", o_.max_upload_mb},
-                 {"max_in_flight", o_.max_in_flight}}}});
+                 {"max_in_flight", o_.max_in_flight},
+                 {"max_uploads", o_.max_uploads}}}});
   }
 
   void text_search(const std::string& q, const std::string& k_text, httplib::Response& res) {
     check_text(q);
     const int64_t k = parse_k(k_text);
     InFlight guard(in_flight_, o_.max_in_flight);
-    answer(res, {{"text", q}, {"k", k}}, searcher_.search_text(q, k));
+    std::vector<index::Hit> hits;
+    try {
+      hits = batcher_.search(q, k);
+    } catch (const Busy& e) {
+      throw HttpError{503, e.what()};
+    }
+    answer(res, {{"text", q}, {"k", k}}, hits);
   }
 
   void json_search(const httplib::Request& req, httplib::Response& res) {
@@ -241,6 +254,9 @@ class Api {
                                   filename.substr(0, 80))};
     const int64_t k = parse_k(req.has_param("k") ? req.get_param_value("k") : "");
     InFlight guard(in_flight_, o_.max_in_flight);
+    // Each upload costs a worker process (LibTorch and Open CASCADE loaded):
+    // fewer of them run at once than searches.
+    InFlight upload_guard(uploads_in_flight_, o_.max_uploads, "part uploads");
     const fs::path scratch = fs::temp_directory_path() /
                              format("cadclip-upload-{}-{}", ::getpid(), uploads_.fetch_add(1));
     fs::create_directories(scratch);
@@ -316,18 +332,22 @@ class Api {
 
   ServeOptions o_;
   index::Searcher searcher_;
+  TextBatcher batcher_;  // after searcher_, which it uses
   std::atomic<int> in_flight_{0};
+  std::atomic<int> uploads_in_flight_{0};
   std::atomic<int64_t> uploads_{0};
 };
 
 }  // namespace
 
 void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready) {
-  if (o.max_in_flight < 1 || o.threads < 1 || o.max_k < 1 || o.max_query_chars < 1 ||
-      o.max_upload_mb <= 0)
+  if (o.max_in_flight < 1 || o.max_uploads < 1 || o.threads < 1 || o.max_k < 1 ||
+      o.max_query_chars < 1 || o.max_upload_mb <= 0 || o.encoders < 1 || o.max_batch < 1 ||
+      o.batch_window_ms < 0)
     throw Error(
-        "serve: threads, max-in-flight, max-k, max-query-bytes and max-upload-mb must "
-        "be positive");
+        "serve: threads, max-in-flight, max-uploads, max-k, max-query-bytes, max-upload-mb, "
+        "encoders and "
+        "max-batch must be positive, and the batch window not negative");
   if (o.torch_threads > 0) at::set_num_threads(o.torch_threads);
   index::SearcherOptions searcher_options;
   searcher_options.checkpoint = o.checkpoint;
@@ -340,6 +360,9 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   httplib::Server server;
   server.new_task_queue = [threads = o.threads] { return new httplib::ThreadPool(threads); };
   server.set_payload_max_length(static_cast<size_t>(o.max_upload_mb * 1024 * 1024));
+  // Load generators and pages keep connections open; the default of 5
+  // requests per connection makes every fifth request pay a new handshake.
+  server.set_keep_alive_max_count(1000);
   server.set_read_timeout(30, 0);
   server.set_write_timeout(30, 0);
   // Errors that httplib answers itself (413 over the body limit, 400 for a

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "../index/index_fixture.h"
 #include "cadclip/core/file.h"
@@ -105,8 +106,13 @@ class ServeTest : public ::testing::Test {
     o.worker_binary = CADCLIP_BINARY;
     o.workers = 1;
     index::build_index(o);
+    // The prepare worker's test hook: the server's ingest worker crashes
+    // (SIGSEGV) on an upload stored as upload.igs, as Open CASCADE does on
+    // some malformed files.
+    ::setenv("CADCLIP_DEBUG_CRASH_ON", "upload.igs", 1);
     server_.start({"serve", o.out, "--port", "0", "--max-upload-mb", "1", "--max-k", "50",
                    "--max-query-bytes", "200"});
+    ::unsetenv("CADCLIP_DEBUG_CRASH_ON");
   }
   static void TearDownTestSuite() {
     server_.stop();
@@ -263,7 +269,56 @@ TEST_F(ServeTest, PartUploads) {
                "empty");
   EXPECT_TRUE(server_.alive());
 }
+
+TEST_F(ServeTest, AnUploadThatCrashesTheIngestGetsAJsonError) {
+  auto c = client();
+  const fs::path part = index::testing::real_parts()[0];
+  expect_error(c.Post("/api/search/part?filename=crash.igs", read_text_file(part),
+                      "application/octet-stream"),
+               422, "crash");
+  EXPECT_TRUE(server_.alive());
+  // The server still reads parts and answers searches.
+  httplib::MultipartFormDataItems form = {
+      {"file", read_text_file(part), part.filename().string(), "application/octet-stream"}};
+  auto r = c.Post("/api/search/part?k=1", form);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  auto health = c.Get("/api/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
 #endif
+
+TEST_F(ServeTest, ConcurrentTextSearchesGetTheirOwnAnswers) {
+  // Requests at once are encoded in shared batches; each must still get the
+  // answer it gets alone.
+  const std::vector<std::string> texts = {"a%20plate%20with%20holes", "hex%20nut", "bracket",
+                                          "a%20long%20shaft",         "gear",      "washer"};
+  std::vector<std::string> alone;
+  for (const std::string& t : texts) {
+    auto r = client().Get("/api/search?k=4&q=" + t);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    alone.push_back(r->body);
+  }
+  std::vector<std::string> together(texts.size() * 3);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < together.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto r = client().Get("/api/search?k=4&q=" + texts[i % texts.size()]);
+      together[i] = r ? r->body : "no answer";
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < together.size(); ++i) {
+    const nlohmann::json a = nlohmann::json::parse(alone[i % texts.size()]);
+    const nlohmann::json b = nlohmann::json::parse(together[i]);
+    ASSERT_EQ(a["results"].size(), b["results"].size()) << together[i];
+    for (size_t r = 0; r < a["results"].size(); ++r)
+      EXPECT_NEAR(a["results"][r]["score"].get<double>(), b["results"][r]["score"].get<double>(),
+                  1e-5);
+  }
+}
 
 }  // namespace
 }  // namespace cadclip::serve

@@ -57,11 +57,18 @@ class Searcher {
 
   // Unit-row query embeddings: [d] fp32.
   at::Tensor embed_text(std::string_view text) const;
+  // Several texts in one forward pass (padded to the longest): [n, d] fp32,
+  // row i equal to embed_text(texts[i]) up to rounding. Cheaper per text than
+  // n single calls, which is what the server's query batching is for.
+  at::Tensor embed_texts(const std::vector<std::string>& texts) const;
   at::Tensor embed_graph(const data::BRepGraph& graph) const;
 
   // The k best parts (k clipped to max_k and size()), best first.
   std::vector<Hit> search(const at::Tensor& query, int64_t k) const;
   std::vector<Hit> search_text(std::string_view text, int64_t k) const;
+  // queries: [n, d] fp32 -> for each row, what search(row, k) gives, in one
+  // FAISS call (an exact index then reads its vectors once for all rows).
+  std::vector<std::vector<Hit>> search_many(const at::Tensor& queries, int64_t k) const;
   // Parts like one in the index; the part itself comes first. Throws
   // cadclip::Error for an unknown id.
   std::vector<Hit> search_like_item(std::string_view id, int64_t k) const;

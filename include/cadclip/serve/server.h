@@ -15,9 +15,13 @@ struct ServeOptions {
   std::string host = "127.0.0.1";  // address to bind; 0.0.0.0 exposes the server to the network
   int port = 8600;                 // TCP port; 0 = any free port (printed when ready)
   std::string checkpoint;          // empty = the index's own (another one is refused)
-  int threads = 8;                 // HTTP worker threads
-  int max_in_flight = 4;           // searches running at once; more get 503
-  int torch_threads = 1;           // intra-op threads per search (requests run side by side)
+  int threads = 8;                 // HTTP worker threads (one per open connection)
+  int max_in_flight = 32;          // searches running or waiting at once; more get 503
+  int max_uploads = 2;             // part uploads ingesting at once (a process each); more get 503
+  int torch_threads = 1;           // intra-op threads per encoder (encoders run side by side)
+  int encoders = 2;                // threads encoding text queries, one batch each at a time
+  int max_batch = 16;              // text queries per forward pass
+  double batch_window_ms = 0;      // an idle encoder waits this long for more queries
   int64_t max_query_chars = 1000;  // longest text query, bytes
   int64_t max_k = 100;             // largest k a request may ask for
   double max_upload_mb = 20;       // largest request body (an uploaded part), MiB

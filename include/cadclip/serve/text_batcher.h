@@ -1,0 +1,72 @@
+// Batches concurrent text searches through the text encoder: requests that
+// wait while the encoder threads are busy (or arrive within a short window)
+// are tokenized, encoded and searched as one batch, which costs less per
+// query than one forward pass each. Bounded: beyond `max_queued` waiting
+// texts a request is refused at once instead of piling up.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cadclip/core/error.h"
+#include "cadclip/index/searcher.h"
+
+namespace cadclip::serve {
+
+struct TextBatcherOptions {
+  int workers = 2;         // encoder threads, each running one batch at a time
+  int max_batch = 16;      // texts per forward pass
+  int max_queued = 64;     // texts waiting for an encoder; more are refused (Busy)
+  double window_ms = 0.0;  // an idle encoder waits this long for more texts after the first
+};
+
+// Thrown by TextBatcher::search when `max_queued` texts are already waiting.
+class Busy : public Error {
+ public:
+  using Error::Error;
+};
+
+class TextBatcher {
+ public:
+  // `searcher` must outlive the batcher. Throws cadclip::Error for options
+  // out of range.
+  TextBatcher(const index::Searcher& searcher, const TextBatcherOptions& options);
+  // Stops the encoder threads; texts still waiting get an error.
+  ~TextBatcher();
+  TextBatcher(const TextBatcher&) = delete;
+  TextBatcher& operator=(const TextBatcher&) = delete;
+
+  // The k best parts for `text`, as Searcher::search_text gives them; blocks
+  // until its batch has run. Throws Busy, cadclip::Error for k < 1, or the
+  // search's own error.
+  std::vector<index::Hit> search(const std::string& text, int64_t k);
+
+  // Texts encoded and batches run so far, and texts waiting now (for tests and the log).
+  int64_t texts_done() const;
+  int64_t batches_done() const;
+  int64_t queued() const;
+
+ private:
+  struct Request;
+  void run_worker();
+  void run_batch(std::vector<Request*>& batch);
+  void count(size_t texts);
+
+  const index::Searcher& searcher_;
+  TextBatcherOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;  // workers: work arrived, or stop
+  std::deque<Request*> queue_;
+  bool gathering_ = false;  // one worker at a time waits out the window
+  bool stopping_ = false;
+  int64_t texts_done_ = 0;
+  int64_t batches_done_ = 0;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace cadclip::serve
