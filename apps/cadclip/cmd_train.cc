@@ -206,6 +206,11 @@ void define_train(CLI::App& command, Runner& run) {
   command.add_option("--eval-batch-size", o->eval_batch_size, "Batch size of validation")
       ->capture_default_str();
   command.add_option("--embed-dim", o->embed_dim, "Shared embedding size")->capture_default_str();
+  command
+      .add_option("--text-head-hidden", o->text_head_hidden,
+                  "Width of a hidden GELU layer in the text head (0 = linear head); helps a "
+                  "frozen text tower")
+      ->capture_default_str();
   command.add_option("--brep-width", o->brep.width, "B-Rep encoder width")->capture_default_str();
   command.add_option("--brep-layers", o->brep.layers, "B-Rep encoder layers")
       ->capture_default_str();

@@ -66,6 +66,7 @@ nlohmann::json options_json(const TrainOptions& o) {
           {"validation_split", o.validation_split},
           {"eval_batch_size", o.eval_batch_size},
           {"embed_dim", o.embed_dim},
+          {"text_head_hidden", o.text_head_hidden},
           {"deterministic", o.deterministic},
           {"brep",
            {{"width", o.brep.width},
@@ -272,6 +273,7 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     model::ModelConfig config;
     config.brep = options.brep;
     config.two_tower.embed_dim = options.embed_dim;
+    config.two_tower.text_head_hidden = options.text_head_hidden;
     config.two_tower.text_precision = model::parse_text_precision(options.precision);
     config.text_folder = options.text_model;
     config.text.max_length = options.max_text_length;
@@ -598,17 +600,17 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
         caption_keys.push_back(caption_key(caption.text, caption.facts));
         geometry_keys.push_back(geometry_key(graphs.back().geometry_hash, -1 - sample));
       }
-      const data::BRepBatch batch = data::collate(graphs).to(device);
-
       model::TwoTowerOutput output;
       if (frozen_text) {
-        output.brep = built.model->encode_brep(batch);
+        output.brep = built.model->encode_brep(graphs);
         output.text = built.model->project_text(
             text_cache.index_select(0, at::tensor(cached_rows)).to(device));
         output.logit_scale = built.model->logit_scale();
       } else {
         const auto [input_ids, attention] = pad(token_rows);
-        output = built.model->forward(batch, input_ids, attention);
+        output.brep = built.model->encode_brep(graphs);
+        output.text = built.model->encode_text(input_ids, attention);
+        output.logit_scale = built.model->logit_scale();
       }
       ContrastivePairs pairs;
       pairs.text = output.text;
@@ -623,7 +625,7 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
       if (queue) {
         at::NoGradGuard no_grad;
         momentum_update(momentum_parameters, online_parameters, options.queue_momentum);
-        momentum_cad = momentum.model->encode_brep(batch);
+        momentum_cad = momentum.model->encode_brep(graphs);
         momentum_text = frozen_text
                             ? momentum.model->project_text(
                                   text_cache.index_select(0, at::tensor(cached_rows)).to(device))

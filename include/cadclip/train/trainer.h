@@ -44,6 +44,7 @@ struct TrainOptions {
   int64_t eval_batch_size = 128;                // models or captions per forward in validation
   model::BRepEncoderOptions brep;               // the B-Rep tower's size
   int64_t embed_dim = 256;                      // shared embedding size
+  int64_t text_head_hidden = 0;                 // hidden GELU layer of the text head; 0 = linear
   bool deterministic = true;                    // deterministic ATen algorithms
   int64_t debug_nan_at_step = -1;  // debug: poison the loss with NaN from this global step
   int64_t debug_nan_count = 1;     // ... for this many steps
