@@ -57,9 +57,10 @@ class Searcher {
 
   // Unit-row query embeddings: [d] fp32.
   at::Tensor embed_text(std::string_view text) const;
-  // Several texts in one forward pass (padded to the longest): [n, d] fp32,
-  // row i equal to embed_text(texts[i]) up to rounding. Cheaper per text than
-  // n single calls, which is what the server's query batching is for.
+  // Several texts at once: [n, d] fp32, row i equal to embed_text(texts[i])
+  // up to rounding. Texts of similar token length share a forward pass (each
+  // group padded to its own longest), which costs less per text than n single
+  // calls: what the server's query batching is for.
   at::Tensor embed_texts(const std::vector<std::string>& texts) const;
   at::Tensor embed_graph(const data::BRepGraph& graph) const;
 

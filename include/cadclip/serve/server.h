@@ -20,7 +20,7 @@ struct ServeOptions {
   int max_uploads = 2;             // part uploads ingesting at once (a process each); more get 503
   int torch_threads = 1;           // intra-op threads per encoder (encoders run side by side)
   int encoders = 2;                // threads encoding text queries, one batch each at a time
-  int max_batch = 16;              // text queries per forward pass
+  int max_batch = 4;               // text queries per batch (split by length for the encoder)
   double batch_window_ms = 0;      // an idle encoder waits this long for more queries
   int64_t max_query_chars = 1000;  // longest text query, bytes
   int64_t max_k = 100;             // largest k a request may ask for
