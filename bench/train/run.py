@@ -27,9 +27,11 @@ step time outside ATen operators is computed from both Chrome traces by the
 same function (outside_aten below).
 
     /opt/cadclip/venv/bin/python bench/train/run.py [--build build/trainbench-release]
-        [--threads 2] [--repeats 5] [--data PREPARED] [--cadclip BIN]
+        [--threads 2] [--repeats 5] [--profiles 2] [--no-padded] [--data PREPARED]
+        [--cadclip BIN] [--check-only]
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -49,21 +51,25 @@ def outside_aten(trace_path):
     """Share of the "train_step" span (wall time) on its thread that no aten::
     operator covers: the union of the intervals of every aten:: event on the
     step's thread (nested calls counted once), against the span. Returns
-    (share outside, span seconds, aten:: events seen on other threads)."""
+    (share outside, span seconds, aten:: events seen on other threads,
+    {phase: seconds} from the "phase:" scopes)."""
     with open(trace_path, encoding="utf-8") as f:
         events = json.load(f)["traceEvents"]
     step = next(e for e in events if e.get("ph") == "X" and e.get("name") == "train_step")
     begin, end, tid = float(step["ts"]), float(step["ts"]) + float(step["dur"]), step["tid"]
-    spans, elsewhere = [], 0
+    spans, elsewhere, phases = [], 0, {}
     for e in events:
-        if e.get("ph") != "X" or not str(e.get("name", "")).startswith("aten::"):
+        name = str(e.get("name", ""))
+        if e.get("ph") != "X" or not begin <= float(e["ts"]) <= end:
             continue
-        ts = float(e["ts"])
-        if not begin <= ts <= end:
+        if name.startswith("phase:") and e["tid"] == tid:
+            phases[name[len("phase:"):]] = phases.get(name[len("phase:"):], 0) + e["dur"] / 1e6
+        if not name.startswith("aten::"):
             continue
         if e["tid"] != tid:
             elsewhere += 1
             continue
+        ts = float(e["ts"])
         spans.append((ts, min(end, ts + float(e["dur"]))))
     spans.sort()
     covered, reach = 0.0, begin
@@ -71,7 +77,7 @@ def outside_aten(trace_path):
         if t > reach:
             covered += t - max(s, reach)
             reach = t
-    return 1 - covered / (end - begin), (end - begin) / 1e6, elsewhere
+    return 1 - covered / (end - begin), (end - begin) / 1e6, elsewhere, phases
 
 
 def make_data(cadclip, folder):
@@ -90,6 +96,9 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads, both sides")
     parser.add_argument("--repeats", type=int, default=5, help="timed rounds")
     parser.add_argument("--profiles", type=int, default=2, help="profiled steps per side")
+    parser.add_argument("--no-padded", action="store_true",
+                        help="leave out the python case with one padded batch (saves a third)")
+    parser.add_argument("--traces", help="keep the profiler traces in this folder")
     parser.add_argument("--check-only", action="store_true",
                         help="stop after the agreement check, time nothing")
     parser.add_argument("--data", help="prepared folder (default: made here with --cadclip)")
@@ -194,16 +203,17 @@ def main():
           + f"), captions {int(mask.sum(1).min())}-{mask.shape[1]} tokens, "
           f"{int(false_negatives.sum())} false-negative pairs masked")
 
+    def contrastive_loss(brep, text, scale):  # symmetric InfoNCE, false negatives masked
+        logits = (scale * text @ brep.t()).masked_fill(false_negatives, float("-inf"))
+        return (F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target)) / 2
+
     def forward(grouped):
         if grouped:  # cadclip's layout: each size group encoded on its own, rows reordered
             brep = torch.cat([model.encode_brep(g) for g in groups])[inverse]
         else:  # the reference as written: one batch padded to the largest part
             brep = model.encode_brep(full)
         text = F.normalize(model.text_head(model.text(ids, mask)), dim=-1)
-        scale = model.logit_scale()
-        logits = (scale * text @ brep.t()).masked_fill(false_negatives, float("-inf"))
-        loss = (F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target)) / 2
-        return brep, text, loss
+        return brep, text, contrastive_loss(brep, text, model.logit_scale())
 
     # Same function before timing: embeddings and loss within 1e-5 (eval: no dropout).
     model.eval()
@@ -260,47 +270,80 @@ def main():
     params = list(model.parameters())
     clip = float(meta["grad_clip"])
 
-    def python_step(grouped):
+    def python_step(grouped, phases=False):
+        def phase(name):  # the same "phase:" scopes as the C++ side, only when profiling
+            return (torch.profiler.record_function("phase:" + name) if phases
+                    else contextlib.nullcontext())
         optimizer.zero_grad()
-        _, _, loss = forward(grouped)
-        loss.item()
-        loss.backward()
-        grads = [p.grad for p in params if p.grad is not None]
-        found = torch.zeros(1)
-        torch._amp_foreach_non_finite_check_and_unscale_(grads, found, torch.ones(1))
-        if found.item():
-            sys.exit("python: non-finite gradients")
-        nn.utils.clip_grad_norm_(params, clip)
-        optimizer.step()
-        with torch.no_grad():
-            model.log_logit_scale.clamp_(max=model.max_log_scale)
+        with phase("brep forward"):
+            if grouped:
+                brep = torch.cat([model.encode_brep(g) for g in groups])[inverse]
+            else:
+                brep = model.encode_brep(full)
+        with phase("text forward"):
+            text = F.normalize(model.text_head(model.text(ids, mask)), dim=-1)
+        with phase("loss"):
+            loss = contrastive_loss(brep, text, model.logit_scale())
+            loss.item()
+        with phase("backward"):
+            loss.backward()
+        with phase("check and clip"):
+            grads = [p.grad for p in params if p.grad is not None]
+            found = torch.zeros(1)
+            torch._amp_foreach_non_finite_check_and_unscale_(grads, found, torch.ones(1))
+            if found.item():
+                sys.exit("python: non-finite gradients")
+            nn.utils.clip_grad_norm_(params, clip)
+        with phase("optimizer"):
+            optimizer.step()
+            with torch.no_grad():
+                model.log_logit_scale.clamp_(max=model.max_log_scale)
 
-    def timed(grouped):
+    cpu = {}  # case -> CPU seconds per step (process user + system, all threads)
+
+    def timed(name, grouped):
         def run():
-            start = time.perf_counter()
+            cpu_start, start = time.process_time(), time.perf_counter()
             python_step(grouped)
+            cpu.setdefault(name, []).append(time.process_time() - cpu_start)
             return time.perf_counter() - start
         return run
 
-    bench.add("cadclip", lambda: float(ask("step")))
-    bench.add("python, same size groups", timed(True))
-    bench.add("python, one padded batch", timed(False))
+    def cadclip_step():
+        wall, cpu_seconds = (float(x) for x in ask("step").split())
+        cpu.setdefault("cadclip", []).append(cpu_seconds)
+        return wall
+
+    bench.add("cadclip", cadclip_step)
+    bench.add("python, same size groups", timed("python, same size groups", True))
+    if not args.no_padded:
+        bench.add("python, one padded batch", timed("python, one padded batch", False))
     bench.run(warmup=1, repeats=args.repeats)
     rows = bench.report(reference="python, same size groups")
+    # CPU time of the timed rounds (the warm-up's first entries dropped).
+    ref_cpu = statistics.median(cpu["python, same size groups"][1:])
+    print("| case | median CPU s per step | speed vs python, same size groups |")
+    print("|---|---|---|")
+    for name, values in cpu.items():
+        med = statistics.median(values[1:])
+        rows[name]["cpu_s"] = med
+        print(f"| {name} | {med:.3f} | {ref_cpu / med:.2f}x |")
     collate = statistics.median(float(ask("collate")) for _ in range(5))
     print(f"of cadclip's step: collation of the size groups {collate * 1e3:.1f} ms "
           f"(the python cases get their batches collated beforehand)")
 
     # Share outside ATen operators, from Kineto traces on both sides.
     shares = {"cadclip": [], "python": []}
+    traces = args.traces or tmp.name
+    os.makedirs(traces, exist_ok=True)
     for i in range(args.profiles):
-        path = os.path.join(tmp.name, f"cadclip{i}.json")
+        path = os.path.abspath(os.path.join(traces, f"cadclip{i}.json"))
         ask(f"profile {path}")
         shares["cadclip"].append(outside_aten(path))
-        path = os.path.join(tmp.name, f"python{i}.json")
+        path = os.path.join(traces, f"python{i}.json")
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
             with torch.profiler.record_function("train_step"):
-                python_step(True)
+                python_step(True, phases=True)
         prof.export_chrome_trace(path)
         shares["python"].append(outside_aten(path))
         self_aten = sum(e.self_cpu_time_total for e in prof.key_averages()
@@ -314,15 +357,22 @@ def main():
     for side, runs in shares.items():
         print(f"| {side} | {statistics.median(r[1] for r in runs):.3f} | "
               f"{statistics.median(r[0] for r in runs):.1%} | {max(r[2] for r in runs)} |")
+    print("\nphases under the profiler, median s (python: same size groups)")
+    print("| phase | cadclip | python | python / cadclip |")
+    print("|---|---|---|---|")
+    for name in shares["cadclip"][0][3]:
+        c = statistics.median(r[3].get(name, 0) for r in shares["cadclip"])
+        p = statistics.median(r[3].get(name, 0) for r in shares["python"])
+        print(f"| {name} | {c:.3f} | {p:.3f} | {p / c if c else float('nan'):.2f}x |")
     ask("quit")
     proc.wait()
     load_after = os.getloadavg()
     c = rows["cadclip"]["median_s"]
-    print(f"\ncadclip {c * 1e3:.0f} ms/step; python (same groups) "
-          f"{rows['python, same size groups']['median_s'] * 1e3:.0f} ms/step -> "
-          f"{rows['python, same size groups']['median_s'] / c:.2f}x; python (one padded batch) "
-          f"{rows['python, one padded batch']['median_s'] * 1e3:.0f} ms/step -> "
-          f"{rows['python, one padded batch']['median_s'] / c:.2f}x")
+    for name in rows:
+        if name != "cadclip":
+            print(f"{name}: {rows[name]['median_s'] * 1e3:.0f} ms/step, cadclip "
+                  f"{c * 1e3:.0f} ms/step: cadclip {rows[name]['median_s'] / c:.2f}x as fast "
+                  f"(CPU time: {rows[name]['cpu_s'] / rows['cadclip']['cpu_s']:.2f}x)")
     print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
 
 

@@ -11,7 +11,7 @@
 // average_gradients, the loss scaler's non-finite check, clip_grad_norm_,
 // AdamW::step, clamp_logit_scale_.
 // Commands on stdin, one answer line each on stdout:
-//   step          one training step; answers its seconds
+//   step          one training step; answers its wall and CPU seconds
 //   collate       collation of the step's size groups alone (inside step); seconds
 //   profile PATH  one step under LibTorch's Kineto profiler, Chrome trace to PATH; seconds
 //   dump PATH     eval mode (no dropout), no optimizer step: weights, batches, tokens,
@@ -19,6 +19,7 @@
 //   quit
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
+#include <sys/resource.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
@@ -56,24 +57,8 @@ constexpr double kWeightDecay = 0.05;
 constexpr double kGradClip = 1.0;
 
 void add_batch(SafetensorsWriter& file, const std::string& prefix, const data::BRepBatch& batch) {
-  const std::pair<const char*, const at::Tensor*> fields[] = {
-      {"face_grids", &batch.face_grids},
-      {"face_types", &batch.face_types},
-      {"face_attrs", &batch.face_attrs},
-      {"face_graph", &batch.face_graph},
-      {"face_slot", &batch.face_slot},
-      {"edge_grids", &batch.edge_grids},
-      {"edge_types", &batch.edge_types},
-      {"edge_convexity", &batch.edge_convexity},
-      {"edge_attrs", &batch.edge_attrs},
-      {"edge_pair", &batch.edge_pair},
-      {"graph_attrs", &batch.graph_attrs},
-      {"hops", &batch.hops},
-      {"normal_angle", &batch.normal_angle},
-      {"angle_defined", &batch.angle_defined},
-      {"centroid_distance", &batch.centroid_distance},
-      {"padding_mask", &batch.padding_mask}};
-  for (const auto& [name, tensor] : fields) data::add_tensor(file, prefix + name, *tensor);
+  for (const auto& [name, tensor] : batch.named_tensors())
+    data::add_tensor(file, prefix + name, tensor);
 }
 
 class StepBench {
@@ -177,22 +162,46 @@ class StepBench {
                  static_cast<long long>(width));
   }
 
-  // Returns the loss; what trainer.cc does per step once the batch is read.
+  // Returns the loss. The "phase:" scopes cost nothing unless a profiler
+  // listens; run.py reads them from the traces for the per-phase split.
   double step() {
     optimizer_->zero_grad();
-    const model::TwoTowerOutput output = forward();
-    train::LossResult result = loss(output);
-    const double loss_value = result.loss.item<double>();
-    scaler_.scale(result.loss).backward();
-    train::average_gradients(*comm_, parameters_);
-    if (scaler_.unscale_and_check(parameters_)) {
-      std::fprintf(stderr, "train_step_bench: non-finite gradients\n");
-      std::exit(3);
+    model::TwoTowerOutput output;
+    {
+      RECORD_USER_SCOPE("phase:brep forward");
+      output.brep = built_.model->encode_brep(graphs_);
     }
-    torch::nn::utils::clip_grad_norm_(parameters_, kGradClip);
-    optimizer_->step();
-    built_.model->clamp_logit_scale_();
-    scaler_.update(false);
+    {
+      RECORD_USER_SCOPE("phase:text forward");
+      output.text = built_.model->encode_text(input_ids_, attention_);
+    }
+    double loss_value = 0;
+    train::LossResult result;
+    {
+      RECORD_USER_SCOPE("phase:loss");
+      output.logit_scale = built_.model->logit_scale();
+      result = loss(output);
+      loss_value = result.loss.item<double>();
+    }
+    {
+      RECORD_USER_SCOPE("phase:backward");
+      scaler_.scale(result.loss).backward();
+    }
+    {
+      RECORD_USER_SCOPE("phase:check and clip");
+      train::average_gradients(*comm_, parameters_);
+      if (scaler_.unscale_and_check(parameters_)) {
+        std::fprintf(stderr, "train_step_bench: non-finite gradients\n");
+        std::exit(3);
+      }
+      torch::nn::utils::clip_grad_norm_(parameters_, kGradClip);
+    }
+    {
+      RECORD_USER_SCOPE("phase:optimizer");
+      optimizer_->step();
+      built_.model->clamp_logit_scale_();
+      scaler_.update(false);
+    }
     return loss_value;
   }
 
@@ -285,6 +294,15 @@ class StepBench {
   at::Tensor input_ids_, attention_, caption_key_, geometry_key_;
 };
 
+// CPU time of this process (user + system, all threads), seconds: on a loaded
+// machine it says what a step costs better than the wall clock does.
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
 double seconds_of(const std::function<void()>& work) {
   const auto start = std::chrono::steady_clock::now();
   work();
@@ -314,7 +332,9 @@ int main(int argc, char** argv) {
   while (std::cin >> command) {
     if (command == "quit") break;
     if (command == "step") {
-      std::printf("%.6f\n", seconds_of([&] { bench.step(); }));
+      const double cpu_before = cpu_seconds();
+      const double wall = seconds_of([&] { bench.step(); });
+      std::printf("%.6f %.6f\n", wall, cpu_seconds() - cpu_before);
     } else if (command == "collate") {
       std::printf("%.6f\n", seconds_of([&] { bench.collate(); }));
     } else if (command == "dump") {
