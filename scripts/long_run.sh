@@ -4,13 +4,13 @@
 # run it again after an interruption and it continues where it stopped
 # (stages whose outputs exist are skipped; training resumes from `last`).
 #   scripts/long_run.sh [DIR=out/long]   env: CADCLIP_BIN, LONG_PARTS (12000),
-#   LONG_EPOCHS (4), LONG_THREADS (nproc)
+#   LONG_EPOCHS (12), LONG_THREADS (nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cadclip=${CADCLIP_BIN:-build/dev/apps/cadclip}
 dir=${1:-out/long}
 parts=${LONG_PARTS:-12000}
-epochs=${LONG_EPOCHS:-4}
+epochs=${LONG_EPOCHS:-12}
 threads=${LONG_THREADS:-$(nproc)}
 mkdir -p "$dir"
 
@@ -30,7 +30,7 @@ fi
 resume=()
 [ -f "$dir/run/checkpoints/last.json" ] && resume=(--resume)
 "$cadclip" train --data "$dir/prepared" --out "$dir/run" --epochs "$epochs" --batch-size 64 \
-  --text-lr 0 --text-head-hidden 512 --lr 1e-3 --max-text-length 128 --threads "$threads" \
+  --text-lr 0 --lr 1e-3 --max-text-length 128 --threads "$threads" \
   --seed 1 --checkpoint-every 50 --text-cache "$dir/text_cache.safetensors" "${resume[@]}"
 "$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test \
   --save-embeddings "$dir/test_embeddings.safetensors" | tee "$dir/metrics.txt"

@@ -29,25 +29,8 @@ void dump(model::BRepEncoder& encoder, const data::BRepBatch& batch, const std::
   for (const auto& p : encoder->named_parameters()) {
     data::add_tensor(file, "param." + p.key(), p.value().detach());
   }
-  const std::pair<const char*, const at::Tensor*> fields[] = {
-      {"face_grids", &batch.face_grids},
-      {"face_types", &batch.face_types},
-      {"face_attrs", &batch.face_attrs},
-      {"face_graph", &batch.face_graph},
-      {"face_slot", &batch.face_slot},
-      {"edge_grids", &batch.edge_grids},
-      {"edge_types", &batch.edge_types},
-      {"edge_convexity", &batch.edge_convexity},
-      {"edge_attrs", &batch.edge_attrs},
-      {"edge_pair", &batch.edge_pair},
-      {"graph_attrs", &batch.graph_attrs},
-      {"hops", &batch.hops},
-      {"normal_angle", &batch.normal_angle},
-      {"angle_defined", &batch.angle_defined},
-      {"centroid_distance", &batch.centroid_distance},
-      {"padding_mask", &batch.padding_mask}};
-  for (const auto& [name, tensor] : fields) {
-    data::add_tensor(file, std::string("batch.") + name, *tensor);
+  for (const auto& [name, tensor] : batch.named_tensors()) {
+    data::add_tensor(file, "batch." + name, tensor);
   }
   {
     torch::NoGradGuard no_grad;

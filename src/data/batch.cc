@@ -226,6 +226,25 @@ std::vector<std::vector<int64_t>> group_by_size(std::span<const int64_t> face_co
   return groups;
 }
 
+std::vector<std::pair<std::string, at::Tensor>> BRepBatch::named_tensors() const {
+  return {{"face_grids", face_grids},
+          {"face_types", face_types},
+          {"face_attrs", face_attrs},
+          {"face_graph", face_graph},
+          {"face_slot", face_slot},
+          {"edge_grids", edge_grids},
+          {"edge_types", edge_types},
+          {"edge_convexity", edge_convexity},
+          {"edge_attrs", edge_attrs},
+          {"edge_pair", edge_pair},
+          {"graph_attrs", graph_attrs},
+          {"hops", hops},
+          {"normal_angle", normal_angle},
+          {"angle_defined", angle_defined},
+          {"centroid_distance", centroid_distance},
+          {"padding_mask", padding_mask}};
+}
+
 BRepBatch BRepBatch::to(c10::Device device) const {
   BRepBatch out;
   out.ids = ids;

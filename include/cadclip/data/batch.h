@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -55,6 +56,10 @@ struct BRepBatch {
 
   // A copy with every tensor on `device` (non_blocking where the source is pinned).
   BRepBatch to(c10::Device device) const;
+  // The tensors the encoder reads, each with its field name ("face_grids", ...):
+  // what dumps for the Python reference store (face_offsets and edge_offsets,
+  // which the encoder does not read, are left out).
+  std::vector<std::pair<std::string, at::Tensor>> named_tensors() const;
 };
 
 // Collates graphs in the given order; each graph's pairwise inputs are
