@@ -19,6 +19,7 @@
 //   quit
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/nn/utils/clip_grad.h>
@@ -320,6 +321,12 @@ int main(int argc, char** argv) {
   const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
   const int64_t batch_size = argc > 4 ? std::atoll(argv[4]) : 64;
   const uint64_t seed = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 0;
+  // The heap settings of the cadclip binary (apps/cadclip/main.cc), so that the
+  // step runs as it does in `cadclip train`: large activation buffers stay in
+  // the heap instead of being mapped and faulted in afresh every step.
+  mallopt(M_MMAP_THRESHOLD, 512 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
   at::set_num_threads(threads);
   // The trainer's default (--deterministic): deterministic kernels, no NaN fill.
   at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
