@@ -18,7 +18,7 @@ wrk_core=${WRK_CORE:-1}
 log=$(mktemp)
 "$cadclip" serve "$index" --port 0 "$@" >"$log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 600); do
   grep -q '^serving' "$log" && break
   kill -0 $server 2>/dev/null || { cat "$log"; exit 1; }
