@@ -1,45 +1,65 @@
 // cadclip serve INDEX: the index over HTTP, with the JSON API of
 // docs/HTTP_API.md and the web page; Ctrl-C (SIGINT) or SIGTERM stops it.
-#include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
 #include "cadclip/serve/server.h"
 #include "command.h"
 
 namespace cadclip::app {
 namespace {
 
+// SIGINT/SIGTERM write a byte here; a plain thread reads it and stops the
+// server. A handler (not a blocked mask and sigwait) because threads that
+// exist before run_serve (LibTorch's, started at load) do not block the
+// signals, and one of them taking SIGTERM ended the process uncleanly.
+int g_stop_pipe[2] = {-1, -1};
+
+extern "C" void on_stop_signal(int) {
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = ::write(g_stop_pipe[1], &byte, 1);
+}
+
 int run_serve(const serve::ServeOptions& o) {
-  // Signals are taken by one thread, which stops the server cleanly; the HTTP
-  // threads inherit the blocked mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::thread waiter([signals] {
-    int signal = 0;
-    sigwait(&signals, &signal);
+  if (::pipe2(g_stop_pipe, O_CLOEXEC) != 0)
+    throw Error(format("serve: cannot make a pipe: {}", std::strerror(errno)));
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  std::thread waiter([] {
+    char byte = 0;
+    while (::read(g_stop_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
     serve::stop();
   });
+  auto finish = [&waiter] {
+    on_stop_signal(0);  // wakes the waiter when no signal came
+    waiter.join();
+  };
   try {
     serve::serve(o, [&o](int port) {
       std::printf("serving %s on http://%s:%d/\n", o.index.c_str(), o.host.c_str(), port);
       std::fflush(stdout);
     });
   } catch (...) {
-    pthread_kill(waiter.native_handle(), SIGTERM);
-    waiter.join();
+    finish();
     throw;
   }
-  pthread_kill(waiter.native_handle(), SIGTERM);
-  waiter.join();
+  finish();
   return kExitOk;
 }
 

@@ -34,6 +34,7 @@ struct HttpError {
 
 std::mutex g_server_mutex;
 httplib::Server* g_server = nullptr;
+bool g_stop_requested = false;  // stop() came before the server listened
 
 void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
@@ -386,6 +387,10 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
                        o.host, o.port));
   {
     std::lock_guard lock(g_server_mutex);
+    if (g_stop_requested) {
+      g_stop_requested = false;
+      return;
+    }
     g_server = &server;
   }
   log::info("serve", "{} parts from {} on http://{}:{}/", parts, o.index, o.host, port);
@@ -393,11 +398,16 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   server.listen_after_bind();
   std::lock_guard lock(g_server_mutex);
   g_server = nullptr;
+  g_stop_requested = false;
 }
 
 void stop() {
   std::lock_guard lock(g_server_mutex);
-  if (g_server) g_server->stop();
+  if (g_server) {
+    g_server->stop();
+  } else {
+    g_stop_requested = true;
+  }
 }
 
 }  // namespace cadclip::serve

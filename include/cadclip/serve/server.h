@@ -34,7 +34,8 @@ struct ServeOptions {
 // index cannot be opened or the address cannot be bound.
 void serve(const ServeOptions& options, const std::function<void(int port)>& on_ready);
 
-// Ends a running serve() from another thread or a signal handler's helper thread.
+// Ends a running serve() from another thread or a signal handler's helper
+// thread; called before serve() listens, it makes serve() return at once.
 void stop();
 
 }  // namespace cadclip::serve
