@@ -20,15 +20,19 @@ script stops. The batch is the first 64 training parts of a prepared folder
 given), one caption each, caption levels in turn.
 
 Cases alternate (cadclip, python with the same size groups, python with one
-padded batch, ...), one warm-up round, then --repeats rounds; medians. Then
+padded batch, ...), one warm-up round, then --repeats rounds; medians of the
+wall time and of the process CPU time per step (the latter says more on a
+loaded machine). cadclip runs with the cadclip binary's heap settings
+(mallopt), python with glibc's defaults. Then
 each side runs --profiles steps under the Kineto profiler (LibTorch's C++ API
 on one side, torch.profiler on the other, the same profiler), and the share of
 step time outside ATen operators is computed from both Chrome traces by the
-same function (outside_aten below).
+same function (outside_aten below), with the time of each phase of the step
+("phase:" scopes on both sides). Results: docs/PERFORMANCE.md, "Training step".
 
     /opt/cadclip/venv/bin/python bench/train/run.py [--build build/trainbench-release]
         [--threads 2] [--repeats 5] [--profiles 2] [--no-padded] [--data PREPARED]
-        [--cadclip BIN] [--check-only]
+        [--cadclip BIN] [--traces DIR] [--check-only]
 """
 import argparse
 import contextlib
