@@ -197,6 +197,13 @@ def report(a, work):
                      f"{ms([r['mrr'] for r in rs], 1, 3)} | {rs[0]['steps']} | "
                      f"{statistics.fmean(r['masked_pairs_per_step'] for r in rs):.2f} | "
                      f"{statistics.fmean(r['train_seconds'] for r in rs):.0f} |")
+    levels = ("abstract", "beginner", "intermediate", "expert")
+    lines += ["", "text→CAD R@1 (%) per caption level, mean ± sd over seeds:", "",
+              "| configuration | " + " | ".join(levels) + " |", "|---|" + "---:|" * len(levels)]
+    for group in sorted(groups, key=order.index):
+        rs = groups[group]
+        lines.append(f"| {group} | " + " | ".join(ms([r["per_level"][level]["r1"] for r in rs])
+                                                     for level in levels) + " |")
     pair = [r for r in results if r["nproc"] == 2]
     if pair:
         p = pair[0]
