@@ -9,7 +9,9 @@
 // the trainer's own calls (src/train/trainer.cc): encode_brep(graphs),
 // encode_text, logit_scale, contrastive_loss, loss.item(), backward,
 // average_gradients, the loss scaler's non-finite check, clip_grad_norm_,
-// AdamW::step, clamp_logit_scale_.
+// AdamW::step, clamp_logit_scale_. It runs with the cadclip binary's heap
+// settings (mallopt). The dump's size groups come from data::group_by_size
+// with its default overhead, the one BRepEncoder::forward_graphs uses.
 // Commands on stdin, one answer line each on stdout:
 //   step          one training step; answers its wall and CPU seconds
 //   collate       collation of the step's size groups alone (inside step); seconds
@@ -206,6 +208,8 @@ class StepBench {
     return loss_value;
   }
 
+  // Collates the size groups as encode_brep(graphs) does; returns the graph
+  // count so that the work cannot be dropped.
   double collate() {
     double sum = 0;
     for (const auto& group : size_groups_) {
