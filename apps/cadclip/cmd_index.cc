@@ -53,11 +53,12 @@ void define_index(CLI::App& command, Runner& run) {
   command.add_option("--out", i.out, "Index folder to write (updated when it exists)")->required();
   command
       .add_option("--factory", i.factory,
-                  "FAISS factory string (Flat, HNSW32,Flat, ...); auto = Flat "
-                  "below 20,000 parts")
+                  "FAISS factory string (Flat, IVF1024,Flat, HNSW32,Flat, ...); auto = Flat "
+                  "below 20,000 parts, else IVF with about 4 sqrt(parts) lists")
       ->capture_default_str();
   command.add_option("--search-params", i.search_params,
-                     "FAISS search parameters, e.g. efSearch=128 (default for HNSW)");
+                     "FAISS search parameters, e.g. nprobe=16 (default for IVF), efSearch=128 "
+                     "(default for HNSW)");
   command.add_option("--captions", i.captions,
                      "Caption file (JSONL/CSV) naming parts by id; default: the prepared "
                      "folder's captions.jsonl");

@@ -14,10 +14,10 @@ struct IndexOptions {
   std::string checkpoint;          // run folder, checkpoint pointer (.json) or checkpoint folder
   std::string library;             // folder of CAD files, or a prepared folder (has manifest.json)
   std::string out;                 // the index folder (created; updated when it exists)
-  std::string factory = "auto";    // FAISS factory string ("Flat", "HNSW32,Flat", ...); "auto":
-                                   // Flat below 20,000 parts, else HNSW32,Flat
+  std::string factory = "auto";    // FAISS factory string ("Flat", "IVF1024,Flat", ...); "auto":
+                                   // Flat below 20,000 parts, else IVF<~4 sqrt(n)>,Flat
   std::string search_params;       // FAISS parameters for searching, e.g. "efSearch=128"; empty =
-                                   // efSearch=128 for HNSW, nothing otherwise
+                                   // efSearch=128 for HNSW, nprobe=16 for IVF, else nothing
   std::string captions;            // a caption file (JSONL/CSV) naming parts by id; empty = the
                                    // prepared folder's captions.jsonl when there is one
   bool thumbnails = true;          // draw line-drawing thumbnails (needs OCCT and CAD sources)
