@@ -93,8 +93,8 @@ void TextBatcher::run_worker() {
     }
     // A fair share of what waits, so that the other encoders get work too.
     const size_t workers = static_cast<size_t>(options_.workers);
-    const size_t n = std::min((queue_.size() + workers - 1) / workers,
-                              static_cast<size_t>(options_.max_batch));
+    const size_t n =
+        std::min((queue_.size() + workers - 1) / workers, static_cast<size_t>(options_.max_batch));
     batch.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     lock.unlock();
