@@ -4,13 +4,15 @@
 #   encoder) -> eval on the test split -> the metrics table -> an index of the
 #   test parts, searched with three example queries.
 # `make demo` runs setup and the build first. Sizes can be changed:
-#   CADCLIP_DEMO_PARTS (2000), CADCLIP_DEMO_EPOCHS (see below), CADCLIP_DEMO_DIR (out/demo)
+#   CADCLIP_DEMO_PARTS (2000), CADCLIP_DEMO_EPOCHS (see below), CADCLIP_DEMO_DIR (out/demo),
+#   CADCLIP_DEMO_TEXT_LR (0 = the text tower frozen and its features cached; else fine-tuned)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cadclip=${CADCLIP_BIN:-build/dev/apps/cadclip}
 parts=${CADCLIP_DEMO_PARTS:-2000}
 epochs=${CADCLIP_DEMO_EPOCHS:-6}
+text_lr=${CADCLIP_DEMO_TEXT_LR:-0}
 dir=${CADCLIP_DEMO_DIR:-out/demo}
 threads=$(nproc)
 
@@ -31,10 +33,11 @@ t=$(seconds)
   --splits "$dir/synth/splits.json" --out "$dir/prepared"
 prepare_s=$(( $(seconds) - t ))
 
-stage "3/5 train: default B-Rep encoder + pretrained all-MiniLM-L6-v2 (frozen, cached), $epochs epochs"
+if [ "$text_lr" = 0 ]; then tower="frozen, cached"; else tower="fine-tuned at $text_lr"; fi
+stage "3/5 train: default B-Rep encoder + pretrained all-MiniLM-L6-v2 ($tower), $epochs epochs"
 t=$(seconds)
 "$cadclip" train --data "$dir/prepared" --out "$dir/run" --epochs "$epochs" --batch-size 64 \
-  --text-lr 0 --lr 1e-3 --max-text-length 128 --threads "$threads" --seed 1
+  --text-lr "$text_lr" --lr 1e-3 --max-text-length 128 --threads "$threads" --seed 1
 train_s=$(( $(seconds) - t ))
 
 stage "4/5 eval: test split, every caption level"
