@@ -19,6 +19,7 @@
 #include "cadclip/model/brep_encoder.h"
 #include "common/bench_util.h"
 #include "random_graph.h"
+#include "reference_dump.h"
 
 namespace {
 
@@ -38,14 +39,7 @@ void dump(model::BRepEncoder& encoder, const data::BRepBatch& batch, const std::
     data::add_tensor(file, "output", encoder->forward(batch));
   }
   const model::BRepEncoderOptions& o = encoder->options();
-  file.set_metadata("width", std::to_string(o.width));
-  file.set_metadata("layers", std::to_string(o.layers));
-  file.set_metadata("heads", std::to_string(o.heads));
-  file.set_metadata("ffn_hidden", std::to_string(o.ffn_hidden));
-  file.set_metadata("face_channels", std::to_string(o.face_channels));
-  file.set_metadata("edge_width", std::to_string(o.edge_width));
-  file.set_metadata("max_hops", std::to_string(o.max_hops));
-  file.set_metadata("dropout", std::to_string(o.dropout));
+  cadclip::testing::add_brep_options(file, o);
   file.write(path);
 }
 

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "../../tests/model/reference_dump.h"
 #include "cadclip/core/safetensors.h"
 #include "cadclip/data/batch.h"
 #include "cadclip/data/captions.h"
@@ -248,14 +249,7 @@ class StepBench {
     data::add_tensor(file, "output.logit_scale", output.logit_scale.detach());
     data::add_tensor(file, "output.loss", result.loss.detach());
     const model::BRepEncoderOptions& o = built_.config.brep;
-    file.set_metadata("width", std::to_string(o.width));
-    file.set_metadata("layers", std::to_string(o.layers));
-    file.set_metadata("heads", std::to_string(o.heads));
-    file.set_metadata("ffn_hidden", std::to_string(o.ffn_hidden));
-    file.set_metadata("face_channels", std::to_string(o.face_channels));
-    file.set_metadata("edge_width", std::to_string(o.edge_width));
-    file.set_metadata("max_hops", std::to_string(o.max_hops));
-    file.set_metadata("dropout", std::to_string(o.dropout));
+    cadclip::testing::add_brep_options(file, o);
     file.set_metadata("groups", std::to_string(size_groups_.size()));
     file.set_metadata("max_logit_scale", std::to_string(built_.config.two_tower.max_logit_scale));
     file.set_metadata("lr", std::to_string(kLr));

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "../model/random_graph.h"
+#include "../model/tiny_model.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/safetensors.h"
@@ -121,16 +122,7 @@ class EvalCli : public ::testing::Test {
 
     // A checkpoint of a tiny untrained model.
     torch::manual_seed(0);
-    model::ModelConfig config;
-    config.brep.width = 16;
-    config.brep.layers = 2;
-    config.brep.heads = 2;
-    config.brep.ffn_hidden = 24;
-    config.brep.face_channels = 4;
-    config.brep.edge_width = 4;
-    config.two_tower.embed_dim = 8;
-    config.text_folder = "tests/data/text/bert";
-    config.text.max_length = 16;
+    const model::ModelConfig config = testing::tiny_model_config();
     train::save_checkpoint(run_, "last", model::build_model(config), train::TrainingState{});
   }
   void TearDown() override { fs::remove_all(root_); }

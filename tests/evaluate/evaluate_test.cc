@@ -16,6 +16,7 @@
 #include <torch/utils.h>
 
 #include "../model/random_graph.h"
+#include "../model/tiny_model.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/safetensors.h"
 #include "cadclip/data/batch.h"
@@ -98,16 +99,7 @@ Fixture make_fixture(const std::string& name, bool twin = false, bool same_hash 
 
   // The product's model builder with a tiny B-Rep tower and the tiny BERT.
   torch::manual_seed(0);
-  model::ModelConfig config;
-  config.brep.width = 16;
-  config.brep.layers = 2;
-  config.brep.heads = 2;
-  config.brep.ffn_hidden = 24;
-  config.brep.face_channels = 4;
-  config.brep.edge_width = 4;
-  config.two_tower.embed_dim = 8;
-  config.text_folder = "tests/data/text/bert";
-  config.text.max_length = kMaxLength;
+  const model::ModelConfig config = testing::tiny_model_config(kMaxLength);
   f.built = model::build_model(config);
   f.model = f.built.model;
   f.text = f.built.text;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../model/random_graph.h"
+#include "../model/tiny_model.h"
 #include "cadclip/core/file.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/shard.h"
@@ -33,16 +34,7 @@ inline fs::path fresh_folder(const std::string& name) {
 // Writes <run>/checkpoints/last.json of a tiny model initialised from `seed`.
 inline void write_checkpoint(const fs::path& run, int seed) {
   torch::manual_seed(seed);
-  model::ModelConfig config;
-  config.brep.width = 16;
-  config.brep.layers = 2;
-  config.brep.heads = 2;
-  config.brep.ffn_hidden = 24;
-  config.brep.face_channels = 4;
-  config.brep.edge_width = 4;
-  config.two_tower.embed_dim = 8;
-  config.text_folder = "tests/data/text/bert";
-  config.text.max_length = 16;
+  const model::ModelConfig config = cadclip::testing::tiny_model_config();
   train::save_checkpoint(run, "last", model::build_model(config), train::TrainingState{});
 }
 

@@ -14,6 +14,7 @@
 #include "cadclip/data/tensor_io.h"
 #include "cadclip/model/brep_encoder.h"
 #include "random_graph.h"
+#include "reference_dump.h"
 
 namespace cadclip::model {
 namespace {
@@ -47,14 +48,7 @@ TEST(BRepEncoderParity, MatchesThePyTorchReference) {
     data::add_tensor(file, "batch." + name, tensor);
   }
   data::add_tensor(file, "output", output);
-  file.set_metadata("width", std::to_string(o.width));
-  file.set_metadata("layers", std::to_string(o.layers));
-  file.set_metadata("heads", std::to_string(o.heads));
-  file.set_metadata("ffn_hidden", std::to_string(o.ffn_hidden));
-  file.set_metadata("face_channels", std::to_string(o.face_channels));
-  file.set_metadata("edge_width", std::to_string(o.edge_width));
-  file.set_metadata("max_hops", std::to_string(o.max_hops));
-  file.set_metadata("dropout", std::to_string(o.dropout));
+  cadclip::testing::add_brep_options(file, o);
 
   const auto path = std::filesystem::temp_directory_path() /
                     ("cadclip_brep_parity_" + std::to_string(::getpid()) + ".safetensors");

@@ -85,10 +85,22 @@ TrainOptions tiny_options(const fs::path& data, const std::string& run) {
   return o;
 }
 
+using TensorBytes = std::map<std::string, std::vector<std::byte>>;
+
+// `actual` holds the same tensors as `expected`, bit for bit.
+void expect_same_tensors(const TensorBytes& expected, const TensorBytes& actual,
+                         const std::string& what = "") {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  for (const auto& [name, bytes] : expected) {
+    ASSERT_TRUE(actual.contains(name)) << what << name << " is missing";
+    EXPECT_TRUE(actual.at(name) == bytes) << what << name << " differs";
+  }
+}
+
 // Every tensor of a checkpoint folder's model files, by name.
-std::map<std::string, std::vector<std::byte>> checkpoint_bytes(const fs::path& run) {
+TensorBytes checkpoint_bytes(const fs::path& run) {
   const fs::path folder = resolve_checkpoint(run);
-  std::map<std::string, std::vector<std::byte>> out;
+  TensorBytes out;
   for (const char* file : {"model.safetensors", "text/model.safetensors"}) {
     const SafetensorsReader reader = SafetensorsReader::open(folder / file);
     for (const TensorInfo& t : reader.tensors()) {
@@ -222,17 +234,14 @@ TEST(TrainerTest, AResumedRunEndsWithBitwiseTheSameWeights) {
   part.resume = true;
   train(part, *make_single_process_communicator());
 
-  const auto a = checkpoint_bytes(whole.out);
-  const auto b = checkpoint_bytes(part.out);
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
+  expect_same_tensors(checkpoint_bytes(whole.out), checkpoint_bytes(part.out));
 }
 
 // The training state's tensors (optimizer, RNG, queue, momentum weights), by name.
-std::map<std::string, std::vector<std::byte>> state_bytes(const fs::path& run) {
+TensorBytes state_bytes(const fs::path& run) {
   const SafetensorsReader reader =
       SafetensorsReader::open(resolve_checkpoint(run) / "state.safetensors");
-  std::map<std::string, std::vector<std::byte>> out;
+  TensorBytes out;
   for (const TensorInfo& t : reader.tensors()) {
     const auto bytes = reader.bytes(t);
     out[t.name].assign(bytes.begin(), bytes.end());
@@ -269,15 +278,8 @@ TEST(TrainerTest, AResumedRunWithAMomentumQueueEndsBitwiseTheSame) {
     part.resume = true;
     train(part, *make_single_process_communicator());
 
-    const auto a = checkpoint_bytes(whole.out);
-    const auto b = checkpoint_bytes(part.out);
-    ASSERT_EQ(a.size(), b.size());
-    for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
-    const auto sa = state_bytes(whole.out);
-    const auto sb = state_bytes(part.out);
-    ASSERT_EQ(sa.size(), sb.size());
-    for (const auto& [name, bytes] : sa)
-      EXPECT_TRUE(sb.at(name) == bytes) << "state " << name << " differs";
+    expect_same_tensors(checkpoint_bytes(whole.out), checkpoint_bytes(part.out));
+    expect_same_tensors(state_bytes(whole.out), state_bytes(part.out), "state ");
     // The queue is full and was used: its keys are the training pairs' caption keys.
     const SafetensorsReader reader =
         SafetensorsReader::open(resolve_checkpoint(whole.out) / "state.safetensors");
@@ -307,9 +309,7 @@ TEST(TrainerTest, ATextCacheFileGivesBitwiseTheSameRunAndIsRemadeForOtherSetting
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("text features of 8 captions read from"), std::string::npos) << log;
   EXPECT_EQ(fs::last_write_time(cache), written);
-  const auto a = checkpoint_bytes(plain.out);
-  const auto b = checkpoint_bytes(cached.out);
-  for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
+  expect_same_tensors(checkpoint_bytes(plain.out), checkpoint_bytes(cached.out));
 
   cached.max_text_length = 8;  // other features: the file is not used, and is remade
   fs::remove_all(cached.out);
@@ -390,10 +390,8 @@ TEST(TrainerLaunchTest, TwoRanksStoppedMidEpochResumeBitwiseLikeAnUninterruptedR
       << "the ranks' RNG states should differ after an uneven last batch";
   const auto resumed = run_command(command("part", "--resume"));
   ASSERT_EQ(resumed.first, 0) << resumed.second;
-  const auto a = checkpoint_bytes(data.string() + "_whole");
-  const auto b = checkpoint_bytes(data.string() + "_part");
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
+  expect_same_tensors(checkpoint_bytes(data.string() + "_whole"),
+                      checkpoint_bytes(data.string() + "_part"));
 }
 
 TEST(TrainerLaunchTest, NprocTwoTrainsWithTwoLocalRanks) {
