@@ -109,9 +109,14 @@ int launch_local(int nproc, int argc, char** argv) {
   return failed == 0 ? kExitOk : kExitError;
 }
 
-int run_train(const train::TrainOptions& options) {
-  const train::ProcessGroupOptions group = train::process_group_from_environment();
+// `device_given`: --device was on the command line; with NCCL each rank
+// otherwise trains on its own GPU, cuda:LOCAL_RANK.
+int run_train(train::TrainOptions options, const std::string& backend, bool device_given) {
+  train::ProcessGroupOptions group = train::process_group_from_environment();
+  group.backend = backend;
+  // First, before anything touches CUDA: NCCL loads LibTorch's CUDA libraries.
   auto communicator = train::make_communicator(group);
+  if (backend == "nccl" && !device_given) options.device = format("cuda:{}", group.local_rank);
   const train::TrainSummary summary = train::train(options, *communicator);
   if (communicator->rank() == 0) {
     std::printf("steps %lld, skipped %lld, truncated captions %lld, last loss %.4f",
@@ -129,6 +134,7 @@ int run_train(const train::TrainOptions& options) {
 void define_train(CLI::App& command, Runner& run) {
   auto o = std::make_shared<train::TrainOptions>();
   auto nproc = std::make_shared<int>(1);
+  auto backend = std::make_shared<std::string>("gloo");
   o->text_model = default_text_model();
   command.add_option("--data", o->data, "Prepared dataset folder")->required();
   command.add_option("--out", o->out, "Run folder (checkpoints, metrics, options)")->required();
@@ -156,7 +162,10 @@ void define_train(CLI::App& command, Runner& run) {
   command.add_option("--precision", o->precision, "Text tower precision")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
       ->capture_default_str();
-  command.add_option("--device", o->device, "cpu or cuda[:n]")->capture_default_str();
+  CLI::Option* device =
+      command
+          .add_option("--device", o->device, "cpu or cuda[:n] (--backend nccl: cuda:LOCAL_RANK)")
+          ->capture_default_str();
   command.add_option("--threads", o->threads, "Intra-op threads (0 = cores / processes)")
       ->capture_default_str();
   command.add_option("--seed", o->seed, "Seed of init, shuffling and caption choice")
@@ -196,8 +205,14 @@ void define_train(CLI::App& command, Runner& run) {
                   "Stop after N steps with a `last` checkpoint (0 = never)")
       ->capture_default_str();
   command.add_flag("--resume", o->resume, "Continue from <out>/checkpoints/last.json");
-  command.add_option("--nproc", *nproc, "Start this many local processes (Gloo), one rank each")
+  command.add_option("--nproc", *nproc, "Start this many local processes, one rank each")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  command
+      .add_option("--backend", *backend,
+                  "Collectives between processes: gloo (CPU tensors) or nccl (one CUDA device per "
+                  "rank; also with one process)")
+      ->check(CLI::IsMember({"gloo", "nccl"}))
       ->capture_default_str();
   command
       .add_option("--validation-split", o->validation_split,
@@ -229,10 +244,10 @@ void define_train(CLI::App& command, Runner& run) {
   command.footer(
       "Multi-process: start the same command under torchrun --no-python or SLURM (RANK, "
       "WORLD_SIZE, MASTER_ADDR, MASTER_PORT).");
-  run = [o, nproc] {
+  run = [o, nproc, backend, device] {
     if (*nproc > 1 && std::getenv("WORLD_SIZE") == nullptr)
       return launch_local(*nproc, command_line().argc, command_line().argv);
-    return run_train(*o);
+    return run_train(*o, *backend, device->count() > 0);
   };
 }
 

@@ -1,15 +1,21 @@
 #include "cadclip/train/communicator.h"
 
 #include <ATen/ATen.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <dlfcn.h>
 #include <torch/autograd.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <optional>
 #include <string_view>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/log.h"
+#include "train/nccl_plugin.h"
 
 namespace cadclip::train {
 namespace {
@@ -29,13 +35,17 @@ class SingleProcess final : public Communicator {
 };
 
 // ---------------------------------------------------------------------------
-// c10d process groups (Gloo here; NCCL shares everything but the backend).
+// c10d process groups: Gloo, and NCCL whose tensors live on `device`.
 
 class ProcessGroupCommunicator final : public Communicator {
  public:
   ProcessGroupCommunicator(c10::intrusive_ptr<c10d::Backend> group, std::string backend,
-                           const ProcessGroupOptions& options)
-      : group_(std::move(group)), backend_(std::move(backend)), options_(options) {}
+                           const ProcessGroupOptions& options,
+                           std::optional<c10::Device> device = std::nullopt)
+      : group_(std::move(group)),
+        backend_(std::move(backend)),
+        options_(options),
+        device_(device) {}
 
   ~ProcessGroupCommunicator() override {
     // Since LibTorch 2.4 a process group must be shut down before it is destroyed.
@@ -51,16 +61,16 @@ class ProcessGroupCommunicator final : public Communicator {
   std::string backend() const override { return backend_; }
 
   at::Tensor all_gather(const at::Tensor& x) override {
-    std::vector<at::Tensor> input = {x.contiguous()};
+    std::vector<at::Tensor> input = {on_device(x)};
     std::vector<std::vector<at::Tensor>> output(1);
     for (int r = 0; r < options_.world_size; ++r) output[0].push_back(at::empty_like(input[0]));
     wait(group_->allgather(output, input), "all_gather");
-    return at::cat(output[0], 0);
+    return at::cat(output[0], 0).to(x.device());
   }
 
   void all_reduce_sum(std::vector<at::Tensor>& tensors) override {
     for (auto& t : tensors) {
-      at::Tensor flat = t.contiguous();
+      at::Tensor flat = on_device(t);
       std::vector<at::Tensor> one = {flat};
       c10d::AllreduceOptions opts;
       opts.reduceOp = c10d::ReduceOp::SUM;
@@ -71,7 +81,7 @@ class ProcessGroupCommunicator final : public Communicator {
 
   void broadcast(std::vector<at::Tensor>& tensors, int root) override {
     for (auto& t : tensors) {
-      at::Tensor flat = t.contiguous();
+      at::Tensor flat = on_device(t);
       std::vector<at::Tensor> one = {flat};
       c10d::BroadcastOptions opts;
       opts.rootRank = root;
@@ -80,9 +90,18 @@ class ProcessGroupCommunicator final : public Communicator {
     }
   }
 
-  void barrier() override { wait(group_->barrier(), "barrier"); }
+  void barrier() override {
+    c10d::BarrierOptions opts;
+    if (device_) opts.device_ids = {device_->index()};
+    wait(group_->barrier(opts), "barrier");
+  }
 
  private:
+  // The collective's own copy: contiguous, on the group's device.
+  at::Tensor on_device(const at::Tensor& t) const {
+    return (device_ ? t.to(*device_) : t).contiguous();
+  }
+
   void wait(const c10::intrusive_ptr<c10d::Work>& work, std::string_view what) {
     try {
       work->wait(options_.timeout);
@@ -98,7 +117,78 @@ class ProcessGroupCommunicator final : public Communicator {
   c10::intrusive_ptr<c10d::Backend> group_;
   std::string backend_;
   ProcessGroupOptions options_;
+  std::optional<c10::Device> device_;  // NCCL's cuda:local_rank; none for Gloo
 };
+
+// Rank 0 serves the store; everyone waits for all within the timeout.
+c10::intrusive_ptr<c10d::Store> make_store(const ProcessGroupOptions& options) {
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<uint16_t>(options.master_port);
+  store_options.isServer = options.rank == 0;
+  store_options.numWorkers = static_cast<size_t>(options.world_size);
+  store_options.waitWorkers = true;
+  store_options.timeout = options.timeout;
+  store_options.useLibUV = false;
+  return c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_options);
+}
+
+// ---------------------------------------------------------------------------
+// The NCCL module (src/train/nccl_plugin.h), loaded once per process.
+
+#ifdef CADCLIP_HAVE_NCCL
+std::vector<std::string> nccl_module_candidates() {
+  std::vector<std::string> paths;
+  if (const char* env = std::getenv("CADCLIP_NCCL_PLUGIN"); env != nullptr && *env != '\0')
+    paths.emplace_back(env);
+  paths.emplace_back(CADCLIP_NCCL_PLUGIN_PATH);
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) paths.push_back((self.parent_path() / "../lib/libcadclip_nccl.so").string());
+  return paths;
+}
+#endif
+
+const detail::NcclPlugin& nccl_plugin() {
+#ifndef CADCLIP_HAVE_NCCL
+  throw Error(
+      format("backend 'nccl' is not in this build of cadclip: {}. Use --backend gloo, or "
+             "rebuild against a CUDA LibTorch with nccl.h (docs/TRAINING.md)",
+             CADCLIP_NCCL_MISSING));
+#else
+  static std::mutex mutex;
+  static const detail::NcclPlugin* plugin = nullptr;
+  std::lock_guard lock(mutex);
+  if (plugin != nullptr) return *plugin;
+  std::string tried;
+  for (const std::string& path : nccl_module_candidates()) {
+    if (!std::filesystem::exists(path)) {
+      tried += format("\n  {}: no such file", path);
+      continue;
+    }
+    // Global, as if linked: libtorch_cuda registers its kernels and CUDA hooks
+    // with the LibTorch already loaded. Never unloaded.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+    if (handle == nullptr) {
+      tried += format("\n  {}: {}", path, ::dlerror());
+      continue;
+    }
+    auto entry =
+        reinterpret_cast<detail::NcclPluginEntry>(::dlsym(handle, detail::kNcclPluginSymbol));
+    const detail::NcclPlugin* loaded = entry != nullptr ? entry() : nullptr;
+    if (loaded == nullptr || loaded->abi != detail::kNcclPluginAbi) {
+      tried += format("\n  {}: not a cadclip NCCL module of this version (rebuild it)", path);
+      continue;
+    }
+    log::debug("dist", "loaded the NCCL module {} (NCCL {})", path, loaded->nccl_version);
+    plugin = loaded;
+    return *plugin;
+  }
+  throw Error(
+      format("backend 'nccl': cannot load cadclip's NCCL module (set CADCLIP_NCCL_PLUGIN "
+             "to its path, or rebuild the target cadclip_nccl); tried:{}",
+             tried));
+#endif
+}
 
 int env_int(const char* name, int fallback) {
   const char* value = std::getenv(name);
@@ -177,14 +267,7 @@ std::unique_ptr<Communicator> make_single_process_communicator() {
 
 std::unique_ptr<Communicator> make_gloo_communicator(const ProcessGroupOptions& options) {
   try {
-    c10d::TCPStoreOptions store_options;
-    store_options.port = static_cast<uint16_t>(options.master_port);
-    store_options.isServer = options.rank == 0;
-    store_options.numWorkers = static_cast<size_t>(options.world_size);
-    store_options.waitWorkers = true;
-    store_options.timeout = options.timeout;
-    store_options.useLibUV = false;
-    auto store = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_options);
+    auto store = make_store(options);
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
     const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
     const bool loopback = options.master_addr == "127.0.0.1" || options.master_addr == "localhost";
@@ -204,7 +287,59 @@ std::unique_ptr<Communicator> make_gloo_communicator(const ProcessGroupOptions& 
   }
 }
 
+bool nccl_built(std::string* missing) {
+#ifdef CADCLIP_HAVE_NCCL
+  if (missing != nullptr) missing->clear();
+  return true;
+#else
+  if (missing != nullptr) *missing = CADCLIP_NCCL_MISSING;
+  return false;
+#endif
+}
+
+int nccl_cuda_device_count() { return nccl_plugin().cuda_device_count(); }
+
+std::unique_ptr<Communicator> make_nccl_communicator(const ProcessGroupOptions& options) {
+  const detail::NcclPlugin& plugin = nccl_plugin();
+  // Before any rendezvous: a rank without a GPU fails at once, never waits.
+  const int devices = plugin.cuda_device_count();
+  if (devices == 0)
+    throw Error(
+        format("rank {}: --backend nccl needs a CUDA device; this machine has none (no "
+               "NVIDIA driver or GPU visible); use --backend gloo",
+               options.rank));
+  if (options.local_rank >= devices)
+    throw Error(
+        format("rank {}: --backend nccl puts LOCAL_RANK {} on cuda:{}, but this machine has "
+               "{} CUDA device(s); start at most {} processes per machine",
+               options.rank, options.local_rank, options.local_rank, devices, devices));
+  // The module registered LibTorch's CUDA hooks; if something asked for CUDA
+  // before it was loaded, LibTorch has settled on "no CUDA" for this process.
+  if (!at::detail::getCUDAHooks().isBuilt())
+    throw Error(
+        format("rank {}: LibTorch's CUDA support was looked up before the NCCL module "
+               "was loaded in this process; create the NCCL communicator first",
+               options.rank));
+  const c10::Device device(c10::kCUDA, static_cast<c10::DeviceIndex>(options.local_rank));
+  try {
+    auto store = make_store(options);
+    auto group = plugin.make_backend(store, options.rank, options.world_size, options.local_rank,
+                                     options.timeout);
+    return std::make_unique<ProcessGroupCommunicator>(std::move(group), "nccl", options, device);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(format("rank {} of {}: cannot join the NCCL group at {}:{} on {} within {} s: {}",
+                       options.rank, options.world_size, options.master_addr, options.master_port,
+                       device.str(), options.timeout.count() / 1000, e.what()));
+  }
+}
+
 std::unique_ptr<Communicator> make_communicator(const ProcessGroupOptions& options) {
+  if (options.backend == "nccl") return make_nccl_communicator(options);
+  if (options.backend != "gloo")
+    throw Error(format("unknown communication backend '{}': use gloo (CPU) or nccl (CUDA)",
+                       options.backend));
   if (options.world_size == 1) return make_single_process_communicator();
   return make_gloo_communicator(options);
 }

@@ -37,6 +37,7 @@ struct ProcessGroupOptions {
   std::string master_addr = "127.0.0.1";  // host of rank 0's rendezvous store
   int master_port = 29500;                // its TCP port
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};  // per collective and rendezvous
+  std::string backend = "gloo";  // "gloo" (CPU; a world of 1 runs as "single") or "nccl" (CUDA)
 };
 
 // RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun), else
@@ -49,8 +50,26 @@ std::unique_ptr<Communicator> make_single_process_communicator();
 // Gloo over TCP (CPU tensors). Throws cadclip::Error when the rendezvous
 // fails within the timeout.
 std::unique_ptr<Communicator> make_gloo_communicator(const ProcessGroupOptions& options);
-// Single process when world_size is 1, else Gloo.
+// NCCL over the same TCP rendezvous, on cuda:local_rank (the current device
+// from then on). Tensors on another device (the CPU too) are copied there for
+// each collective and the results copied back: callers see their own device.
+// Loads libcadclip_nccl.so, and with it LibTorch's CUDA libraries, on first
+// use: call it before anything else in the process touches CUDA (LibTorch
+// decides once per process whether CUDA exists). Throws cadclip::Error, before
+// any rendezvous, when this build has no NCCL, the machine has no CUDA device,
+// or local_rank has none; later when the rendezvous fails within the timeout.
+std::unique_ptr<Communicator> make_nccl_communicator(const ProcessGroupOptions& options);
+// options.backend "gloo": a single process when world_size is 1, else Gloo;
+// "nccl": NCCL, also for a world of 1. Throws cadclip::Error on another name.
 std::unique_ptr<Communicator> make_communicator(const ProcessGroupOptions& options);
+
+// Whether this build of cadclip has the NCCL communicator; when not, `missing`
+// (if given) says what the configure step lacked.
+bool nccl_built(std::string* missing = nullptr);
+// Loads the NCCL module (and LibTorch's CUDA libraries) and returns the number
+// of CUDA devices it sees: 0 without a driver or a GPU. Throws cadclip::Error
+// when the module is not built or cannot be loaded.
+int nccl_cuda_device_count();
 
 // x: [n, d] on every rank -> [world_size * n, d] with an exact backward: each
 // rank receives the SUM over ranks of the gradient with respect to its own

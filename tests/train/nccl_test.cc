@@ -1,0 +1,144 @@
+// The NCCL communicator on any machine: it is in this build exactly when the
+// configure step said so (CADCLIP_EXPECT_NCCL), its module loads and brings
+// LibTorch's CUDA with it, and without a GPU it fails at once, before any
+// rendezvous, with an error that says to use Gloo (the library and the CLI).
+// The collectives themselves need a GPU: nccl_gpu_test.cc.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
+#include "cadclip/train/communicator.h"
+
+namespace cadclip::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A port nobody listens on: a rendezvous there would wait for the timeout.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+// Rank 1 of 2 (so it is a client that would wait for rank 0's store).
+ProcessGroupOptions nccl_options() {
+  ProcessGroupOptions options;
+  options.backend = "nccl";
+  options.rank = 1;
+  options.world_size = 2;
+  options.local_rank = 0;
+  options.master_port = free_port();
+  options.timeout = std::chrono::seconds(60);
+  return options;
+}
+
+std::string error_of(const ProcessGroupOptions& options) {
+  try {
+    make_communicator(options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NcclCommunicator, IsInThisBuildExactlyWhenTheConfigureSaidSo) {
+  std::string missing;
+  const bool built = nccl_built(&missing);
+  EXPECT_EQ(built, CADCLIP_EXPECT_NCCL != 0);
+  if (built) {
+    EXPECT_TRUE(missing.empty()) << missing;
+    return;
+  }
+  // A build without NCCL names what was missing and the way out.
+  EXPECT_FALSE(missing.empty());
+  const std::string error = error_of(nccl_options());
+  EXPECT_NE(error.find("not in this build"), std::string::npos) << error;
+  EXPECT_NE(error.find(missing), std::string::npos) << error;
+  EXPECT_NE(error.find("--backend gloo"), std::string::npos) << error;
+}
+
+TEST(NcclCommunicator, LoadingTheModuleBringsLibTorchsCuda) {
+  std::string missing;
+  if (!nccl_built(&missing)) GTEST_SKIP() << "no NCCL in this build: " << missing;
+  const auto add = c10::Dispatcher::singleton().findSchemaOrThrow("aten::add", "Tensor");
+  // The CPU build links no CUDA library (the gpu preset does, through TorchConfig).
+#ifndef CADCLIP_WITH_CUDA
+  EXPECT_FALSE(add.hasKernelForDispatchKey(c10::DispatchKey::CUDA));
+#endif
+  EXPECT_GE(nccl_cuda_device_count(), 0);
+  // libtorch_cuda is in the process now: CUDA kernels and hooks are registered.
+  EXPECT_TRUE(add.hasKernelForDispatchKey(c10::DispatchKey::CUDA));
+  EXPECT_TRUE(at::detail::getCUDAHooks().isBuilt());
+}
+
+TEST(NcclCommunicator, WithoutACudaDeviceFailsAtOnceSayingUseGloo) {
+  std::string missing;
+  if (!nccl_built(&missing)) GTEST_SKIP() << "no NCCL in this build: " << missing;
+  if (nccl_cuda_device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  const auto start = Clock::now();
+  const std::string error = error_of(nccl_options());
+  // Far below the 60 s rendezvous timeout: it never tried to meet rank 0.
+  EXPECT_LT(seconds_since(start), 10.0);
+  EXPECT_NE(error.find("--backend nccl needs a CUDA device; this machine has none"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("use --backend gloo"), std::string::npos) << error;
+}
+
+TEST(NcclCommunicator, AnUnknownBackendIsRefused) {
+  ProcessGroupOptions options;
+  options.backend = "mpi";
+  const std::string error = error_of(options);
+  EXPECT_NE(error.find("unknown communication backend 'mpi'"), std::string::npos) << error;
+}
+
+TEST(NcclCommunicator, TrainWithBackendNcclStopsAtOnceWithoutAGpu) {
+  std::string missing;
+  if (nccl_built(&missing) && nccl_cuda_device_count() > 0)
+    GTEST_SKIP() << "this machine has a CUDA device";
+  // The communicator is made before the data is read, so no dataset is needed.
+  const auto out =
+      std::filesystem::temp_directory_path() / ("cadclip_nccl_cli_" + std::to_string(::getpid()));
+  const std::string command =
+      format("{} train --backend nccl --data /nonexistent --out {} 2>&1", CADCLIP_BINARY, out);
+  const auto start = Clock::now();
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  const int status = ::pclose(pipe);
+  EXPECT_LT(seconds_since(start), 20.0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << output;
+  const std::string expected = nccl_built() ? "--backend nccl needs a CUDA device; this machine "
+                                              "has none"
+                                            : "not in this build";
+  EXPECT_NE(output.find(expected), std::string::npos) << output;
+  std::filesystem::remove_all(out);
+}
+
+}  // namespace
+}  // namespace cadclip::train
