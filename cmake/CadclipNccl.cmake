@@ -104,10 +104,9 @@ if(NOT CADCLIP_WITH_CUDA)
     target_link_libraries(cadclip_nccl PRIVATE cadclip_torch_${_name})
   endforeach()
 endif()
-set_target_properties(cadclip_nccl PROPERTIES
-  LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib"
-  # Loaded into a process that already holds LibTorch; never unloaded.
-  LINK_OPTIONS "-Wl,--no-undefined")
+# (No -Wl,--no-undefined: the asan preset's sanitizer runtime is linked into
+# executables only. A missing symbol shows at dlopen, RTLD_NOW, in the error.)
+set_target_properties(cadclip_nccl PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")
 
 # The train layer finds the module at its build path (or $CADCLIP_NCCL_PLUGIN,
 # or ../lib/ next to the executable) and is built after it.
