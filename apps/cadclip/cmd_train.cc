@@ -226,6 +226,12 @@ void define_train(CLI::App& command, Runner& run) {
                   "Width of a hidden GELU layer in the text head (0 = linear head); helps a "
                   "frozen text tower")
       ->capture_default_str();
+  command
+      .add_option("--quantity-width", o->quantity_width,
+                  "Width of the quantity branch that reads the numbers in captions (sizes, "
+                  "counts, angles) beside the text tower; 0 = none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   command.add_option("--brep-width", o->brep.width, "B-Rep encoder width")->capture_default_str();
   command.add_option("--brep-layers", o->brep.layers, "B-Rep encoder layers")
       ->capture_default_str();

@@ -23,6 +23,7 @@
 #include "cadclip/core/progress.h"
 #include "cadclip/core/safetensors.h"
 #include "cadclip/data/batch.h"
+#include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 
 namespace cadclip::eval {
@@ -253,7 +254,10 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
       std::vector<std::string> chunk;
       for (int64_t i = begin; i < end; ++i) chunk.push_back(texts[order[i]]);
       const auto [ids, mask] = text::to_tensors(tokenizer.batch(chunk, max_length));
-      parts.push_back(model.encode_text(ids.to(device), mask.to(device)).to(at::kCPU, at::kFloat));
+      const text::QuantityBatch quantities =
+          model.reads_quantities() ? text::quantity_batch(chunk).to(device) : text::QuantityBatch{};
+      parts.push_back(
+          model.encode_text(ids.to(device), mask.to(device), quantities).to(at::kCPU, at::kFloat));
       progress.advance(end - begin, {{"tower", "text"}});
     }
     const at::Tensor sorted = at::cat(parts);

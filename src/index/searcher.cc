@@ -14,6 +14,7 @@
 #include "cadclip/data/batch.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/model/checkpoint_io.h"
+#include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 #include "store.h"
 
@@ -116,7 +117,9 @@ at::Tensor Searcher::embed_text(std::string_view text) const {
   const std::vector<std::string> texts = {std::string(text)};
   const auto [ids, mask] =
       text::to_tensors(built.text.tokenizer->batch(texts, built.text.max_length));
-  return built.model->encode_text(ids, mask)[0].contiguous();
+  const text::QuantityBatch quantities =
+      built.model->reads_quantities() ? text::quantity_batch(texts) : text::QuantityBatch{};
+  return built.model->encode_text(ids, mask, quantities)[0].contiguous();
 }
 
 at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
@@ -131,7 +134,9 @@ at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
   // (its overhead here: about one typical query's worth, 32^2 slots).
   const std::vector<std::vector<int64_t>> groups =
       data::group_by_size(tokens.lengths, /*group_overhead=*/1024);
-  if (groups.size() == 1) return built.model->encode_text(ids, mask).contiguous();
+  const text::QuantityBatch quantities =
+      built.model->reads_quantities() ? text::quantity_batch(texts) : text::QuantityBatch{};
+  if (groups.size() == 1) return built.model->encode_text(ids, mask, quantities).contiguous();
   at::Tensor out = at::empty({static_cast<int64_t>(texts.size()), dim()}, at::kFloat);
   for (const std::vector<int64_t>& group : groups) {
     int64_t longest = 0;
@@ -139,7 +144,9 @@ at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
     const at::Tensor rows = at::tensor(group, at::kLong);
     out.index_copy_(0, rows,
                     built.model->encode_text(ids.index_select(0, rows).narrow(1, 0, longest),
-                                             mask.index_select(0, rows).narrow(1, 0, longest)));
+                                             mask.index_select(0, rows).narrow(1, 0, longest),
+                                             quantities.defined() ? quantities.index_select(rows)
+                                                                  : text::QuantityBatch{}));
   }
   return out;
 }

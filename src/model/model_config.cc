@@ -58,6 +58,7 @@ nlohmann::json to_json(const ModelConfig& config) {
         {"init_temperature", t.init_temperature},
         {"max_logit_scale", t.max_logit_scale},
         {"text_head_hidden", t.text_head_hidden},
+        {"quantity_width", t.quantity_width},
         {"text_precision", precision_name(t.text_precision)}}},
       {"text",
        {{"folder", config.text_folder},
@@ -86,6 +87,7 @@ ModelConfig model_config_from_json(const nlohmann::json& json) {
   read(t, "init_temperature", config.two_tower.init_temperature);
   read(t, "max_logit_scale", config.two_tower.max_logit_scale);
   read(t, "text_head_hidden", config.two_tower.text_head_hidden);  // absent before: 0
+  read(t, "quantity_width", config.two_tower.quantity_width);      // absent before: 0
   std::string precision = "fp32";
   read(t, "text_precision", precision);
   config.two_tower.text_precision = parse_text_precision(precision);

@@ -30,6 +30,12 @@ void TwoTowerOptions::validate() const {
         "TwoTowerOptions.text_head_hidden = {} is invalid: it must be 0 (linear) or positive",
         text_head_hidden));
   }
+  if (quantity_width < 0) {
+    throw Error(format(
+        "TwoTowerOptions.quantity_width = {} is invalid: it must be 0 (no quantity branch) or "
+        "positive",
+        quantity_width));
+  }
   if (!(init_temperature > 0)) {
     throw Error(
         format("TwoTowerOptions.init_temperature = {} is invalid: it must be positive "
@@ -69,9 +75,13 @@ TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t 
       torch::nn::Linear(
           torch::nn::LinearOptions(brep_->options().width, options_.embed_dim).bias(false)));
   int64_t head_input = text_width_;
+  if (options_.quantity_width > 0) {
+    quantity = register_module("quantity", QuantityEncoder(options_.quantity_width));
+    head_input += quantity->output_width();
+  }
   if (options_.text_head_hidden > 0) {
     text_hidden =
-        register_module("text_hidden", torch::nn::Linear(text_width_, options_.text_head_hidden));
+        register_module("text_hidden", torch::nn::Linear(head_input, options_.text_head_hidden));
     head_input = options_.text_head_hidden;
   }
   text_head = register_module(
@@ -115,23 +125,39 @@ torch::Tensor TwoTowerImpl::pool_text(const torch::Tensor& input_ids,
   return pooled;
 }
 
-torch::Tensor TwoTowerImpl::project_text(const torch::Tensor& pooled) {
+torch::Tensor TwoTowerImpl::project_text(const torch::Tensor& pooled,
+                                         const text::QuantityBatch& quantities) {
   NoAutocast fp32;
   torch::Tensor x = pooled.to(at::kFloat);
+  if (quantity) {
+    if (!quantities.defined()) {
+      throw Error(
+          format("TwoTower: this model reads the numbers in each text (two_tower.quantity_width = "
+                 "{}), and no quantities were passed; pass text::quantity_batch(texts)",
+                 options_.quantity_width));
+    }
+    if (quantities.size() != x.size(0)) {
+      throw Error(format("TwoTower: quantities for {} texts, pooled features for {}",
+                         quantities.size(), x.size(0)));
+    }
+    x = at::cat({x, quantity(quantities)}, -1);
+  }
   if (text_hidden) x = at::gelu(text_hidden(x));
   return normalise(text_head(x));
 }
 
 torch::Tensor TwoTowerImpl::encode_text(const torch::Tensor& input_ids,
-                                        const torch::Tensor& attention_mask) {
-  return project_text(pool_text(input_ids, attention_mask));
+                                        const torch::Tensor& attention_mask,
+                                        const text::QuantityBatch& quantities) {
+  return project_text(pool_text(input_ids, attention_mask), quantities);
 }
 
 TwoTowerOutput TwoTowerImpl::forward(const data::BRepBatch& batch, const torch::Tensor& input_ids,
-                                     const torch::Tensor& attention_mask) {
+                                     const torch::Tensor& attention_mask,
+                                     const text::QuantityBatch& quantities) {
   TwoTowerOutput out;
   out.brep = encode_brep(batch);
-  out.text = encode_text(input_ids, attention_mask);
+  out.text = encode_text(input_ids, attention_mask, quantities);
   out.logit_scale = logit_scale();
   return out;
 }

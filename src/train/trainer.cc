@@ -25,6 +25,7 @@
 #include "cadclip/data/splits.h"
 #include "cadclip/data/tensor_io.h"
 #include "cadclip/eval/evaluate.h"
+#include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 #include "cadclip/train/checkpoint.h"
 #include "cadclip/train/loss_scaler.h"
@@ -67,6 +68,7 @@ nlohmann::json options_json(const TrainOptions& o) {
           {"eval_batch_size", o.eval_batch_size},
           {"embed_dim", o.embed_dim},
           {"text_head_hidden", o.text_head_hidden},
+          {"quantity_width", o.quantity_width},
           {"deterministic", o.deterministic},
           {"brep",
            {{"width", o.brep.width},
@@ -274,6 +276,7 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     config.brep = options.brep;
     config.two_tower.embed_dim = options.embed_dim;
     config.two_tower.text_head_hidden = options.text_head_hidden;
+    config.two_tower.quantity_width = options.quantity_width;
     config.two_tower.text_precision = model::parse_text_precision(options.precision);
     config.text_folder = options.text_model;
     config.text.max_length = options.max_text_length;
@@ -584,6 +587,7 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
       std::vector<std::vector<int64_t>> token_rows;
       std::vector<int64_t> cached_rows;
       std::vector<int64_t> caption_keys, geometry_keys;
+      std::vector<std::vector<text::Quantity>> quantity_rows;
       for (int64_t sample : samples) {
         graphs.push_back(dataset.graph(set.models[static_cast<size_t>(sample)]));
         const auto& choices = set.captions[static_cast<size_t>(sample)];
@@ -597,19 +601,24 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
         } else {
           token_rows.push_back(tokenize(caption.text));
         }
+        if (built.model->reads_quantities())
+          quantity_rows.push_back(text::extract_quantities(caption.text));
         caption_keys.push_back(caption_key(caption.text, caption.facts));
         geometry_keys.push_back(geometry_key(graphs.back().geometry_hash, -1 - sample));
       }
+      const text::QuantityBatch quantities = built.model->reads_quantities()
+                                                 ? text::quantity_batch(quantity_rows).to(device)
+                                                 : text::QuantityBatch{};
       model::TwoTowerOutput output;
       if (frozen_text) {
         output.brep = built.model->encode_brep(graphs);
         output.text = built.model->project_text(
-            text_cache.index_select(0, at::tensor(cached_rows)).to(device));
+            text_cache.index_select(0, at::tensor(cached_rows)).to(device), quantities);
         output.logit_scale = built.model->logit_scale();
       } else {
         const auto [input_ids, attention] = pad(token_rows);
         output.brep = built.model->encode_brep(graphs);
-        output.text = built.model->encode_text(input_ids, attention);
+        output.text = built.model->encode_text(input_ids, attention, quantities);
         output.logit_scale = built.model->logit_scale();
       }
       ContrastivePairs pairs;
@@ -626,13 +635,14 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
         at::NoGradGuard no_grad;
         momentum_update(momentum_parameters, online_parameters, options.queue_momentum);
         momentum_cad = momentum.model->encode_brep(graphs);
-        momentum_text = frozen_text
-                            ? momentum.model->project_text(
-                                  text_cache.index_select(0, at::tensor(cached_rows)).to(device))
-                            : [&] {
-                                const auto [input_ids, attention] = pad(token_rows);
-                                return momentum.model->encode_text(input_ids, attention);
-                              }();
+        momentum_text =
+            frozen_text
+                ? momentum.model->project_text(
+                      text_cache.index_select(0, at::tensor(cached_rows)).to(device), quantities)
+                : [&] {
+                    const auto [input_ids, attention] = pad(token_rows);
+                    return momentum.model->encode_text(input_ids, attention, quantities);
+                  }();
         negatives = queue->negatives();
       }
       LossResult result = contrastive_loss(comm, pairs, output.logit_scale, siglip_bias,

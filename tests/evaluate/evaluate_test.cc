@@ -25,6 +25,7 @@
 #include "cadclip/eval/evaluate.h"
 #include "cadclip/model/model_config.h"
 #include "cadclip/model/two_tower.h"
+#include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 
 namespace cadclip::eval {
@@ -173,7 +174,7 @@ TEST(Evaluate, MatchesADirectComputation) {
       truncated += static_cast<int64_t>(f.text.tokenizer->encode(c.text).size()) > kMaxLength;
     }
     const auto [ids, mask] = text::to_tensors(f.text.tokenizer->batch(texts, kMaxLength));
-    const at::Tensor text = f.model->encode_text(ids, mask);
+    const at::Tensor text = f.model->encode_text(ids, mask, text::quantity_batch(texts));
 
     std::vector<std::set<int64_t>> to_cad;
     for (int64_t p : part) to_cad.push_back({p});

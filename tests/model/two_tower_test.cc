@@ -162,5 +162,45 @@ TEST(TwoTower, PutsAHiddenGeluLayerInTheTextHeadWhenAsked) {
   EXPECT_THROW(tiny_model(options), Error);
 }
 
+TEST(TwoTower, ReadsTheNumbersOfEachTextThroughTheQuantityBranch) {
+  TwoTowerOptions options;
+  options.quantity_width = 6;
+  TwoTower model = tiny_model(options);
+  const auto params = model->named_parameters();
+  EXPECT_EQ(params["quantity.in.weight"].sizes(),
+            (at::IntArrayRef{6, QuantityEncoderImpl::kFeatures}));
+  EXPECT_EQ(params["text_head.weight"].sizes(), (at::IntArrayRef{8, 12 + 2 * 6}));
+  EXPECT_TRUE(model->reads_quantities());
+  EXPECT_FALSE(tiny_model()->reads_quantities());
+
+  // Three texts with the same tokens and different numbers.
+  const at::Tensor pooled = at::randn({1, 12}).expand({3, 12});
+  const std::vector<std::string> texts = {"250 by 200 by 5 mm", "250 by 200 by 6 mm", "no numbers"};
+  const text::QuantityBatch quantities = text::quantity_batch(texts);
+  const at::Tensor out = model->project_text(pooled, quantities);
+  EXPECT_TRUE(at::allclose(out.norm(2, 1), at::ones({3})));
+  EXPECT_GT((out[0] - out[1]).abs().max().item<float>(), 1e-4);
+  EXPECT_GT((out[0] - out[2]).abs().max().item<float>(), 1e-4);
+  EXPECT_FALSE(at::isfinite(out).logical_not().any().item<bool>());
+  // A row's embedding does not depend on the other rows or on their padding.
+  const text::QuantityBatch first = quantities.index_select(at::tensor({0}, at::kLong));
+  EXPECT_TRUE(at::allclose(model->project_text(pooled.narrow(0, 0, 1), first), out.narrow(0, 0, 1),
+                           1e-5, 1e-6));
+
+  // Every parameter of the branch gets a gradient, also with a number-free text.
+  out.sum().backward();
+  for (const auto& p : model->quantity->parameters()) {
+    ASSERT_TRUE(p.grad().defined());
+    EXPECT_TRUE(at::isfinite(p.grad()).all().item<bool>());
+    EXPECT_GT(p.grad().abs().sum().item<float>(), 0);
+  }
+
+  // Without quantities, a model that reads them says what to pass.
+  EXPECT_THROW(model->project_text(pooled), Error);
+  EXPECT_THROW(model->project_text(pooled.narrow(0, 0, 2), quantities), Error);
+  options.quantity_width = -1;
+  EXPECT_THROW(tiny_model(options), Error);
+}
+
 }  // namespace
 }  // namespace cadclip::model

@@ -15,6 +15,8 @@
 
 #include "cadclip/data/batch.h"
 #include "cadclip/model/brep_encoder.h"
+#include "cadclip/model/quantity_encoder.h"
+#include "cadclip/text/quantities.h"
 
 namespace cadclip::model {
 
@@ -27,6 +29,10 @@ struct TwoTowerOptions {
   // only nonlinearly (docs/MODEL.md: a probe of log part sizes from frozen
   // MiniLM features, R^2 0.5 linear, 0.75 with one hidden layer).
   int64_t text_head_hidden = 0;
+  // > 0: the quantity branch (model/quantity_encoder.h) with this width reads
+  // the numbers of each caption, and the text head sees its output beside the
+  // pooled features. 0: no branch; the text head sees the pooled features only.
+  int64_t quantity_width = 0;
   // Precision of the text tower's forward: kFloat (fp32), kBFloat16 or kHalf
   // (autocast on the input's device). The B-Rep tower and both heads are fp32.
   c10::ScalarType text_precision = c10::kFloat;
@@ -58,15 +64,23 @@ class TwoTowerImpl : public torch::nn::Module {
   // What the trainer, eval and index use.
   torch::Tensor encode_brep(std::span<const data::BRepGraph* const> graphs);
   torch::Tensor encode_brep(const std::vector<data::BRepGraph>& graphs);
-  // -> [B, embed_dim], unit rows, fp32: project_text(pool_text(...)).
-  torch::Tensor encode_text(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+  // -> [B, embed_dim], unit rows, fp32: project_text(pool_text(...), quantities).
+  // `quantities` (text::quantity_batch of the same texts, on this module's
+  // device) is required when options().quantity_width > 0 and ignored otherwise.
+  torch::Tensor encode_text(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                            const text::QuantityBatch& quantities = {});
   // The text tower alone (in text_precision): [B, L] ids and mask -> pooled [B, text_width].
   torch::Tensor pool_text(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
-  // The text head on pooled features [B, text_width] -> [B, embed_dim], unit rows, fp32.
-  // With a frozen text tower, the trainer feeds it cached pool_text outputs.
-  torch::Tensor project_text(const torch::Tensor& pooled);
+  // The text head on pooled features [B, text_width] (and the quantity
+  // branch on `quantities`) -> [B, embed_dim], unit rows, fp32. With a frozen
+  // text tower, the trainer feeds it cached pool_text outputs.
+  torch::Tensor project_text(const torch::Tensor& pooled,
+                             const text::QuantityBatch& quantities = {});
   TwoTowerOutput forward(const data::BRepBatch& batch, const torch::Tensor& input_ids,
-                         const torch::Tensor& attention_mask);
+                         const torch::Tensor& attention_mask,
+                         const text::QuantityBatch& quantities = {});
+  // Whether encode_text needs the texts' quantities (quantity_width > 0).
+  bool reads_quantities() const { return options_.quantity_width > 0; }
 
   // exp(log_logit_scale), clamped at max_logit_scale (no gradient beyond it).
   torch::Tensor logit_scale() const;
@@ -79,10 +93,13 @@ class TwoTowerImpl : public torch::nn::Module {
   BRepEncoder brep() const { return brep_; }
   std::shared_ptr<torch::nn::Module> text() const { return text_.ptr(); }
 
-  torch::nn::Linear brep_head{nullptr};    // d -> embed_dim, no bias
-  torch::nn::Linear text_hidden{nullptr};  // text_width -> text_head_hidden; null when 0
-  torch::nn::Linear text_head{nullptr};    // (text_head_hidden or text_width) -> embed_dim, no bias
-  torch::Tensor log_logit_scale;           // [] initialised at ln(1 / init_temperature)
+  torch::nn::Linear brep_head{nullptr};  // d -> embed_dim, no bias
+  QuantityEncoder quantity{nullptr};     // null when quantity_width is 0
+  // text_width (+ 2 * quantity_width) -> text_head_hidden; null when 0
+  torch::nn::Linear text_hidden{nullptr};
+  // (text_head_hidden, or text_width + 2 * quantity_width) -> embed_dim, no bias
+  torch::nn::Linear text_head{nullptr};
+  torch::Tensor log_logit_scale;  // [] initialised at ln(1 / init_temperature)
 
  private:
   BRepEncoder brep_;

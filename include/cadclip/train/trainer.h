@@ -44,8 +44,12 @@ struct TrainOptions {
   int64_t eval_batch_size = 128;                // models or captions per forward in validation
   model::BRepEncoderOptions brep;               // the B-Rep tower's size
   int64_t embed_dim = 256;                      // shared embedding size
-  int64_t text_head_hidden = 0;                 // hidden GELU layer of the text head; 0 = linear
-  bool deterministic = true;                    // deterministic ATen algorithms
+  // The text head: a hidden GELU layer of this width (0 = linear), reading the
+  // pooled text features and the quantity branch (numbers in the caption) of
+  // this width (0 = none). docs/RESULTS.md, "Closing the gap", measures both.
+  int64_t text_head_hidden = 512;
+  int64_t quantity_width = 128;
+  bool deterministic = true;       // deterministic ATen algorithms
   int64_t debug_nan_at_step = -1;  // debug: poison the loss with NaN from this global step
   int64_t debug_nan_count = 1;     // ... for this many steps
 };
