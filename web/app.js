@@ -20,22 +20,29 @@ async function call(url, options) {
   return body;
 }
 
+// Parts without a drawing (drawing it failed, or a prepared library without
+// thumbnails) get this box instead of a broken image.
+function noDrawing() {
+  const none = document.createElement("div");
+  none.className = "noimg";
+  none.textContent = "no drawing";
+  return none;
+}
+
 function card(hit) {
   const div = document.createElement("div");
   div.className = "card";
   div.dataset.id = hit.id;
   if (hit.thumbnail) {
     const img = document.createElement("img");
+    img.onerror = () => img.replaceWith(noDrawing());
     img.src = hit.thumbnail;
     img.alt = "line drawing of " + hit.name;
     img.width = 200;
     img.height = 200;
     div.appendChild(img);
   } else {
-    const none = document.createElement("div");
-    none.className = "noimg";
-    none.textContent = "no drawing";
-    div.appendChild(none);
+    div.appendChild(noDrawing());
   }
   const name = document.createElement("div");
   name.className = "name";

@@ -98,15 +98,24 @@ void define_prepare(CLI::App& command, Runner& run) {
                    "Keep --out/work (the journal) after a finished run");
   command.add_option("--worker-binary", o->worker_binary,
                      "cadclip executable the workers run (default: this one)");
+  command.add_flag("--thumbnails", o->thumbnails,
+                   "Also draw each model (thumbnails/, thumbnails.jsonl) for cadclip index");
+  command.add_option("--thumbnail-px", o->thumbnail_px, "Drawing width and height, pixels")
+      ->capture_default_str();
   command.footer(
       "Exit status: 0 every input prepared, 1 some inputs failed (listed in failures.jsonl), "
-      "2 bad arguments. An interrupted run started again with the same options finishes without "
+      "2 bad arguments; a model without a drawing is prepared all the same (thumbnails.jsonl "
+      "says why). An interrupted run started again with the same options finishes without "
       "redoing finished files.");
   run = [o] {
     const cad::PrepareSummary summary = cad::run_prepare(*o);
     std::printf("%lld inputs: %lld prepared, %lld failed (see %s/failures.jsonl)\n",
                 static_cast<long long>(summary.inputs), static_cast<long long>(summary.prepared),
                 static_cast<long long>(summary.failed), o->out.c_str());
+    if (o->thumbnails)
+      std::printf("%lld drawn, %lld without a drawing (see %s/thumbnails.jsonl)\n",
+                  static_cast<long long>(summary.thumbnails),
+                  static_cast<long long>(summary.thumbnail_failures), o->out.c_str());
     return summary.failed == 0 ? kExitOk : kExitFindings;
   };
 }

@@ -27,7 +27,7 @@ Result<std::string> read_whole(const std::filesystem::path& path) {
 }
 
 Result<data::BRepGraph> ingest_checked(const std::filesystem::path& path,
-                                       const IngestOptions& options) {
+                                       const IngestOptions& options, TopoDS_Shape* kept) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error))
     return Status::failure(format("{} is not a readable file", path.string()));
@@ -45,13 +45,13 @@ Result<data::BRepGraph> ingest_checked(const std::filesystem::path& path,
     Result<TopoDS_Shape> shape = deepcad_to_shape(text.value(), path.string(), options);
     if (!shape) return shape.status();
     Result<data::BRepGraph> graph =
-        ingest_shape(shape.value(), id, "assumed:" + options.assume_unit, options);
+        ingest_shape(shape.value(), id, "assumed:" + options.assume_unit, options, kept);
     if (!graph) return Status::failure(format("{}: {}", path.string(), graph.status().reason()));
     return graph;
   }
   Result<LoadedShape> loaded = read_shape(path, options);
   if (!loaded) return loaded.status();
-  Result<data::BRepGraph> graph = ingest_shape(loaded->shape, id, loaded->unit, options);
+  Result<data::BRepGraph> graph = ingest_shape(loaded->shape, id, loaded->unit, options, kept);
   if (!graph) return Status::failure(format("{}: {}", path.string(), graph.status().reason()));
   return graph;
 }
@@ -63,7 +63,7 @@ bool is_cad_path(const std::filesystem::path& path) {
 }
 
 Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, std::string unit,
-                                     const IngestOptions& options) {
+                                     const IngestOptions& options, TopoDS_Shape* kept) {
   Result<ModelShape> model = select_model(shape);
   if (!model) return model.status();
   Result<data::BRepGraph> graph = featurize_shape(model->shape, options);
@@ -72,14 +72,17 @@ Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, 
   graph->unit = std::move(unit);
   graph->solid_count = model->solid_count;
   graph->closed = model->closed;
+  if (kept != nullptr) *kept = model->shape;
   return graph;
 }
 
-Result<data::BRepGraph> ingest_file(const std::filesystem::path& path,
-                                    const IngestOptions& options) {
+namespace {
+
+Result<data::BRepGraph> ingest_caught(const std::filesystem::path& path,
+                                      const IngestOptions& options, TopoDS_Shape* kept) {
   try {
     OCC_CATCH_SIGNALS
-    return ingest_checked(path, options);
+    return ingest_checked(path, options, kept);
   } catch (const Standard_Failure& failure) {
     return Status::failure(format("{}: OCCT failed: {} ({})", path.string(),
                                   failure.GetMessageString(), failure.DynamicType()->Name()));
@@ -88,6 +91,18 @@ Result<data::BRepGraph> ingest_file(const std::filesystem::path& path,
   } catch (const std::exception& failure) {
     return Status::failure(format("{}: {}", path.string(), failure.what()));
   }
+}
+
+}  // namespace
+
+Result<data::BRepGraph> ingest_file(const std::filesystem::path& path,
+                                    const IngestOptions& options) {
+  return ingest_caught(path, options, nullptr);
+}
+
+Result<data::BRepGraph> ingest_file_keeping(const std::filesystem::path& path,
+                                            const IngestOptions& options, TopoDS_Shape& kept) {
+  return ingest_caught(path, options, &kept);
 }
 
 }  // namespace cadclip::cad

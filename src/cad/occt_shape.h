@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cadclip/cad/ingest.h"
+#include "cadclip/cad/thumbnail.h"
 #include "cadclip/core/error.h"
 #include "cadclip/data/brep_graph.h"
 
@@ -58,9 +59,22 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
 
 // select_model + featurize_shape + the bookkeeping fields: what ingest_file
 // does after loading. For shapes made in memory (synthetic parts), with a unit
-// string such as "synthetic:mm".
+// string such as "synthetic:mm". `kept`, when given, receives the selected
+// model shape (so that a caller can draw it without loading the file again).
 Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, std::string unit,
-                                     const IngestOptions& options);
+                                     const IngestOptions& options, TopoDS_Shape* kept = nullptr);
+
+// ingest_file that also hands back the model shape it featurized (the model
+// rule's selection, millimetres) in `kept`: the prepare worker draws the
+// thumbnail from it instead of reading the file a second time.
+Result<data::BRepGraph> ingest_file_keeping(const std::filesystem::path& path,
+                                            const IngestOptions& options, TopoDS_Shape& kept);
+
+// The line drawing of make_thumbnail for a model shape already loaded and
+// selected (millimetres); options.ingest is not used. `name` labels failure
+// messages. OCCT exceptions become failures; a crash still needs a worker.
+Result<Thumbnail> draw_thumbnail(const TopoDS_Shape& model, std::string_view name,
+                                 const ThumbnailOptions& options);
 
 // OCCT's STEP/IGES translators share process-wide state (static parameters
 // such as xstep.cascade.unit, the unit globals of OCCT 7.6, the messenger).

@@ -17,11 +17,14 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "cad/prepare_protocol.h"
+#include "cadclip/cad/thumbnail.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/hash.h"
 #include "cadclip/core/log.h"
 #include "cadclip/core/progress.h"
 #include "cadclip/data/graph_codec.h"
@@ -101,7 +104,9 @@ ordered_json options_json(const PrepareOptions& o) {
           {"shard_mb", o.shard_mb},
           {"overwrite", o.overwrite},
           {"keep_work", o.keep_work},
-          {"worker_binary", o.worker_binary}};
+          {"worker_binary", o.worker_binary},
+          {"thumbnails", o.thumbnails},
+          {"thumbnail_px", o.thumbnail_px}};
 }
 
 void check_options(const PrepareOptions& o) {
@@ -116,6 +121,8 @@ void check_options(const PrepareOptions& o) {
     throw Error("--shard-models must be at least 1 and --shard-mb positive");
   if (o.ingest.max_faces < 0 || o.ingest.max_edges < 0)
     throw Error("--max-faces and --max-edges must be 0 (no limit) or positive");
+  if (o.thumbnails && (o.thumbnail_px < 32 || o.thumbnail_px > 4096))
+    throw Error(format("--thumbnail-px is {}; use 32 to 4096 pixels", o.thumbnail_px));
   data::hash_split("", {o.validation_ratio, o.test_ratio});  // throws on bad ratios
 }
 
@@ -234,9 +241,11 @@ std::vector<Input> collect_inputs(const PrepareOptions& o, std::vector<Failure>&
 // an unfinished run with the same ingest options.
 void ready_output(const fs::path& out, const PrepareOptions& o) {
   const fs::path work = out / "work";
-  const ordered_json state = {{"manifest_version", kManifestVersion},
-                              {"shard_schema_version", data::kShardSchemaVersion},
-                              {"ingest", ingest_json(o.ingest)}};
+  ordered_json state = {{"manifest_version", kManifestVersion},
+                        {"shard_schema_version", data::kShardSchemaVersion},
+                        {"ingest", ingest_json(o.ingest)}};
+  // Only when drawing: runs without thumbnails resume journals of older builds.
+  if (o.thumbnails) state["thumbnail_px"] = o.thumbnail_px;
   std::error_code error;
   if (fs::exists(out, error) && !fs::is_directory(out, error))
     throw Error(format("--out {} is a file, not a folder", out.string()));
@@ -285,13 +294,25 @@ std::string worker_binary(const PrepareOptions& o) {
   return self.string();
 }
 
-// Starts `n` workers and waits until each has said hello, then sends the
-// ingest options. Throws cadclip::Error when one cannot start.
+// What the workers are told once started: the ingest options, and the
+// drawing's style when the run draws thumbnails.
+std::string worker_options(const PrepareOptions& o) {
+  ordered_json options = ingest_json(o.ingest);
+  if (o.thumbnails) {
+    const ThumbnailOptions style;
+    options["thumbnail"] = {{"size_px", o.thumbnail_px},
+                            {"stroke_px", style.stroke_px},
+                            {"margin_px", style.margin_px}};
+  }
+  return dump(options);
+}
+
+// Starts `n` workers and waits until each has said hello in this build's
+// protocol, then sends the options. Throws cadclip::Error when one cannot start.
 std::vector<WorkerProcess> start_workers(int n, const std::string& binary,
-                                         const IngestOptions& ingest) {
+                                         const std::string& options) {
   std::vector<WorkerProcess> workers;
   for (int i = 0; i < n; ++i) workers.push_back(WorkerProcess::start(binary));
-  const std::string options = dump(ingest_json(ingest));
   for (WorkerProcess& w : workers) {
     pollfd p{w.fd(), POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(kWorkerStartLimitS * 1000));
@@ -304,6 +325,15 @@ std::vector<WorkerProcess> start_workers(int n, const std::string& binary,
                  "that `{} --version` runs",
                  binary, how, binary));
     }
+    const nlohmann::json said = nlohmann::json::parse(hello->payload, nullptr, false);
+    const int version = said.is_object() ? said.value("protocol", 1) : 1;
+    if (version != prepare_detail::kProtocolVersion) {
+      w.kill_now();
+      throw Error(
+          format("the prepare worker {} speaks protocol {}, this cadclip {}; pass the "
+                 "cadclip executable of the same build as the worker binary",
+                 binary, version, prepare_detail::kProtocolVersion));
+    }
     if (!prepare_detail::send_frame(w.fd(), FrameKind::kOptions, options))
       throw Error(
           format("a prepare worker ({}) ended before taking any file: {}", binary, w.reap()));
@@ -314,7 +344,11 @@ std::vector<WorkerProcess> start_workers(int n, const std::string& binary,
 struct Slot {
   WorkerProcess process;
   std::optional<size_t> input;  // index of the input it is working on
-  Clock::time_point started;
+  Clock::time_point started;    // of the file; of its drawing once the graph is in
+  // The input's graph came in and its drawing is awaited: the outcome so far
+  // and the encoded graph, recorded with or without the drawing.
+  std::optional<JournalEntry> drawing;
+  std::string graph;
 };
 
 // Runs `todo` (indices into `inputs`) through worker processes and appends
@@ -333,7 +367,7 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
 
   std::vector<Slot> slots(n);
   {
-    std::vector<WorkerProcess> started = start_workers(n, binary, o.ingest);
+    std::vector<WorkerProcess> started = start_workers(n, binary, worker_options(o));
     for (int i = 0; i < n; ++i) slots[i].process = std::move(started[i]);
   }
   // A debugging aid for the resume tests: the job kills itself after this many files.
@@ -370,6 +404,20 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
     }
   };
   auto fail = [&](Slot& slot, const std::string& kind, const std::string& reason) {
+    if (slot.drawing) {
+      // Only the drawing was lost: the part is prepared without a thumbnail
+      // (the embedding needs only the graph), and the reason is kept.
+      JournalEntry entry = std::move(*slot.drawing);
+      slot.drawing.reset();
+      entry.thumbnail = kind;
+      entry.thumbnail_reason = reason;
+      log::warn("prepare", "no thumbnail ({}): {}: {}", kind, inputs[*slot.input].path.string(),
+                reason);
+      const size_t index = *slot.input;
+      slot.input.reset();
+      record(index, std::move(entry), std::exchange(slot.graph, {}));
+      return;
+    }
     JournalEntry entry;
     entry.ok = false;
     entry.kind = kind;
@@ -385,12 +433,13 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
     for (Slot& slot : slots) {
       if (slot.input || next >= todo.size()) continue;
       const Input& in = inputs[todo[next]];
-      const std::string task = dump({{"path", in.path.string()}, {"id", in.id}});
+      const std::string task =
+          dump({{"path", in.path.string()}, {"id", in.id}, {"thumbnail", o.thumbnails}});
       if (!slot.process.running() ||
           !prepare_detail::send_frame(slot.process.fd(), FrameKind::kTask, task)) {
         // A worker that died between files is replaced; the file was never sent.
         if (slot.process.running()) slot.process.reap();
-        slot.process = std::move(start_workers(1, binary, o.ingest)[0]);
+        slot.process = std::move(start_workers(1, binary, worker_options(o))[0]);
         if (!prepare_detail::send_frame(slot.process.fd(), FrameKind::kTask, task))
           throw Error(format("a fresh prepare worker ended at once: {}", slot.process.reap()));
       }
@@ -418,24 +467,44 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
       Slot& slot = *busy[i];
       if (ready <= 0 || fds[i].revents == 0) continue;
       const std::optional<prepare_detail::Frame> frame = prepare_detail::recv_frame(fds[i].fd);
-      if (!frame || frame->kind != FrameKind::kResult || frame->payload.size() < 8) {
+      const FrameKind expected = slot.drawing ? FrameKind::kThumbnail : FrameKind::kResult;
+      if (!frame || frame->kind != expected) {
         const std::string how = slot.process.reap();
         fail(slot, "crash",
-             format("the worker process ended ({}) while ingesting this file (Open CASCADE "
-                    "crashed on it); no other file was affected",
-                    how));
+             slot.drawing ? format("the worker process ended ({}) while drawing this file's "
+                                   "thumbnail (Open CASCADE's HLR crashed on it); the part is "
+                                   "kept without a thumbnail, no other file was affected",
+                                   how)
+                          : format("the worker process ended ({}) while ingesting this file "
+                                   "(Open CASCADE crashed on it); no other file was affected",
+                                   how));
         continue;
       }
-      uint64_t header_size;
-      std::memcpy(&header_size, frame->payload.data(), 8);
-      const std::string_view rest = std::string_view(frame->payload).substr(8);
-      const nlohmann::json header =
-          header_size <= rest.size()
-              ? nlohmann::json::parse(rest.substr(0, header_size), nullptr, false)
-              : nlohmann::json();
+      std::string_view header_text, body;
+      nlohmann::json header;
+      if (prepare_detail::split_payload(frame->payload, header_text, body))
+        header = nlohmann::json::parse(header_text, nullptr, false);
       if (!header.is_object()) {
         slot.process.kill_now();
         fail(slot, "crash", "the worker sent a garbled answer for this file and was replaced");
+        continue;
+      }
+      const size_t index = *slot.input;
+      if (slot.drawing) {
+        JournalEntry entry = std::move(*slot.drawing);
+        slot.drawing.reset();
+        slot.input.reset();
+        std::string payload = std::exchange(slot.graph, {});
+        if (header.value("ok", false)) {
+          entry.thumbnail = "ok";
+          entry.svg_size = body.size();
+          payload += body;
+        } else {
+          entry.thumbnail = "draw";
+          entry.thumbnail_reason = header.value("reason", "the worker sent no reason");
+          log::info("prepare", "no thumbnail: {}", entry.thumbnail_reason);
+        }
+        record(index, std::move(entry), payload);
         continue;
       }
       JournalEntry entry;
@@ -445,8 +514,14 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
       entry.seconds = header.value("seconds", 0.0);
       entry.faces = header.value("faces", int64_t{0});
       entry.edges = header.value("edges", int64_t{0});
-      const std::string_view graph = entry.ok ? rest.substr(header_size) : std::string_view();
-      const size_t index = *slot.input;
+      const std::string_view graph = entry.ok ? body : std::string_view();
+      if (entry.ok && header.value("thumbnail_follows", false)) {
+        // The drawing gets a --file-timeout of its own, counted from now.
+        slot.drawing = std::move(entry);
+        slot.graph = std::string(graph);
+        slot.started = Clock::now();
+        continue;
+      }
       slot.input.reset();
       record(index, std::move(entry), graph);
     }
@@ -457,8 +532,9 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
         if (took < o.file_timeout_s) continue;
         slot->process.kill_now();
         fail(*slot, "timeout",
-             format("still running after {} s, the per-file limit (--file-timeout); its worker was "
-                    "stopped and replaced",
+             format("{} still running after {} s, the per-file limit (--file-timeout); its "
+                    "worker was stopped and replaced",
+                    slot->drawing ? "drawing the thumbnail (HLR) was" : "ingest was",
                     fixed(o.file_timeout_s, 1)));
       }
     }
@@ -582,6 +658,13 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
                           {"bytes", fs::file_size(out / "shards" / name)}});
   };
   const double shard_bytes = o.shard_mb * 1024 * 1024;
+  // Drawings: thumbnails/<hash of the id>.svg (ids may hold '/'), and one
+  // thumbnails.jsonl line per prepared model saying which file, or why none.
+  fs::remove_all(out / "thumbnails");
+  if (o.thumbnails) fs::create_directories(out / "thumbnails");
+  std::string thumbnail_lines;
+  std::map<std::string, int64_t> thumbnail_failed_by_kind;
+  int64_t thumbnails_drawn = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const JournalEntry& e = journal.entries()[*outcome[i]];
     ingest_seconds += e.seconds;
@@ -590,7 +673,30 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
       failed_ids.insert(inputs[i].id);
       continue;
     }
-    const std::string bytes = journal.payload(e);
+    std::string bytes = journal.payload(e);
+    if (e.svg_size > bytes.size())
+      throw Error(
+          format("the journal record of {} is inconsistent (a drawing of {} bytes in {}); "
+                 "delete {} and run again",
+                 e.path, e.svg_size, bytes.size(), (out / "work").string()));
+    const std::string svg = bytes.substr(bytes.size() - e.svg_size);
+    bytes.resize(bytes.size() - e.svg_size);
+    if (o.thumbnails) {
+      ordered_json line = {{"id", inputs[i].id}, {"path", inputs[i].path.string()}};
+      if (e.thumbnail == "ok") {
+        const std::string file = "thumbnails/" + sha256_hex(inputs[i].id).substr(0, 24) + ".svg";
+        write_text_atomic(out / file, svg);
+        line["svg"] = file;
+        ++thumbnails_drawn;
+      } else {
+        const std::string kind = e.thumbnail.empty() ? "draw" : e.thumbnail;
+        line["svg"] = nullptr;
+        line["kind"] = kind;
+        line["reason"] = e.thumbnail_reason.empty() ? "no drawing was made" : e.thumbnail_reason;
+        ++thumbnail_failed_by_kind[kind];
+      }
+      thumbnail_lines += dump(line) + "\n";
+    }
     data::BRepGraph graph = data::decode_graph(std::as_bytes(std::span(bytes.data(), bytes.size())),
                                                format("the journal record of {}", e.path));
     graph.id = inputs[i].id;
@@ -707,6 +813,11 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
     failure_lines += '\n';
   }
   write_text_atomic(out / "failures.jsonl", failure_lines);
+  if (o.thumbnails) {
+    write_text_atomic(out / "thumbnails.jsonl", thumbnail_lines);
+  } else {
+    fs::remove(out / "thumbnails.jsonl");
+  }
   write_text_atomic(out / "options.json", dump(options_json(o), 1) + "\n");
 
   PrepareSummary summary;
@@ -715,6 +826,8 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
   summary.failed = static_cast<int64_t>(failures.size());
   summary.from_journal = from_journal;
   summary.shards = static_cast<int64_t>(shard_list.size());
+  summary.thumbnails = thumbnails_drawn;
+  for (const auto& [kind, count] : thumbnail_failed_by_kind) summary.thumbnail_failures += count;
   CADCLIP_CHECK(summary.prepared + summary.failed == summary.inputs,
                 "counts do not add up: {} prepared + {} failed != {} inputs", summary.prepared,
                 summary.failed, summary.inputs);
@@ -741,6 +854,10 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
         {"models_without_caption", uncaptioned.size()},
         {"models_without_caption_examples", examples(uncaptioned)}}},
       {"splits", split_report},
+      {"thumbnails", o.thumbnails ? ordered_json{{"drawn", summary.thumbnails},
+                                                 {"missing", summary.thumbnail_failures},
+                                                 {"missing_by_kind", thumbnail_failed_by_kind}}
+                                  : ordered_json()},
       {"run",
        {{"from_journal", from_journal},
         {"ingested_now", static_cast<int64_t>(todo.size())},
@@ -759,6 +876,9 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
             with_commas(summary.inputs), with_commas(summary.prepared), summary.shards,
             with_commas(summary.failed), kinds.empty() ? "" : " (" + kinds + ")",
             human_duration(wall), out.string());
+  if (summary.thumbnail_failures > 0)
+    log::warn("prepare", "{} prepared models have no thumbnail; {} says why",
+              with_commas(summary.thumbnail_failures), (out / "thumbnails.jsonl").string());
   return summary;
 }
 

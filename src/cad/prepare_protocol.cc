@@ -95,6 +95,26 @@ bool send_frame(int fd, FrameKind kind, std::string_view payload) {
   return send_all(fd, head, sizeof head) && send_all(fd, payload.data(), payload.size());
 }
 
+std::string join_payload(std::string_view header_json, std::string_view body) {
+  const uint64_t size = header_json.size();
+  std::string payload(reinterpret_cast<const char*>(&size), sizeof size);
+  payload += header_json;
+  payload += body;
+  return payload;
+}
+
+bool split_payload(std::string_view payload, std::string_view& header_json,
+                   std::string_view& body) {
+  uint64_t size;
+  if (payload.size() < sizeof size) return false;
+  std::memcpy(&size, payload.data(), sizeof size);
+  payload.remove_prefix(sizeof size);
+  if (size > payload.size()) return false;
+  header_json = payload.substr(0, size);
+  body = payload.substr(size);
+  return true;
+}
+
 std::optional<Frame> recv_frame(int fd) {
   char head[9];
   if (!recv_all(fd, head, sizeof head)) return std::nullopt;
@@ -241,6 +261,10 @@ Journal::Journal(const std::filesystem::path& file) : file_(file) {
     e.seconds = h.value("seconds", 0.0);
     e.faces = h.value("faces", int64_t{0});
     e.edges = h.value("edges", int64_t{0});
+    e.thumbnail = h.value("thumbnail", "");
+    e.thumbnail_reason = h.value("thumbnail_reason", "");
+    e.svg_size = h.value("svg_size", uint64_t{0});
+    if (e.svg_size > payload_size) break;
     e.payload_offset = at + kRecordHead + header_size;
     e.payload_size = payload_size;
     entries_.push_back(std::move(e));
@@ -260,10 +284,19 @@ Journal::~Journal() {
 }
 
 void Journal::append(JournalEntry e, std::string_view payload) {
-  const nlohmann::json h = {{"path", e.path},         {"id", e.id},           {"size", e.size},
-                            {"mtime_ns", e.mtime_ns}, {"ok", e.ok},           {"kind", e.kind},
-                            {"reason", e.reason},     {"seconds", e.seconds}, {"faces", e.faces},
-                            {"edges", e.edges}};
+  const nlohmann::json h = {{"path", e.path},
+                            {"id", e.id},
+                            {"size", e.size},
+                            {"mtime_ns", e.mtime_ns},
+                            {"ok", e.ok},
+                            {"kind", e.kind},
+                            {"reason", e.reason},
+                            {"seconds", e.seconds},
+                            {"faces", e.faces},
+                            {"edges", e.edges},
+                            {"thumbnail", e.thumbnail},
+                            {"thumbnail_reason", e.thumbnail_reason},
+                            {"svg_size", e.svg_size}};
   const std::string header = h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string record(kRecordHead, '\0');
   const uint32_t magic = kRecordMagic, header_size = static_cast<uint32_t>(header.size());

@@ -17,12 +17,26 @@ namespace cadclip::cad::prepare_detail {
 // The worker's end of its socket.
 inline constexpr int kWorkerFd = 3;
 
+// The worker states it in its hello ({"protocol": N}); the job refuses a
+// worker binary that speaks another version (an older cadclip named by
+// --worker-binary) instead of misreading its frames. 2: thumbnails.
+inline constexpr int kProtocolVersion = 2;
+
 enum class FrameKind : uint8_t {
-  kHello = 'H',    // worker -> job, once started
-  kOptions = 'O',  // job -> worker: IngestOptions as JSON
-  kTask = 'T',     // job -> worker: {"path", "id"}
-  kResult = 'R',   // worker -> job: u64 header length, header JSON, encoded graph (when ok)
+  kHello = 'H',      // worker -> job, once started: {"protocol": kProtocolVersion}
+  kOptions = 'O',    // job -> worker: IngestOptions as JSON, and "thumbnail": the drawing's
+                     // size_px, stroke_px, margin_px (absent: no drawings)
+  kTask = 'T',       // job -> worker: {"path", "id", "thumbnail": bool}
+  kResult = 'R',     // worker -> job: u64 header length, header JSON, encoded graph (when ok);
+                     // the header's "thumbnail_follows" says a kThumbnail frame comes next
+  kThumbnail = 'D',  // worker -> job, after kResult: u64 header length, header JSON
+                     // {"ok", "reason", "strokes", "seconds"}, the SVG (when ok)
 };
+
+// u64 header length, header JSON, then the body: the payload of kResult and
+// kThumbnail frames. split_payload returns false for a garbled payload.
+std::string join_payload(std::string_view header_json, std::string_view body);
+bool split_payload(std::string_view payload, std::string_view& header_json, std::string_view& body);
 
 struct Frame {
   FrameKind kind;
@@ -71,7 +85,12 @@ struct JournalEntry {
   std::string reason;  // failures: why
   double seconds = 0;  // ingest time in the worker
   int64_t faces = 0, edges = 0;
-  uint64_t payload_offset = 0, payload_size = 0;  // the encoded graph's bytes in the journal
+  // Drawings (prepared models of a run with thumbnails): "" = none asked, "ok", or why there
+  // is none: "draw" (HLR failed or drew nothing), "crash", "timeout".
+  std::string thumbnail;
+  std::string thumbnail_reason;                   // when not "ok"
+  uint64_t svg_size = 0;                          // the SVG: the payload's last svg_size bytes
+  uint64_t payload_offset = 0, payload_size = 0;  // encoded graph, then the SVG, in the journal
 };
 
 // Append-only record of finished inputs (prepared or failed) with their

@@ -10,8 +10,11 @@
 #include <cstring>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
+#include <utility>
 
+#include "cad/occt_shape.h"
 #include "cad/prepare_protocol.h"
 #include "cadclip/cad/prepare.h"
 #include "cadclip/core/log.h"
@@ -25,19 +28,70 @@ using prepare_detail::kWorkerFd;
 
 // Test hooks: CADCLIP_DEBUG_CRASH_ON / CADCLIP_DEBUG_HANG_ON name a file
 // (its name without folders) on which the worker crashes with SIGSEGV or
-// hangs, as Open CASCADE does on some malformed files.
+// hangs, as Open CASCADE does on some malformed files;
+// CADCLIP_DEBUG_CRASH_DRAWING / CADCLIP_DEBUG_HANG_DRAWING do the same after
+// the file's graph has been sent, while its thumbnail is being drawn (HLR).
 bool debug_hook_names(const char* variable, const std::filesystem::path& path) {
   const char* name = std::getenv(variable);
   return name != nullptr && *name != '\0' && path.filename() == name;
 }
 
-std::string result_payload(const nlohmann::json& header, const std::string& graph) {
-  const std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const uint64_t size = text.size();
-  std::string payload(reinterpret_cast<const char*>(&size), sizeof size);
-  payload += text;
-  payload += graph;
-  return payload;
+void obey_debug_hooks(const char* crash, const char* hang, const std::filesystem::path& path) {
+  if (debug_hook_names(crash, path)) {
+    ::signal(SIGSEGV, SIG_DFL);  // past any handler Open CASCADE may have installed
+    ::raise(SIGSEGV);
+  }
+  if (debug_hook_names(hang, path)) {
+    while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+}
+
+std::string dump(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Ingests one file: the kResult header and the encoded graph (when ok);
+// `model` receives the shape that was featurized, for the drawing.
+std::pair<nlohmann::json, std::string> ingest_one(const std::filesystem::path& path,
+                                                  const std::string& id,
+                                                  const IngestOptions& options,
+                                                  TopoDS_Shape& model) {
+  try {
+    Result<data::BRepGraph> graph = ingest_file_keeping(path, options, model);
+    if (!graph) return {{{"ok", false}, {"reason", graph.status().reason()}}, ""};
+    graph->id = id;
+    const Status valid = data::validate_graph(graph.value());
+    if (!valid)
+      return {{{"ok", false},
+               {"reason",
+                "the featurizer made an inconsistent graph (a cadclip bug; please report it "
+                "with the file): " +
+                    valid.reason()}},
+              ""};
+    return {{{"ok", true}, {"faces", graph->num_faces()}, {"edges", graph->num_edges()}},
+            data::encode_graph(graph.value())};
+  } catch (const std::exception& e) {
+    // The worker is a process boundary, like main: what escapes ingest is this file's failure.
+    return {{{"ok", false}, {"reason", std::string("unexpected error: ") + e.what()}}, ""};
+  }
+}
+
+// Draws the shape that ingest_one kept: the kThumbnail header and the SVG (when ok).
+std::pair<nlohmann::json, std::string> draw_one(const TopoDS_Shape& model,
+                                                const std::filesystem::path& path,
+                                                const ThumbnailOptions& options) {
+  try {
+    Result<Thumbnail> drawing = draw_thumbnail(model, path.string(), options);
+    if (!drawing) return {{{"ok", false}, {"reason", drawing.status().reason()}}, ""};
+    return {{{"ok", true}, {"strokes", drawing->strokes}}, std::move(drawing->svg)};
+  } catch (const std::exception& e) {
+    return {{{"ok", false}, {"reason", std::string("unexpected error while drawing: ") + e.what()}},
+            ""};
+  }
 }
 
 }  // namespace
@@ -50,7 +104,10 @@ int run_prepare_worker(int parent_pid) {
   if (log::level() < log::Level::kWarn) log::set_level(log::Level::kWarn);
 
   IngestOptions options;
-  if (!prepare_detail::send_frame(kWorkerFd, FrameKind::kHello, "")) return 4;
+  std::optional<ThumbnailOptions> drawing;
+  if (!prepare_detail::send_frame(kWorkerFd, FrameKind::kHello,
+                                  dump({{"protocol", prepare_detail::kProtocolVersion}})))
+    return 4;
   while (std::optional<prepare_detail::Frame> frame = prepare_detail::recv_frame(kWorkerFd)) {
     if (frame->kind == FrameKind::kOptions) {
       const nlohmann::json o = nlohmann::json::parse(frame->payload);
@@ -58,49 +115,42 @@ int run_prepare_worker(int parent_pid) {
       options.max_faces = o.at("max_faces").get<int>();
       options.max_edges = o.at("max_edges").get<int>();
       options.deepcad_symmetric_full = o.at("deepcad_symmetric_full").get<bool>();
+      drawing.reset();
+      if (o.contains("thumbnail")) {
+        const nlohmann::json& t = o.at("thumbnail");
+        drawing.emplace();
+        drawing->size_px = t.at("size_px").get<int>();
+        drawing->stroke_px = t.at("stroke_px").get<double>();
+        drawing->margin_px = t.at("margin_px").get<double>();
+      }
       continue;
     }
     if (frame->kind != FrameKind::kTask) return 5;
     const nlohmann::json task = nlohmann::json::parse(frame->payload);
     const std::filesystem::path path = task.at("path").get<std::string>();
     const std::string id = task.at("id").get<std::string>();
-    if (debug_hook_names("CADCLIP_DEBUG_CRASH_ON", path)) {
-      ::signal(SIGSEGV, SIG_DFL);  // past any handler Open CASCADE may have installed
-      ::raise(SIGSEGV);
-    }
-    if (debug_hook_names("CADCLIP_DEBUG_HANG_ON", path)) {
-      while (true) std::this_thread::sleep_for(std::chrono::hours(1));
-    }
+    const bool draw = drawing && task.value("thumbnail", false);
+    obey_debug_hooks("CADCLIP_DEBUG_CRASH_ON", "CADCLIP_DEBUG_HANG_ON", path);
 
     const auto start = std::chrono::steady_clock::now();
-    nlohmann::json header;
-    std::string graph_bytes;
-    try {
-      Result<data::BRepGraph> graph = ingest_file(path, options);
-      if (graph) {
-        graph->id = id;
-        const Status valid = data::validate_graph(graph.value());
-        if (valid) {
-          header = {{"ok", true}, {"faces", graph->num_faces()}, {"edges", graph->num_edges()}};
-          graph_bytes = data::encode_graph(graph.value());
-        } else {
-          header = {{"ok", false},
-                    {"reason",
-                     "the featurizer made an inconsistent graph (a cadclip "
-                     "bug; please report it with the file): " +
-                         valid.reason()}};
-        }
-      } else {
-        header = {{"ok", false}, {"reason", graph.status().reason()}};
-      }
-    } catch (const std::exception& e) {
-      // The worker is a process boundary, like main: what escapes ingest is this file's failure.
-      header = {{"ok", false}, {"reason", std::string("unexpected error: ") + e.what()}};
-    }
-    header["seconds"] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    TopoDS_Shape model;
+    auto [header, graph_bytes] = ingest_one(path, id, options, model);
+    header["seconds"] = seconds_since(start);
+    // The graph goes out before the drawing starts: if HLR then crashes or
+    // hangs, the job still has the embedding input and loses only the picture.
+    const bool follows = draw && header.value("ok", false);
+    header["thumbnail_follows"] = follows;
     if (!prepare_detail::send_frame(kWorkerFd, FrameKind::kResult,
-                                    result_payload(header, graph_bytes)))
+                                    prepare_detail::join_payload(dump(header), graph_bytes)))
+      return 6;
+    if (!follows) continue;
+
+    obey_debug_hooks("CADCLIP_DEBUG_CRASH_DRAWING", "CADCLIP_DEBUG_HANG_DRAWING", path);
+    const auto drawing_start = std::chrono::steady_clock::now();
+    auto [thumb_header, svg] = draw_one(model, path, *drawing);
+    thumb_header["seconds"] = seconds_since(drawing_start);
+    if (!prepare_detail::send_frame(kWorkerFd, FrameKind::kThumbnail,
+                                    prepare_detail::join_payload(dump(thumb_header), svg)))
       return 6;
   }
   return 0;

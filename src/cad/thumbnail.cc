@@ -54,18 +54,19 @@ Result<ModelShape> load_model(const std::filesystem::path& path, const IngestOpt
   return select_model(loaded->shape);
 }
 
-Result<Thumbnail> draw(const std::filesystem::path& path, const ThumbnailOptions& options) {
+void check_options(const ThumbnailOptions& options) {
   if (options.size_px < 16 || options.margin_px * 2 >= options.size_px)
     throw Error(format("thumbnail size {} px with margin {} px leaves no room; use at least 16 px",
                        options.size_px, options.margin_px));
-  Result<ModelShape> model = load_model(path, options.ingest);
-  if (!model) return model.status();
+}
 
+Result<Thumbnail> draw(const TopoDS_Shape& model, std::string_view name,
+                       const ThumbnailOptions& options) {
   // Isometric view: looking along -(1, -1, 1), with +Z pointing up in the drawing.
   const gp_Dir towards_viewer(1, -1, 1);
   const gp_Dir right = gp_Dir(0, 0, 1).Crossed(towards_viewer);
   Handle(HLRBRep_Algo) algo = new HLRBRep_Algo();
-  algo->Add(model->shape);
+  algo->Add(model);
   algo->Projector(HLRAlgo_Projector(gp_Ax2(gp_Pnt(0, 0, 0), towards_viewer, right)));
   algo->Update();
   algo->Hide();
@@ -80,8 +81,7 @@ Result<Thumbnail> draw(const std::filesystem::path& path, const ThumbnailOptions
     add_polylines(shapes.Rg1LineVCompound(), lines);
     add_polylines(shapes.Rg1LineHCompound(), lines);
   }
-  if (lines.empty())
-    return Status::failure(format("{}: the drawing has no visible edge", path.string()));
+  if (lines.empty()) return Status::failure(format("{}: the drawing has no visible edge", name));
 
   double xmin = std::numeric_limits<double>::max(), ymin = xmin;
   double xmax = -xmin, ymax = -xmin;
@@ -124,19 +124,38 @@ Result<Thumbnail> draw(const std::filesystem::path& path, const ThumbnailOptions
 
 }  // namespace
 
-Result<Thumbnail> make_thumbnail(const std::filesystem::path& path,
+Result<Thumbnail> draw_thumbnail(const TopoDS_Shape& model, std::string_view name,
                                  const ThumbnailOptions& options) {
+  check_options(options);  // a usage error, thrown outside the per-file catch below
   try {
     OCC_CATCH_SIGNALS
-    return draw(path, options);
+    return draw(model, name, options);
   } catch (const Standard_Failure& failure) {
-    return Status::failure(format("{}: OCCT failed while drawing: {} ({})", path.string(),
+    return Status::failure(format("{}: OCCT failed while drawing: {} ({})", name,
                                   failure.GetMessageString(), failure.DynamicType()->Name()));
-  } catch (const Error&) {
-    throw;
   } catch (const std::exception& failure) {
-    return Status::failure(format("{}: drawing failed: {}", path.string(), failure.what()));
+    return Status::failure(format("{}: drawing failed: {}", name, failure.what()));
   }
+}
+
+Result<Thumbnail> make_thumbnail(const std::filesystem::path& path,
+                                 const ThumbnailOptions& options) {
+  check_options(options);
+  const Result<ModelShape> model = [&]() -> Result<ModelShape> {
+    try {
+      OCC_CATCH_SIGNALS
+      return load_model(path, options.ingest);
+    } catch (const Standard_Failure& failure) {
+      return Status::failure(format("{}: OCCT failed while reading: {} ({})", path.string(),
+                                    failure.GetMessageString(), failure.DynamicType()->Name()));
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& failure) {
+      return Status::failure(format("{}: reading failed: {}", path.string(), failure.what()));
+    }
+  }();
+  if (!model) return model.status();
+  return draw_thumbnail(model->shape, path.string(), options);
 }
 
 }  // namespace cadclip::cad

@@ -25,7 +25,6 @@
 #ifdef CADCLIP_WITH_OCCT
 #include "cadclip/cad/ingest.h"
 #include "cadclip/cad/prepare.h"
-#include "cadclip/cad/thumbnail.h"
 #endif
 
 namespace cadclip::index {
@@ -44,6 +43,62 @@ struct Found {
 struct Failure {
   std::string path, id, kind, reason;
 };
+
+// A part's drawing as a prepare run with thumbnails left it (thumbnails.jsonl):
+// the SVG file, or why there is none.
+struct Drawing {
+  fs::path svg;  // empty: none
+  std::string path, kind, reason;
+};
+
+std::vector<nlohmann::json> read_json_lines(const fs::path& file) {
+  std::vector<nlohmann::json> lines;
+  const std::string text = read_text_file(file);
+  size_t start = 0;
+  int64_t number = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end - start);
+    start = end == std::string::npos ? text.size() : end + 1;
+    ++number;
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object())
+      throw Error(
+          format("{} line {} is not a JSON object; the file is damaged: delete it and run "
+                 "the job that wrote it again",
+                 file.string(), number));
+    lines.push_back(std::move(j));
+  }
+  return lines;
+}
+
+// The drawings of a prepared folder by id; none when it was prepared without
+// thumbnails.
+std::map<std::string, Drawing> read_drawings(const fs::path& prepared) {
+  std::map<std::string, Drawing> drawings;
+  if (!fs::exists(prepared / "thumbnails.jsonl")) return drawings;
+  for (const nlohmann::json& j : read_json_lines(prepared / "thumbnails.jsonl")) {
+    Drawing d;
+    d.path = j.value("path", "");
+    if (j.contains("svg") && j["svg"].is_string()) {
+      // Only a file of the folder's own thumbnails/ is ever copied into an index.
+      const fs::path svg = j["svg"].get<std::string>();
+      if (svg.parent_path() != "thumbnails" || svg.extension() != ".svg")
+        throw Error(
+            format("{} names the drawing '{}', which is not an .svg file in {}; the "
+                   "file is damaged: prepare the folder again with --thumbnails",
+                   (prepared / "thumbnails.jsonl").string(), svg.string(),
+                   (prepared / "thumbnails").string()));
+      d.svg = prepared / svg;
+    } else {
+      d.kind = j.value("kind", "draw");
+      d.reason = j.value("reason", "no drawing was made");
+    }
+    drawings[j.value("id", "")] = std::move(d);
+  }
+  return drawings;
+}
 
 // Large libraries: an inverted file with about 4 sqrt(n) lists (a power of
 // two), searched 16 lists deep. On 100,000 parts IVF1024,Flat at nprobe 16
@@ -92,6 +147,15 @@ std::map<std::string, std::string> first_captions(const fs::path& path) {
 at::Tensor embed_graphs(model::TwoTowerImpl& model, const std::vector<data::BRepGraph>& graphs) {
   c10::InferenceMode inference;
   return model.encode_brep(graphs).contiguous();
+}
+
+std::vector<Failure> read_failures(const fs::path& path) {
+  std::vector<Failure> failures;
+  if (!fs::exists(path)) return failures;
+  for (const nlohmann::json& j : read_json_lines(path))
+    failures.push_back(
+        {j.value("path", ""), j.value("id", ""), j.value("kind", ""), j.value("reason", "")});
+  return failures;
 }
 
 void write_failures(const fs::path& path, std::vector<Failure> failures) {
@@ -218,8 +282,12 @@ IndexSummary build_index(const IndexOptions& o) {
   log::info("index", "{} parts in the library: {} to embed, {} unchanged, {} removed",
             with_commas(found.size()), todo.size(), summary.unchanged, gone.size());
 
-  // Graphs of what must be embedded.
+  // Graphs of what must be embedded, and drawings of them by id.
   std::vector<std::pair<Found*, data::BRepGraph>> graphs;
+  std::map<std::string, Drawing> drawings;
+  // A prepared library has no CAD sources to draw from here, only the drawings
+  // of `cadclip prepare --thumbnails`, made by its workers.
+  if (prepared && o.thumbnails) drawings = read_drawings(library);
   if (prepared) {
     for (Found* f : todo) graphs.emplace_back(f, data::BRepGraph{});  // read batch by batch
   } else if (!todo.empty()) {
@@ -232,8 +300,16 @@ IndexSummary build_index(const IndexOptions& o) {
     prepare.ingest.assume_unit = o.assume_unit;
     prepare.overwrite = true;
     prepare.worker_binary = o.worker_binary;
+    // The workers that read the shapes draw them too (protocol in
+    // src/cad/prepare_protocol.h), so that Open CASCADE's HLR runs in the same
+    // contained processes as the reading: a crash or hang while drawing costs
+    // that part its thumbnail, never the job. The part itself stays indexed,
+    // since its embedding needs only the graph, which the worker sent before
+    // drawing; the reason goes to warnings.jsonl.
+    prepare.thumbnails = o.thumbnails;
     fs::remove_all(prepare.out);
     cad::run_prepare(prepare);
+    drawings = read_drawings(prepare.out);
     const data::Dataset ingested = data::Dataset::open(prepare.out);
     std::map<std::string, Found*> by_id;
     for (Found* f : todo) by_id[f->item.id] = f;
@@ -241,18 +317,8 @@ IndexSummary build_index(const IndexOptions& o) {
       const auto it = by_id.find(ingested.id(i));
       if (it != by_id.end()) graphs.emplace_back(it->second, ingested.graph(i));
     }
-    const std::string lines = read_text_file(fs::path(prepare.out) / "failures.jsonl");
-    size_t start = 0;
-    while (start < lines.size()) {
-      const size_t end = lines.find('\n', start);
-      const std::string line = lines.substr(start, end - start);
-      start = end == std::string::npos ? lines.size() : end + 1;
-      if (line.empty()) continue;
-      const nlohmann::json j = nlohmann::json::parse(line);
-      failures.push_back(
-          {j.value("path", ""), j.value("id", ""), j.value("kind", ""), j.value("reason", "")});
-    }
-    fs::remove_all(out / "work");
+    for (Failure& f : read_failures(fs::path(prepare.out) / "failures.jsonl"))
+      failures.push_back(std::move(f));
 #endif
   }
 
@@ -278,6 +344,14 @@ IndexSummary build_index(const IndexOptions& o) {
     }
   }
   summary.removed += static_cast<int64_t>(gone.size());
+  // Parts without a drawing: this run's, and an earlier run's for parts kept unchanged.
+  std::vector<Failure> warnings;
+  std::set<std::string> redone(failed_ids.begin(), failed_ids.end());  // or gone from the index
+  for (const auto& [found_part, graph] : graphs) redone.insert(found_part->item.id);
+  for (Failure& w : read_failures(out / "warnings.jsonl"))
+    if (present.count(w.id) && !redone.count(w.id) && existing.count(w.id) &&
+        existing[w.id].item.thumbnail.empty())
+      warnings.push_back(std::move(w));
   Progress progress("index", {.total = static_cast<int64_t>(graphs.size()), .unit = "parts"});
   for (size_t start = 0; start < graphs.size(); start += o.batch_size) {
     const size_t end = std::min(graphs.size(), start + static_cast<size_t>(o.batch_size));
@@ -292,20 +366,29 @@ IndexSummary build_index(const IndexOptions& o) {
       Item& item = graphs[i].first->item;
       fill_from_graph(item, graphs[i].second);
       item.thumbnail.clear();
-#ifdef CADCLIP_WITH_OCCT
-      if (o.thumbnails && !item.source.empty()) {
-        cad::ThumbnailOptions t;
-        t.ingest.assume_unit = o.assume_unit;
-        Result<cad::Thumbnail> drawing = cad::make_thumbnail(item.source, t);
-        if (drawing) {
+      const fs::path thumbnail_file = out / detail::kThumbnailDir / thumbnail_name(item.id);
+      const auto drawing = drawings.find(item.id);
+      if (o.thumbnails && drawing != drawings.end()) {
+        if (!drawing->second.svg.empty() && !fs::exists(drawing->second.svg)) {
+          drawing->second.kind = "missing";
+          drawing->second.reason =
+              format("{} is gone; prepare the library again with --thumbnails to draw it",
+                     drawing->second.svg.string());
+          drawing->second.svg.clear();
+        }
+        if (!drawing->second.svg.empty()) {
           item.thumbnail = thumbnail_name(item.id);
-          write_text_atomic(out / detail::kThumbnailDir / item.thumbnail, drawing->svg);
+          write_text_atomic(thumbnail_file, read_text_file(drawing->second.svg));
           ++summary.thumbnails;
         } else {
-          log::warn("index", "no thumbnail for {}: {}", item.id, drawing.status().reason());
+          log::warn("index", "no thumbnail for {} ({}): {}", item.id, drawing->second.kind,
+                    drawing->second.reason);
+          warnings.push_back({drawing->second.path.empty() ? item.source : drawing->second.path,
+                              item.id, "thumbnail_" + drawing->second.kind,
+                              drawing->second.reason});
         }
       }
-#endif
+      if (item.thumbnail.empty()) fs::remove(thumbnail_file);  // a changed part's old drawing
       const at::Tensor row = emb[static_cast<int64_t>(i - start)].contiguous();
       catalog.put(item, {row.data_ptr<float>(), static_cast<size_t>(row.numel())});
       graphs[i].second = data::BRepGraph{};
@@ -313,6 +396,9 @@ IndexSummary build_index(const IndexOptions& o) {
     progress.advance(static_cast<int64_t>(end - start));
   }
   progress.finish();
+#ifdef CADCLIP_WITH_OCCT
+  fs::remove_all(out / "work");
+#endif
 
   // The vectors, always rebuilt from the catalog so that they follow its order.
   const std::vector<detail::StoredItem> all = catalog.items();
@@ -344,6 +430,8 @@ IndexSummary build_index(const IndexOptions& o) {
   summary.parts = static_cast<int64_t>(all.size());
   summary.failed = static_cast<int64_t>(failures.size());
   write_failures(out / "failures.jsonl", failures);
+  summary.thumbnail_failures = static_cast<int64_t>(warnings.size());
+  write_failures(out / "warnings.jsonl", warnings);
   nlohmann::json used = {{"checkpoint", o.checkpoint},
                          {"library", o.library},
                          {"out", o.out},

@@ -216,6 +216,50 @@ TEST_F(PrepareJob, AnInterruptedRunResumesWithoutRedoingFinishedFiles) {
   EXPECT_TRUE(resumed_shards == shard_bytes(out("w")));
 }
 
+// With --thumbnails the workers draw each model after sending its graph; the
+// drawings live in the journal, so a resumed run keeps them, and a worker
+// that crashes while drawing costs only that drawing (the model is prepared).
+TEST_F(PrepareJob, ThumbnailsSurviveAResumeAndACrashWhileDrawingCostsOnlyTheDrawing) {
+  const std::string args = in().string() + " --workers 1 --thumbnails --out ";
+  const std::string crash = "CADCLIP_DEBUG_CRASH_DRAWING=screw.step";
+  const RunResult killed = run_prepare(crash + " CADCLIP_DEBUG_KILL_JOB_AFTER=2",
+                                       args + out("t").string(), scratch_.path() / "killed.txt");
+  EXPECT_EQ(killed.exit_code, -1) << killed.log;
+  // Resuming without drawings would mix models with and without them.
+  const RunResult plain = run_prepare("", in().string() + " --workers 1 --out " + out("t").string(),
+                                      scratch_.path() / "plain.txt");
+  EXPECT_EQ(plain.exit_code, 2) << plain.log;
+  EXPECT_NE(plain.log.find("other options"), std::string::npos) << plain.log;
+
+  const RunResult resumed = run_prepare(crash, args + out("t").string(), scratch_.path() / "t.txt");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.log;  // a missing drawing is a warning
+  EXPECT_NE(resumed.log.find("1 without a drawing"), std::string::npos) << resumed.log;
+  const nlohmann::json manifest = read_json(out("t") / "manifest.json");
+  EXPECT_EQ(manifest["run"]["from_journal"], 2);
+  EXPECT_EQ(manifest["counts"]["prepared"], 3);
+  EXPECT_EQ(manifest["thumbnails"]["drawn"], 2);
+  EXPECT_EQ(manifest["thumbnails"]["missing_by_kind"]["crash"], 1);
+  expect_counts_add_up(out("t"));
+
+  const RunResult whole = run_prepare("", args + out("w").string(), scratch_.path() / "w.txt");
+  ASSERT_EQ(whole.exit_code, 0) << whole.log;
+  const std::vector<nlohmann::json> lines = read_jsonl(out("t") / "thumbnails.jsonl");
+  ASSERT_EQ(lines.size(), 3u);
+  for (const nlohmann::json& line : lines) {
+    if (line["id"] == "screw") {
+      EXPECT_TRUE(line["svg"].is_null()) << line;
+      EXPECT_EQ(line["kind"], "crash") << line;
+      EXPECT_NE(line["reason"].get<std::string>().find("signal 11"), std::string::npos) << line;
+      continue;
+    }
+    const std::string svg = read_text_file(out("t") / line["svg"].get<std::string>());
+    EXPECT_NE(svg.find("<polyline"), std::string::npos) << line;
+    // Byte for byte the drawing of an uninterrupted run.
+    EXPECT_EQ(svg, read_text_file(out("w") / line["svg"].get<std::string>())) << line;
+  }
+  EXPECT_TRUE(shard_bytes(out("t")) == shard_bytes(out("w")));
+}
+
 TEST_F(PrepareJob, AFinishedDatasetIsNotOverwrittenUnlessAsked) {
   const std::string args = in().string() + " --workers 1 --out " + out("o").string();
   ASSERT_EQ(run_prepare("", args, scratch_.path() / "1.txt").exit_code, 0);

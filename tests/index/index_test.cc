@@ -1,13 +1,15 @@
 // The index layer: exact search ranks equal those of eval::evaluate on the
 // same checkpoint and gallery; an index refuses another checkpoint; updates
 // embed only what changed; CAD folders are ingested in worker processes and
-// failures are listed.
+// failures are listed; a worker crashing or hanging while drawing a thumbnail
+// costs only that drawing.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cadclip/core/error.h"
@@ -18,6 +20,10 @@
 #include "cadclip/index/searcher.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "index_fixture.h"
+
+#ifdef CADCLIP_WITH_OCCT
+#include "cadclip/cad/prepare.h"
+#endif
 
 namespace cadclip::index {
 namespace {
@@ -182,6 +188,114 @@ TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
   EXPECT_EQ(s.parts, 3);
   EXPECT_EQ(s.thumbnails, 2);
   EXPECT_EQ(Searcher::open(root_ / "index").find("a"), nullptr);
+}
+
+// The ingest workers draw the thumbnails, after sending the part's graph: a
+// worker that crashes (SIGSEGV) or hangs while drawing costs that part its
+// drawing, never the job or the part's place in the index.
+TEST_F(IndexTest, ThumbnailCrashAndHangCostOnlyThatDrawing) {
+  const fs::path library = root_ / "library";
+  fs::create_directories(library);
+  const auto parts = testing::real_parts();
+  fs::copy_file(parts[0], library / "a.step");
+  fs::copy_file(parts[1], library / "crash_drawing.step");
+  fs::copy_file(parts[2], library / "hang_drawing.step");
+  fs::copy_file(parts[3], library / "d.step");
+  IndexOptions o = options(library, root_ / "index");
+  o.file_timeout_s = 3;  // the hung drawing's limit
+  // The prepare worker's test hooks, read by the worker processes this job starts.
+  ::setenv("CADCLIP_DEBUG_CRASH_DRAWING", "crash_drawing.step", 1);
+  ::setenv("CADCLIP_DEBUG_HANG_DRAWING", "hang_drawing.step", 1);
+  IndexSummary s = build_index(o);
+  ::unsetenv("CADCLIP_DEBUG_CRASH_DRAWING");
+  ::unsetenv("CADCLIP_DEBUG_HANG_DRAWING");
+  EXPECT_EQ(s.parts, 4);
+  EXPECT_EQ(s.failed, 0);
+  EXPECT_EQ(s.thumbnails, 2);
+  EXPECT_EQ(s.thumbnail_failures, 2);
+  EXPECT_EQ(read_text_file(root_ / "index" / "failures.jsonl"), "");
+
+  std::map<std::string, nlohmann::json> warnings = {{"crash_drawing", nullptr},
+                                                    {"hang_drawing", nullptr}};
+  const std::string text = read_text_file(root_ / "index" / "warnings.jsonl");
+  size_t lines = 0;
+  for (size_t at = 0, end; at < text.size(); at = end + 1, ++lines) {
+    end = text.find('\n', at);
+    const nlohmann::json w = nlohmann::json::parse(text.substr(at, end - at));
+    ASSERT_TRUE(warnings.count(w["id"])) << text;
+    warnings[w["id"]] = w;
+  }
+  EXPECT_EQ(lines, 2u) << text;
+  const nlohmann::json& crash = warnings["crash_drawing"];
+  EXPECT_EQ(crash["kind"], "thumbnail_crash");
+  EXPECT_EQ(crash["path"], (library / "crash_drawing.step").string());
+  EXPECT_NE(crash["reason"].get<std::string>().find("signal 11"), std::string::npos) << crash;
+  EXPECT_NE(crash["reason"].get<std::string>().find("thumbnail"), std::string::npos) << crash;
+  const nlohmann::json& hang = warnings["hang_drawing"];
+  EXPECT_EQ(hang["kind"], "thumbnail_timeout");
+  EXPECT_NE(hang["reason"].get<std::string>().find("--file-timeout"), std::string::npos) << hang;
+
+  {
+    const Searcher searcher = Searcher::open(root_ / "index");
+    for (const char* id : {"a", "d"}) {
+      const Item* item = searcher.find(id);
+      ASSERT_NE(item, nullptr) << id;
+      ASSERT_FALSE(item->thumbnail.empty()) << id;
+      const std::string svg = read_text_file(root_ / "index" / "thumbnails" / item->thumbnail);
+      EXPECT_NE(svg.find("<polyline"), std::string::npos) << id;
+    }
+    for (const char* id : {"crash_drawing", "hang_drawing"}) {
+      const Item* item = searcher.find(id);
+      ASSERT_NE(item, nullptr) << id << " must stay searchable without its drawing";
+      EXPECT_TRUE(item->thumbnail.empty()) << id;
+      EXPECT_GT(item->faces, 0) << id;
+    }
+  }
+
+  // Unchanged parts are not redrawn, and their warnings stay listed.
+  s = build_index(o);
+  EXPECT_EQ(s.unchanged, 4);
+  EXPECT_EQ(s.thumbnail_failures, 2);
+  EXPECT_EQ(read_text_file(root_ / "index" / "warnings.jsonl"), text);
+}
+
+// A prepared folder made with thumbnails brings its drawings (and the reasons
+// for missing ones) into the index; one made without has none.
+TEST_F(IndexTest, PreparedLibraryWithThumbnails) {
+  const fs::path library = root_ / "library";
+  fs::create_directories(library);
+  const auto parts = testing::real_parts();
+  fs::copy_file(parts[0], library / "a.step");
+  fs::copy_file(parts[1], library / "b.step");
+  cad::PrepareOptions p;
+  p.inputs = {library.string()};
+  p.out = (root_ / "prepared_cad").string();
+  p.workers = 1;
+  p.worker_binary = CADCLIP_BINARY;
+  p.thumbnails = true;
+  ::setenv("CADCLIP_DEBUG_CRASH_DRAWING", "b.step", 1);
+  const cad::PrepareSummary prepared = cad::run_prepare(p);
+  ::unsetenv("CADCLIP_DEBUG_CRASH_DRAWING");
+  EXPECT_EQ(prepared.prepared, 2);
+  EXPECT_EQ(prepared.thumbnails, 1);
+  EXPECT_EQ(prepared.thumbnail_failures, 1);
+
+  IndexSummary s = build_index(options(root_ / "prepared_cad", root_ / "index"));
+  EXPECT_EQ(s.parts, 2);
+  EXPECT_EQ(s.thumbnails, 1);
+  EXPECT_EQ(s.thumbnail_failures, 1);
+  const std::string warnings = read_text_file(root_ / "index" / "warnings.jsonl");
+  EXPECT_NE(warnings.find("\"id\":\"b\""), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("thumbnail_crash"), std::string::npos) << warnings;
+  const Searcher searcher = Searcher::open(root_ / "index");
+  ASSERT_FALSE(searcher.find("a")->thumbnail.empty());
+  EXPECT_TRUE(fs::exists(root_ / "index" / "thumbnails" / searcher.find("a")->thumbnail));
+  EXPECT_TRUE(searcher.find("b")->thumbnail.empty());
+
+  // The random-graph folder has no drawings: no thumbnails, no warnings.
+  s = build_index(options(root_ / "prepared", root_ / "index2"));
+  EXPECT_EQ(s.thumbnails, 0);
+  EXPECT_EQ(s.thumbnail_failures, 0);
 }
 #endif
 

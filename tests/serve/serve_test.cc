@@ -105,7 +105,11 @@ class ServeTest : public ::testing::Test {
     o.out = (root_ / "index").string();
     o.worker_binary = CADCLIP_BINARY;
     o.workers = 1;
+    // The prepare worker's test hook: the worker crashes while drawing this
+    // part's thumbnail, so the index holds one part without a drawing.
+    ::setenv("CADCLIP_DEBUG_CRASH_DRAWING", (std::string(kUndrawn) + ".step").c_str(), 1);
     index::build_index(o);
+    ::unsetenv("CADCLIP_DEBUG_CRASH_DRAWING");
     // The prepare worker's test hook: the server's ingest worker crashes
     // (SIGSEGV) on an upload stored as upload.igs, as Open CASCADE does on
     // some malformed files.
@@ -136,6 +140,7 @@ class ServeTest : public ::testing::Test {
     EXPECT_NE(message.find(words), std::string::npos) << message;
   }
 
+  static constexpr const char* kUndrawn = "82144_98698423_0001_2";  // the part without a drawing
   static fs::path root_;
   static Server server_;
 };
@@ -159,8 +164,10 @@ TEST_F(ServeTest, HealthAndTextSearch) {
   ASSERT_EQ(j["results"].size(), 3u);
   EXPECT_GE(j["results"][0]["score"].get<double>(), j["results"][1]["score"].get<double>());
   EXPECT_EQ(j["results"][0]["rank"], 1);
-  // Its thumbnail is an SVG drawing.
-  auto thumb = c.Get(j["results"][0]["thumbnail"].get<std::string>());
+  // A thumbnail is an SVG drawing.
+  const nlohmann::json& drawn =
+      j["results"][0]["id"] == kUndrawn ? j["results"][1] : j["results"][0];
+  auto thumb = c.Get(drawn["thumbnail"].get<std::string>());
   ASSERT_TRUE(thumb);
   EXPECT_EQ(thumb->status, 200);
   EXPECT_NE(thumb->body.find("<polyline"), std::string::npos);
@@ -184,6 +191,19 @@ TEST_F(ServeTest, SimilarItemsAndDetails) {
   EXPECT_GT(nlohmann::json::parse(item->body)["faces"].get<int>(), 0);
   expect_error(c.Get("/api/items/nothing-here"), 404, "no part");
   expect_error(c.Get("/api/similar/nothing-here"), 404, "no part");
+}
+
+TEST_F(ServeTest, APartWithoutADrawingIsServedWithoutOne) {
+  auto c = client();
+  auto item = c.Get(std::string("/api/items/") + kUndrawn);
+  ASSERT_TRUE(item);
+  ASSERT_EQ(item->status, 200) << item->body;
+  EXPECT_TRUE(nlohmann::json::parse(item->body)["thumbnail"].is_null()) << item->body;
+  expect_error(c.Get(std::string("/thumbnails/") + kUndrawn + ".svg"), 404, "no thumbnail");
+  // The page draws a placeholder for a null thumbnail and for one that fails to load.
+  const std::string page = c.Get("/app.js")->body;
+  EXPECT_NE(page.find("noimg"), std::string::npos);
+  EXPECT_NE(page.find("onerror"), std::string::npos);
 }
 
 TEST_F(ServeTest, ThePageIsServedWithoutExternalResources) {

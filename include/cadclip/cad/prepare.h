@@ -1,6 +1,7 @@
 // `cadclip prepare`: CAD files and captions in, a prepared dataset folder out
 // (shards, captions.jsonl, splits.json, manifest.json, failures.jsonl,
-// options.json; docs/FORMATS.md). Files are ingested by fresh worker
+// options.json, and with thumbnails thumbnails/ and thumbnails.jsonl;
+// docs/FORMATS.md). Files are ingested by fresh worker
 // processes, so a file that crashes or hangs Open CASCADE costs only itself,
 // and a journal lets an interrupted run finish without redoing finished files.
 #pragma once
@@ -38,6 +39,10 @@ struct PrepareOptions {
   bool overwrite = false;          // replace a finished dataset, or a run with other options
   bool keep_work = false;          // keep <out>/work (the journal) after a finished run
   std::string worker_binary;       // the cadclip executable that workers run; empty = this one
+  bool thumbnails = false;         // also draw each prepared model (thumbnails/, thumbnails.jsonl):
+                                   // the worker draws the shape it featurized, after sending its
+                                   // graph, so a crash while drawing loses only the drawing
+  int thumbnail_px = 200;          // drawing width and height, pixels
 };
 
 // What the job did; the same numbers are in manifest.json.
@@ -47,6 +52,8 @@ struct PrepareSummary {
   int64_t failed = 0;        // inputs listed in failures.jsonl; prepared + failed == inputs
   int64_t from_journal = 0;  // inputs finished by an earlier, interrupted run and not redone
   int64_t shards = 0;
+  int64_t thumbnails = 0;          // prepared models with a drawing (runs with thumbnails)
+  int64_t thumbnail_failures = 0;  // prepared models without one; thumbnails.jsonl says why
 };
 
 // Runs the whole job. Throws cadclip::Error for unusable arguments (an input

@@ -1,7 +1,8 @@
 // `cadclip index`: a trained checkpoint and a part library (a folder of CAD
 // files, ingested on the fly by the prepare job's worker processes, or a
 // prepared folder) in, an index folder out: vectors.faiss, catalog.sqlite,
-// thumbnails/, failures.jsonl, options.json (docs/HTTP_API.md describes it).
+// thumbnails/, failures.jsonl (files not indexed), warnings.jsonl (parts
+// indexed without a thumbnail, and why), options.json (docs/HTTP_API.md).
 // Running it again embeds only new and changed parts and drops deleted ones.
 #pragma once
 
@@ -20,7 +21,9 @@ struct IndexOptions {
                                    // efSearch=128 for HNSW, nprobe=16 for IVF, else nothing
   std::string captions;            // a caption file (JSONL/CSV) naming parts by id; empty = the
                                    // prepared folder's captions.jsonl when there is one
-  bool thumbnails = true;          // draw line-drawing thumbnails (needs OCCT and CAD sources)
+  bool thumbnails = true;          // line-drawing thumbnails: drawn by the ingest workers for a
+                                   // folder of CAD files; for a prepared folder, those that
+                                   // `cadclip prepare --thumbnails` drew
   int64_t batch_size = 32;         // parts per forward pass
   int workers = 0;                 // ingest worker processes; 0 = one per core
   double file_timeout_s = 120;     // a CAD file still ingesting after this long fails
@@ -30,14 +33,16 @@ struct IndexOptions {
 };
 
 struct IndexSummary {
-  int64_t parts = 0;       // parts in the index afterwards
-  int64_t added = 0;       // new parts embedded
-  int64_t changed = 0;     // parts re-embedded because their content changed
-  int64_t removed = 0;     // parts dropped because they left the library
-  int64_t unchanged = 0;   // parts kept without embedding them again
-  int64_t failed = 0;      // library files listed in failures.jsonl
-  int64_t thumbnails = 0;  // thumbnails drawn in this run
-  std::string factory;     // the FAISS index type written
+  int64_t parts = 0;               // parts in the index afterwards
+  int64_t added = 0;               // new parts embedded
+  int64_t changed = 0;             // parts re-embedded because their content changed
+  int64_t removed = 0;             // parts dropped because they left the library
+  int64_t unchanged = 0;           // parts kept without embedding them again
+  int64_t failed = 0;              // library files listed in failures.jsonl
+  int64_t thumbnails = 0;          // thumbnails drawn in this run
+  int64_t thumbnail_failures = 0;  // parts in the index without a drawing that failed (HLR error,
+                                   // crash or timeout), listed in warnings.jsonl
+  std::string factory;             // the FAISS index type written
 };
 
 // Throws cadclip::Error for unusable arguments (no checkpoint, a library that
