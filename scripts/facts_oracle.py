@@ -61,6 +61,10 @@ def main():
             for key, value in c["facts"].items():
                 truth[c["id"]].setdefault(key, value)
 
+    by_family = collections.defaultdict(list)
+    for g, t in truth.items():
+        by_family[t["family"]].append((g, t))
+
     print(f"{d}, split {args.split}: gallery {len(gallery)} parts")
     print(f"{'level':<14}{'queries':>8}{'family oracle R@1':>20}{'facts oracle R@1':>19}"
           f"{'3x family':>11}  family-only captions")
@@ -71,9 +75,9 @@ def main():
         facts_r1 = family_r1 = family_only = 0.0
         for q in queries:
             facts = q["facts"]
-            consistent = [g for g, t in truth.items()
+            family = [g for g, _ in by_family.get(facts.get("family"), [])]
+            consistent = [g for g, t in by_family.get(facts.get("family"), [])
                           if all(k in t and same(v, t[k]) for k, v in facts.items())]
-            family = [g for g, t in truth.items() if t["family"] == facts.get("family")]
             facts_r1 += 1 / len(consistent) if q["id"] in consistent else 0
             family_r1 += 1 / len(family) if q["id"] in family else 0
             family_only += set(facts) == {"family"}

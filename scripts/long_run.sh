@@ -4,13 +4,13 @@
 # run it again after an interruption and it continues where it stopped
 # (stages whose outputs exist are skipped; training resumes from `last`).
 #   scripts/long_run.sh [DIR=out/long]   env: CADCLIP_BIN, LONG_PARTS (12000),
-#   LONG_EPOCHS (18), LONG_THREADS (nproc)
+#   LONG_EPOCHS (40), LONG_THREADS (nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cadclip=${CADCLIP_BIN:-build/dev/apps/cadclip}
 dir=${1:-out/long}
 parts=${LONG_PARTS:-12000}
-epochs=${LONG_EPOCHS:-18}
+epochs=${LONG_EPOCHS:-40}
 threads=${LONG_THREADS:-$(nproc)}
 mkdir -p "$dir"
 
@@ -23,6 +23,7 @@ if [ ! -f "$dir/synth/splits_synth.json" ]; then
   python3 scripts/resplit.py "$dir/synth/splits_synth.json" "$dir/synth/splits.json" 0.50 0.05
 fi
 "$cadclip" synth --stats "$dir/synth" | tee "$dir/synth_stats.txt"
+python3 scripts/facts_oracle.py "$dir/synth" | tee "$dir/oracles.txt"
 if [ ! -f "$dir/prepared/manifest.json" ]; then
   "$cadclip" prepare "$dir/synth/parts" --captions "$dir/synth/captions.jsonl" \
     --splits "$dir/synth/splits.json" --out "$dir/prepared"
