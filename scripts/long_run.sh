@@ -4,13 +4,13 @@
 # run it again after an interruption and it continues where it stopped
 # (stages whose outputs exist are skipped; training resumes from `last`).
 #   scripts/long_run.sh [DIR=out/long]   env: CADCLIP_BIN, LONG_PARTS (12000),
-#   LONG_EPOCHS (40), LONG_THREADS (nproc)
+#   LONG_EPOCHS (48), LONG_THREADS (nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cadclip=${CADCLIP_BIN:-build/dev/apps/cadclip}
 dir=${1:-out/long}
 parts=${LONG_PARTS:-12000}
-epochs=${LONG_EPOCHS:-40}
+epochs=${LONG_EPOCHS:-48}
 threads=${LONG_THREADS:-$(nproc)}
 mkdir -p "$dir"
 
