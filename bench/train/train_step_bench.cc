@@ -48,6 +48,7 @@
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/loss.h"
 #include "cadclip/train/loss_scaler.h"
+#include "cadclip/train/optimizer.h"
 
 namespace {
 
@@ -132,24 +133,7 @@ class StepBench {
     for (const auto& p : built_.model->parameters())
       if (p.requires_grad()) parameters_.push_back(p);
     // The trainer's four AdamW groups: text / new modules, with / without decay.
-    std::vector<at::Tensor> text_decay, text_plain, new_decay, new_plain;
-    for (const auto& item : built_.model->named_parameters()) {
-      const bool text = item.key().starts_with("text.");
-      const bool plain = item.value().dim() < 2;
-      (text ? (plain ? text_plain : text_decay) : (plain ? new_plain : new_decay))
-          .push_back(item.value());
-    }
-    auto group = [](std::vector<at::Tensor> params, double lr, double decay) {
-      torch::optim::AdamWOptions o(lr);
-      o.weight_decay(decay).betas({0.9, 0.98}).eps(1e-6);
-      return torch::optim::OptimizerParamGroup(std::move(params),
-                                               std::make_unique<torch::optim::AdamWOptions>(o));
-    };
-    std::vector<torch::optim::OptimizerParamGroup> groups;
-    groups.push_back(group(text_decay, kTextLr, kWeightDecay));
-    groups.push_back(group(text_plain, kTextLr, 0));
-    groups.push_back(group(new_decay, kLr, kWeightDecay));
-    groups.push_back(group(new_plain, kLr, 0));
+    auto groups = train::adamw_groups(*built_.model, {}, {kLr, kTextLr, kWeightDecay});
     optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups));
 
     std::vector<int64_t> face_counts;

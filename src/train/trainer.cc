@@ -30,6 +30,7 @@
 #include "cadclip/train/checkpoint.h"
 #include "cadclip/train/loss_scaler.h"
 #include "cadclip/train/momentum_queue.h"
+#include "cadclip/train/optimizer.h"
 #include "cadclip/train/sampler.h"
 #include "cadclip/train/tensorboard.h"
 
@@ -119,24 +120,6 @@ double learning_rate_factor(int64_t step, int64_t total, int64_t warmup) {
   const double progress =
       total > warmup ? static_cast<double>(step - warmup) / static_cast<double>(total - warmup) : 1;
   return 0.5 * (1 + std::cos(std::numbers::pi * std::min(progress, 1.0)));
-}
-
-struct Groups {
-  std::vector<at::Tensor> text_decay, text_plain, new_decay, new_plain;
-};
-
-Groups parameter_groups(torch::nn::Module& model, const at::Tensor& extra) {
-  Groups g;
-  for (const auto& item : model.named_parameters()) {
-    if (!item.value().requires_grad()) continue;  // frozen
-    const bool text = item.key().starts_with("text.");
-    // Norms, biases and the temperature get no weight decay.
-    const bool plain = item.value().dim() < 2;
-    (text ? (plain ? g.text_plain : g.text_decay) : (plain ? g.new_plain : g.new_decay))
-        .push_back(item.value());
-  }
-  if (extra.defined()) g.new_plain.push_back(extra);
-  return g;
 }
 
 std::map<std::string, at::Tensor> optimizer_state(torch::optim::AdamW& optimizer,
@@ -354,19 +337,10 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
   }
 
   // Optimizer and schedule.
-  Groups groups = parameter_groups(*built.model, siglip_bias);
-  auto make_group = [&](std::vector<at::Tensor> params, double lr, double decay) {
-    torch::optim::AdamWOptions o(lr);
-    o.weight_decay(decay).betas({0.9, 0.98}).eps(1e-6);
-    return torch::optim::OptimizerParamGroup(std::move(params),
-                                             std::make_unique<torch::optim::AdamWOptions>(o));
-  };
-  std::vector<torch::optim::OptimizerParamGroup> param_groups;
-  param_groups.push_back(make_group(groups.text_decay, options.text_lr, options.weight_decay));
-  param_groups.push_back(make_group(groups.text_plain, options.text_lr, 0));
-  param_groups.push_back(make_group(groups.new_decay, options.lr, options.weight_decay));
-  param_groups.push_back(make_group(groups.new_plain, options.lr, 0));
-  const std::vector<double> base_lr = {options.text_lr, options.text_lr, options.lr, options.lr};
+  const AdamWSettings adamw{options.lr, options.text_lr, options.weight_decay};
+  const std::vector<double> base_lr = adamw_base_lr(adamw);
+  std::vector<torch::optim::OptimizerParamGroup> param_groups =
+      adamw_groups(*built.model, siglip_bias, adamw);
   torch::optim::AdamW optimizer(param_groups);
   load_optimizer_state(optimizer, *built.model, siglip_bias, state.tensors);
   DynamicLossScaler scaler(options.precision == "fp16", {}, device);
