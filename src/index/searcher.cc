@@ -112,14 +112,7 @@ const Item* Searcher::find(std::string_view id) const {
 }
 
 at::Tensor Searcher::embed_text(std::string_view text) const {
-  c10::InferenceMode inference;
-  model::BuiltModel& built = state_->built;
-  const std::vector<std::string> texts = {std::string(text)};
-  const auto [ids, mask] =
-      text::to_tensors(built.text.tokenizer->batch(texts, built.text.max_length));
-  const text::QuantityBatch quantities =
-      built.model->reads_quantities() ? text::quantity_batch(texts) : text::QuantityBatch{};
-  return built.model->encode_text(ids, mask, quantities)[0].contiguous();
+  return embed_texts({std::string(text)})[0].contiguous();
 }
 
 at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {

@@ -111,9 +111,9 @@ std::vector<Quantity> extract_quantities(std::string_view text, size_t max_count
         is_digit(c) || (c == '.' && i + 1 < text.size() && is_digit(text[i + 1]) &&
                         (i == 0 || !is_digit(text[i - 1])));
     if (starts_number) {
+      const size_t start = i;
       double value = read_digits(text, i);
-      size_t integer_digits = 0;
-      for (size_t k = i; k > 0 && is_digit(text[k - 1]); --k) ++integer_digits;
+      const size_t integer_digits = i - start;
       // "1,200": a group of exactly three digits after a comma is a thousands
       // group; "150, 90" and "3,5" are two numbers.
       while (integer_digits <= 3 && i + 3 < text.size() && text[i] == ',' &&

@@ -6,9 +6,7 @@
 // The test binary starts copies of itself as the ranks; a rank runs the
 // DistributedRank.* tests, which skip unless CADCLIP_TEST_RANK is set.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +25,7 @@
 #include "cadclip/core/safetensors.h"
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/loss.h"
+#include "free_port.h"
 
 extern char** environ;
 
@@ -38,17 +37,7 @@ constexpr int64_t kBatch = 8;
 
 int env_int(const char* name) { return std::atoi(std::getenv(name)); }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+using testing::free_port;
 
 // Starts `world` copies of this binary running `filter`; returns their pids.
 std::vector<pid_t> launch(int world, const std::string& filter, const fs::path& out,

@@ -2,9 +2,6 @@
 // (NCCL refuses two ranks on one GPU). Skips without NCCL in the build or
 // without a CUDA device; scripts/gpu_checks.sh runs it on a GPU machine.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <ATen/ATen.h>
 
@@ -13,21 +10,12 @@
 #include <vector>
 
 #include "cadclip/train/communicator.h"
+#include "free_port.h"
 
 namespace cadclip::train {
 namespace {
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+using testing::free_port;
 
 TEST(NcclGpu, OneProcessGathersReducesAndBroadcastsOnCuda) {
   std::string missing;

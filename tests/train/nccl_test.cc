@@ -4,8 +4,6 @@
 // rendezvous, with an error that says to use Gloo (the library and the CLI).
 // The collectives themselves need a GPU: nccl_gpu_test.cc.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/train/communicator.h"
+#include "free_port.h"
 
 namespace cadclip::train {
 namespace {
@@ -30,18 +29,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A port nobody listens on: a rendezvous there would wait for the timeout.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+using testing::free_port;
 
 // Rank 1 of 2 (so it is a client that would wait for rank 0's store).
 ProcessGroupOptions nccl_options() {
@@ -50,7 +38,7 @@ ProcessGroupOptions nccl_options() {
   options.rank = 1;
   options.world_size = 2;
   options.local_rank = 0;
-  options.master_port = free_port();
+  options.master_port = free_port();  // nobody listens: a rendezvous would wait
   options.timeout = std::chrono::seconds(60);
   return options;
 }

@@ -12,10 +12,11 @@
 
 namespace cadclip::train {
 
+// The values come from TrainOptions (lr, text_lr, weight_decay), which holds the defaults.
 struct AdamWSettings {
-  double lr = 5e-4;            // the new modules (B-Rep tower, heads, quantity branch)
-  double text_lr = 3e-5;       // the pretrained text tower
-  double weight_decay = 0.05;  // decoupled; never on norms, biases and the temperature
+  double lr;            // the new modules (B-Rep tower, heads, quantity branch)
+  double text_lr;       // the pretrained text tower
+  double weight_decay;  // decoupled; never on norms, biases and the temperature
 };
 
 // The groups in this order: text with decay, text without, new with decay,
