@@ -84,9 +84,24 @@ gp_XYZ vector3(const Json& object, const char* key, const std::string& where) {
   return gp_XYZ(number(value, "x", inner), number(value, "y", inner), number(value, "z", inner));
 }
 
+// Lengths beyond this (1,000 km) are no part's: a wrong unit or a broken
+// file, refused here before OCCT meets them in an overflowing prism or
+// direction ("gp_Dir() - input vector has zero norm").
+constexpr double kLargestLengthMm = 1e9;
+
+double length_mm(double value, double mm, const std::string& where, const char* key) {
+  const double out = value * mm;
+  if (!(std::abs(out) <= kLargestLengthMm))
+    throw SequenceError(
+        format("{}.{} is {} mm, beyond any part (limit {} mm); check the file and "
+               "--assume-unit",
+               where, key, out, kLargestLengthMm));
+  return out;
+}
+
 gp_XY point2(const Json& object, const char* key, const std::string& where, double mm) {
   const gp_XYZ p = vector3(object, key, where);
-  return gp_XY(p.X() * mm, p.Y() * mm);
+  return gp_XY(length_mm(p.X(), mm, where, key), length_mm(p.Y(), mm, where, key));
 }
 
 gp_XY rotated(const gp_XY& v, double angle) {
@@ -113,7 +128,9 @@ Frame parse_frame(const Json& transform, const std::string& where, double mm) {
       x.Crossed(y).Modulus() < 1e-9 * x.Modulus() * y.Modulus())
     throw SequenceError(format("{}: the sketch axes are zero or parallel", where));
   Frame frame;
-  frame.origin = gp_Pnt(origin * mm);
+  frame.origin =
+      gp_Pnt(length_mm(origin.X(), mm, where, "origin"), length_mm(origin.Y(), mm, where, "origin"),
+             length_mm(origin.Z(), mm, where, "origin"));
   frame.x = gp_Dir(x);
   frame.y = gp_Dir(y);
   frame.normal = gp_Dir(x.Crossed(y));
@@ -141,28 +158,34 @@ Curve parse_curve(const Json& json, const std::string& where, double mm, double 
   } else if (type == "Circle3D") {
     curve.kind = Curve::kCircle;
     curve.center = point2(json, "center_point", where, mm);
-    curve.radius = number(json, "radius", where) * mm;
+    curve.radius = length_mm(number(json, "radius", where), mm, where, "radius");
     if (!(curve.radius > tolerance)) throw SequenceError(format("{}: a circle of radius 0", where));
   } else if (type == "Arc3D") {
     curve.kind = Curve::kArc;
     curve.start = point2(json, "start_point", where, mm);
     curve.end = point2(json, "end_point", where, mm);
     curve.center = point2(json, "center_point", where, mm);
-    curve.radius = number(json, "radius", where) * mm;
-    double sweep = number(json, "end_angle", where) - number(json, "start_angle", where);
-    if (sweep <= 0) sweep += 2 * M_PI;
-    // The angles turn about the arc's normal: counterclockwise in the sketch
-    // when it points along +z, clockwise when along -z. Whichever turn from
-    // the start point lands on the stated end point wins.
-    const double normal_z = vector3(json, "normal", where).Z();
-    const gp_XY radial = curve.start - curve.center;
-    const double match = std::max(1e-3 * curve.radius, tolerance);
-    double turn = normal_z < 0 ? -sweep : sweep;
-    if ((curve.center + rotated(radial, turn) - curve.end).Modulus() > match) turn = -turn;
-    if ((curve.center + rotated(radial, turn) - curve.end).Modulus() > match)
+    curve.radius = length_mm(number(json, "radius", where), mm, where, "radius");
+    if (!(curve.radius > tolerance)) throw SequenceError(format("{}: an arc of radius 0", where));
+    // DeepCAD's rule (cadlib Arc.get_mid_point): the arc passes through the
+    // reference vector turned counterclockwise, in the sketch's own frame, by
+    // the mean of its two angles. Neither `normal` (stored in sketch or in
+    // world coordinates, depending on the file) nor which end is called the
+    // start decides the side: a half circle lands on its end point either way.
+    const gp_XYZ reference = vector3(json, "reference_vector", where);
+    const gp_XY direction(reference.X(), reference.Y());
+    if (direction.Modulus() < 1e-12)
       throw SequenceError(
-          format("{}: the arc's angles do not lead from its start point to its end point", where));
-    curve.mid = curve.center + rotated(radial, turn / 2);
+          format("{}: the arc's reference_vector is zero in the sketch plane", where));
+    const double mid_angle =
+        (number(json, "start_angle", where) + number(json, "end_angle", where)) / 2;
+    curve.mid = curve.center + rotated(direction / direction.Modulus(), mid_angle) * curve.radius;
+    if ((curve.end - curve.start).Modulus() <= tolerance)
+      throw SequenceError(format("{}: an arc whose start and end points coincide", where));
+    const double apart = std::max(1e-6 * curve.radius, tolerance);
+    if ((curve.mid - curve.start).Modulus() <= apart || (curve.mid - curve.end).Modulus() <= apart)
+      throw SequenceError(
+          format("{}: the arc's angles put its midpoint on an end point (a zero sweep)", where));
   } else {
     throw SequenceError(
         format("{}: unsupported curve type '{}' (Line3D, Arc3D, Circle3D)", where, type));
@@ -344,17 +367,18 @@ TopoDS_Face make_profile_face(const Json& profile, const Frame& frame, const std
 std::pair<double, double> extent_range(const Json& extrude, const std::string& where, double mm,
                                        const IngestOptions& options) {
   const std::string type = text(extrude, "extent_type", where);
-  const double one =
-      number(member(member(extrude, "extent_one", where), "distance", where), "value", where) * mm;
+  const double one = length_mm(
+      number(member(member(extrude, "extent_one", where), "distance", where), "value", where), mm,
+      where, "extent_one");
   if (type == "OneSideFeatureExtentType") return {std::min(0.0, one), std::max(0.0, one)};
   if (type == "SymmetricFeatureExtentType") {
     const double side = options.deepcad_symmetric_full ? std::abs(one) : std::abs(one) / 2;
     return {-side, side};
   }
   if (type == "TwoSidesFeatureExtentType") {
-    const double two =
-        -number(member(member(extrude, "extent_two", where), "distance", where), "value", where) *
-        mm;
+    const double two = -length_mm(
+        number(member(member(extrude, "extent_two", where), "distance", where), "value", where), mm,
+        where, "extent_two");
     // DeepCAD fuses a prism to +one with a prism to -two: their union.
     return {std::min({0.0, one, two}), std::max({0.0, one, two})};
   }
@@ -397,7 +421,7 @@ TopoDS_Shape boolean(const std::string& operation, const TopoDS_Shape& body,
 }
 
 TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions& options,
-                   double mm) {
+                   double mm, std::vector<std::string>& warnings) {
   const Json& entities = member(doc, "entities", name);
   const Json& sequence = member(doc, "sequence", name);
   if (!sequence.is_array()) throw SequenceError(format("{}: 'sequence' is not a list", name));
@@ -408,7 +432,7 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
   });
 
   TopoDS_Shape body;
-  int extrudes = 0;
+  int extrudes = 0, skipped = 0;
   for (const Json* step : steps) {
     const std::string type = text(*step, "type", name + ".sequence[]");
     if (type == "Sketch") continue;  // built when an extrude uses it
@@ -434,8 +458,15 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
     const auto range = extent_range(extrude, where, mm, options);
 
     const Json& profiles = member(extrude, "profiles", where);
-    if (!profiles.is_array() || profiles.empty())
-      throw SequenceError(format("{}: no profiles to extrude", where));
+    if (!profiles.is_array()) throw SequenceError(format("{}: 'profiles' is not a list", where));
+    if (profiles.empty()) {
+      // Both reference builders (DeepCAD's cadlib, Text2CAD's CadSeqProc)
+      // skip such a feature and build the rest, which then matches the
+      // file's stored bounding box.
+      warnings.push_back(format("{}: skipped an extrude with an empty profile list", where));
+      ++skipped;
+      continue;
+    }
     // A multi-profile extrude is one extrude per profile; NewBody's extra
     // profiles join (DeepCAD's split), Cut and Intersect repeat.
     for (size_t p = 0; p < profiles.size(); ++p) {
@@ -461,6 +492,9 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
     }
     ++extrudes;
   }
+  if (extrudes == 0 && skipped > 0)
+    throw SequenceError(
+        format("{}: every extrude of the sequence has an empty profile list, so no solid", name));
   if (extrudes == 0 || body.IsNull())
     throw SequenceError(format("{}: the sequence has no extrude, so no solid", name));
 
@@ -490,7 +524,8 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
 }  // namespace
 
 Result<TopoDS_Shape> deepcad_to_shape(std::string_view json_text, std::string_view name,
-                                      const IngestOptions& options) {
+                                      const IngestOptions& options,
+                                      std::vector<std::string>* warnings) {
   const std::string label(name);
   Result<double> mm = millimetres_per_unit(options.assume_unit);
   if (!mm) return mm.status();
@@ -498,7 +533,10 @@ Result<TopoDS_Shape> deepcad_to_shape(std::string_view json_text, std::string_vi
   if (doc.is_discarded())
     return Status::failure(format("{} is not valid JSON (a DeepCAD sequence is JSON)", label));
   try {
-    return build(doc, label, options, mm.value());
+    std::vector<std::string> noted;
+    TopoDS_Shape shape = build(doc, label, options, mm.value(), noted);
+    if (warnings != nullptr) warnings->insert(warnings->end(), noted.begin(), noted.end());
+    return shape;
   } catch (const SequenceError& error) {
     return Status::failure(error.what());
   } catch (const Json::exception& error) {

@@ -27,7 +27,8 @@ Result<std::string> read_whole(const std::filesystem::path& path) {
 }
 
 Result<data::BRepGraph> ingest_checked(const std::filesystem::path& path,
-                                       const IngestOptions& options, TopoDS_Shape* kept) {
+                                       const IngestOptions& options, TopoDS_Shape* kept,
+                                       std::vector<std::string>* warnings) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error))
     return Status::failure(format("{} is not a readable file", path.string()));
@@ -42,7 +43,7 @@ Result<data::BRepGraph> ingest_checked(const std::filesystem::path& path,
     if (!factor) return factor.status();
     Result<std::string> text = read_whole(path);
     if (!text) return text.status();
-    Result<TopoDS_Shape> shape = deepcad_to_shape(text.value(), path.string(), options);
+    Result<TopoDS_Shape> shape = deepcad_to_shape(text.value(), path.string(), options, warnings);
     if (!shape) return shape.status();
     Result<data::BRepGraph> graph =
         ingest_shape(shape.value(), id, "assumed:" + options.assume_unit, options, kept);
@@ -79,10 +80,11 @@ Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, 
 namespace {
 
 Result<data::BRepGraph> ingest_caught(const std::filesystem::path& path,
-                                      const IngestOptions& options, TopoDS_Shape* kept) {
+                                      const IngestOptions& options, TopoDS_Shape* kept,
+                                      std::vector<std::string>* warnings) {
   try {
     OCC_CATCH_SIGNALS
-    return ingest_checked(path, options, kept);
+    return ingest_checked(path, options, kept, warnings);
   } catch (const Standard_Failure& failure) {
     return Status::failure(format("{}: OCCT failed: {} ({})", path.string(),
                                   failure.GetMessageString(), failure.DynamicType()->Name()));
@@ -97,12 +99,13 @@ Result<data::BRepGraph> ingest_caught(const std::filesystem::path& path,
 
 Result<data::BRepGraph> ingest_file(const std::filesystem::path& path,
                                     const IngestOptions& options) {
-  return ingest_caught(path, options, nullptr);
+  return ingest_caught(path, options, nullptr, nullptr);
 }
 
 Result<data::BRepGraph> ingest_file_keeping(const std::filesystem::path& path,
-                                            const IngestOptions& options, TopoDS_Shape& kept) {
-  return ingest_caught(path, options, &kept);
+                                            const IngestOptions& options, TopoDS_Shape& kept,
+                                            std::vector<std::string>& warnings) {
+  return ingest_caught(path, options, &kept, &warnings);
 }
 
 }  // namespace cadclip::cad

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cadclip/cad/ingest.h"
 #include "cadclip/cad/thumbnail.h"
@@ -39,9 +40,12 @@ struct LoadedShape {
 Result<LoadedShape> read_shape(const std::filesystem::path& path, const IngestOptions& options);
 
 // DeepCAD JSON (already parsed text) to a solid in millimetres (coordinates
-// times options.assume_unit). `name` only labels failure messages.
+// times options.assume_unit). `name` only labels messages. What the build
+// skipped but did not fail on (an extrude with no profiles) is appended to
+// `warnings` when given.
 Result<TopoDS_Shape> deepcad_to_shape(std::string_view json_text, std::string_view name,
-                                      const IngestOptions& options);
+                                      const IngestOptions& options,
+                                      std::vector<std::string>* warnings = nullptr);
 
 // What the model rule of docs/INGEST.md keeps of a loaded shape.
 struct ModelShape {
@@ -66,9 +70,11 @@ Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, 
 
 // ingest_file that also hands back the model shape it featurized (the model
 // rule's selection, millimetres) in `kept`: the prepare worker draws the
-// thumbnail from it instead of reading the file a second time.
+// thumbnail from it instead of reading the file a second time. What ingest
+// noted without failing (deepcad_to_shape's warnings) goes to `warnings`.
 Result<data::BRepGraph> ingest_file_keeping(const std::filesystem::path& path,
-                                            const IngestOptions& options, TopoDS_Shape& kept);
+                                            const IngestOptions& options, TopoDS_Shape& kept,
+                                            std::vector<std::string>& warnings);
 
 // The line drawing of make_thumbnail for a model shape already loaded and
 // selected (millimetres); options.ingest is not used. `name` labels failure

@@ -511,6 +511,9 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
       entry.ok = header.value("ok", false);
       entry.kind = entry.ok ? "" : "ingest";
       entry.reason = header.value("reason", entry.ok ? "" : "the worker sent no reason");
+      if (entry.ok && header.contains("warnings") && header["warnings"].is_array())
+        for (const auto& warning : header["warnings"])
+          if (warning.is_string()) entry.warnings.push_back(warning.get<std::string>());
       entry.seconds = header.value("seconds", 0.0);
       entry.faces = header.value("faces", int64_t{0});
       entry.edges = header.value("edges", int64_t{0});
@@ -665,6 +668,11 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
   std::string thumbnail_lines;
   std::map<std::string, int64_t> thumbnail_failed_by_kind;
   int64_t thumbnails_drawn = 0;
+  // What ingest skipped without failing the model (an extrude with no
+  // profiles): one warnings.jsonl line each, counted in the manifest.
+  std::string warning_lines;
+  int64_t warning_count = 0;
+  std::vector<std::string> warned_ids;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const JournalEntry& e = journal.entries()[*outcome[i]];
     ingest_seconds += e.seconds;
@@ -673,6 +681,14 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
       failed_ids.insert(inputs[i].id);
       continue;
     }
+    for (const std::string& warning : e.warnings) {
+      warning_lines +=
+          dump(ordered_json{
+              {"id", inputs[i].id}, {"path", inputs[i].path.string()}, {"warning", warning}}) +
+          "\n";
+      ++warning_count;
+    }
+    if (!e.warnings.empty()) warned_ids.push_back(inputs[i].id);
     std::string bytes = journal.payload(e);
     if (e.svg_size > bytes.size())
       throw Error(
@@ -813,6 +829,7 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
     failure_lines += '\n';
   }
   write_text_atomic(out / "failures.jsonl", failure_lines);
+  write_text_atomic(out / "warnings.jsonl", warning_lines);
   if (o.thumbnails) {
     write_text_atomic(out / "thumbnails.jsonl", thumbnail_lines);
   } else {
@@ -827,6 +844,7 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
   summary.from_journal = from_journal;
   summary.shards = static_cast<int64_t>(shard_list.size());
   summary.thumbnails = thumbnails_drawn;
+  summary.warned = static_cast<int64_t>(warned_ids.size());
   for (const auto& [kind, count] : thumbnail_failed_by_kind) summary.thumbnail_failures += count;
   CADCLIP_CHECK(summary.prepared + summary.failed == summary.inputs,
                 "counts do not add up: {} prepared + {} failed != {} inputs", summary.prepared,
@@ -840,6 +858,11 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
       {"counts",
        {{"inputs", summary.inputs}, {"prepared", summary.prepared}, {"failed", summary.failed}}},
       {"failed_by_kind", by_kind},
+      {"warnings",
+       {{"count", warning_count},
+        {"models", warned_ids.size()},
+        {"models_examples", examples(warned_ids)},
+        {"file", "warnings.jsonl"}}},
       {"faces", total_faces},
       {"edges", total_edges},
       {"shards", shard_list},
@@ -876,6 +899,12 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
             with_commas(summary.inputs), with_commas(summary.prepared), summary.shards,
             with_commas(summary.failed), kinds.empty() ? "" : " (" + kinds + ")",
             human_duration(wall), out.string());
+  if (warning_count > 0)
+    log::warn("prepare",
+              "{} prepared models were built with warnings (an extrude with no "
+              "profiles skipped, ...); {} lists them",
+              with_commas(static_cast<int64_t>(warned_ids.size())),
+              (out / "warnings.jsonl").string());
   if (summary.thumbnail_failures > 0)
     log::warn("prepare", "{} prepared models have no thumbnail; {} says why",
               with_commas(summary.thumbnail_failures), (out / "thumbnails.jsonl").string());

@@ -258,6 +258,7 @@ Journal::Journal(const std::filesystem::path& file) : file_(file) {
     e.ok = h.value("ok", false);
     e.kind = h.value("kind", "");
     e.reason = h.value("reason", "");
+    e.warnings = h.value("warnings", std::vector<std::string>{});
     e.seconds = h.value("seconds", 0.0);
     e.faces = h.value("faces", int64_t{0});
     e.edges = h.value("edges", int64_t{0});
@@ -291,6 +292,7 @@ void Journal::append(JournalEntry e, std::string_view payload) {
                             {"ok", e.ok},
                             {"kind", e.kind},
                             {"reason", e.reason},
+                            {"warnings", e.warnings},
                             {"seconds", e.seconds},
                             {"faces", e.faces},
                             {"edges", e.edges},

@@ -81,9 +81,10 @@ struct JournalEntry {
   uint64_t size = 0;     // file size when ingested
   int64_t mtime_ns = 0;  // modification time when ingested
   bool ok = false;
-  std::string kind;    // failures: ingest, crash, timeout
-  std::string reason;  // failures: why
-  double seconds = 0;  // ingest time in the worker
+  std::string kind;                   // failures: ingest, crash, timeout
+  std::string reason;                 // failures: why
+  std::vector<std::string> warnings;  // prepared models: what ingest skipped without failing
+  double seconds = 0;                 // ingest time in the worker
   int64_t faces = 0, edges = 0;
   // Drawings (prepared models of a run with thumbnails): "" = none asked, "ok", or why there
   // is none: "draw" (HLR failed or drew nothing), "crash", "timeout".

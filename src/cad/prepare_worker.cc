@@ -61,7 +61,8 @@ std::pair<nlohmann::json, std::string> ingest_one(const std::filesystem::path& p
                                                   const IngestOptions& options,
                                                   TopoDS_Shape& model) {
   try {
-    Result<data::BRepGraph> graph = ingest_file_keeping(path, options, model);
+    std::vector<std::string> warnings;
+    Result<data::BRepGraph> graph = ingest_file_keeping(path, options, model, warnings);
     if (!graph) return {{{"ok", false}, {"reason", graph.status().reason()}}, ""};
     graph->id = id;
     const Status valid = data::validate_graph(graph.value());
@@ -72,8 +73,10 @@ std::pair<nlohmann::json, std::string> ingest_one(const std::filesystem::path& p
                 "with the file): " +
                     valid.reason()}},
               ""};
-    return {{{"ok", true}, {"faces", graph->num_faces()}, {"edges", graph->num_edges()}},
-            data::encode_graph(graph.value())};
+    nlohmann::json header = {
+        {"ok", true}, {"faces", graph->num_faces()}, {"edges", graph->num_edges()}};
+    if (!warnings.empty()) header["warnings"] = warnings;
+    return {std::move(header), data::encode_graph(graph.value())};
   } catch (const std::exception& e) {
     // The worker is a process boundary, like main: what escapes ingest is this file's failure.
     return {{{"ok", false}, {"reason", std::string("unexpected error: ") + e.what()}}, ""};

@@ -1,7 +1,9 @@
 // DeepCAD JSON sequences: the hand-written fixtures of tests/data/deepcad/
 // against volumes computed by hand, and malformed sequences that must fail.
 #include <gtest/gtest.h>
+#include <BRepBndLib.hxx>
 #include <BRepGProp.hxx>
+#include <Bnd_Box.hxx>
 #include <GProp_GProps.hxx>
 
 #include <cmath>
@@ -148,6 +150,84 @@ TEST(Deepcad, BrokenSequencesFailWithTheirReason) {
   EXPECT_TRUE(reason.find("no solid") != std::string::npos ||
               reason.find("zero volume") != std::string::npos)
       << reason;
+}
+
+// DeepCAD's arc rule: the side comes from the reference vector turned by the
+// mean angle, never from `normal` (in-plane on these sketches, since the files
+// store it in world coordinates) or from which end is called the start (both
+// turns of a half circle land on the end point).
+TEST(Deepcad, HalfCircleSlotsTakeTheReferenceSideOnEveryPlane) {
+  // 5 * (40 x 20 + two half discs of radius 10 - a radius-4 hole).
+  const double expected = 5 * (800 + 100 * M_PI - 16 * M_PI);
+  for (const char* name : {"slot_xz.json", "slot_yz.json", "slot_oblique.json"})
+    EXPECT_NEAR(volume_of(name), expected, 1e-3) << name;
+  // On the XZ plane the slot spans x -10..50 and z -10..10, extruded 5 along
+  // the sketch's z axis (0,-1,0); an end bulging inwards would give x 0..40.
+  const Result<TopoDS_Shape> shape =
+      deepcad_to_shape(fixture("slot_xz.json"), "slot_xz.json", IngestOptions{});
+  ASSERT_TRUE(shape) << shape.status().reason();
+  Bnd_Box box;
+  BRepBndLib::AddOptimal(shape.value(), box, /*useTriangulation=*/false,
+                         /*useShapeTolerance=*/false);
+  double x0, y0, z0, x1, y1, z1;
+  box.Get(x0, y0, z0, x1, y1, z1);
+  const std::array<double, 6> got{x0, y0, z0, x1, y1, z1}, want{-10, -5, -10, 50, 0, 10};
+  for (int k = 0; k < 6; ++k) EXPECT_NEAR(got[k], want[k], 1e-6) << k;
+}
+
+TEST(Deepcad, CircleSplitIntoTwoHalfArcsIsAHole) {
+  // 40 x 40 plate, 4 thick, minus a radius-5 hole made of two half arcs, one
+  // stored end-first with a -z normal: 4 * (1600 - 25 pi).
+  EXPECT_NEAR(volume_of("split_circle.json"), 4 * (1600 - 25 * M_PI), 1e-3);
+  const Result<data::BRepGraph> graph =
+      ingest_file(kFixtures / "split_circle.json", IngestOptions{});
+  ASSERT_TRUE(graph) << graph.status().reason();
+  EXPECT_EQ(graph->num_faces(), 7) << "6 plate faces and the hole's wall";
+}
+
+TEST(Deepcad, ArcWhoseAnglesGiveNoSweepFailsWithItsReason) {
+  std::string slot = fixture("slot_xz.json");
+  // The left end's angles pi/2 .. 3 pi/2 become pi/2 .. pi/2.
+  const std::string from = "\"end_angle\": 4.71238898038469";
+  const size_t at = slot.find(from);
+  ASSERT_NE(at, std::string::npos);
+  slot.replace(at, from.size(), "\"end_angle\": 1.5707963267948966");
+  const std::string reason = failure_of(slot).reason();
+  EXPECT_NE(reason.find("midpoint on an end point"), std::string::npos) << reason;
+}
+
+TEST(Deepcad, EmptyExtrudeIsSkippedWithAWarning) {
+  // 20 x 20 x 10 block, an extrude with no profiles, a 10 x 10 x 10 boss: 5000.
+  std::vector<std::string> warnings;
+  const Result<TopoDS_Shape> shape = deepcad_to_shape(
+      fixture("empty_extrude.json"), "empty_extrude.json", IngestOptions{}, &warnings);
+  ASSERT_TRUE(shape) << shape.status().reason();
+  GProp_GProps props;
+  BRepGProp::VolumeProperties(shape.value(), props);
+  EXPECT_NEAR(props.Mass(), 5000, 1e-3);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("extrude 'empty'"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("empty profile list"), std::string::npos) << warnings[0];
+  // Only empty extrudes: no solid, and the reason says why.
+  std::string only_empty = fixture("empty_extrude.json");
+  for (const char* feature : {"\"block\"", "\"boss\""}) {
+    const std::string entity = std::string("\"entity\": ") + feature;
+    const size_t at = only_empty.find(entity);
+    ASSERT_NE(at, std::string::npos) << entity;
+    only_empty.replace(at, entity.size(), "\"entity\": \"empty\"");
+  }
+  EXPECT_NE(failure_of(only_empty).reason().find("every extrude"), std::string::npos);
+}
+
+TEST(Deepcad, LengthsBeyondAnyPartFailBeforeOcctSeesThem) {
+  std::string plate = fixture("plate_hole.json");
+  const std::string from = R"("value": 10, "name")";
+  const size_t at = plate.find(from);
+  ASSERT_NE(at, std::string::npos);
+  plate.replace(at, from.size(), R"("value": 1e300, "name")");
+  const std::string reason = failure_of(plate).reason();
+  EXPECT_NE(reason.find("beyond any part"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("--assume-unit"), std::string::npos) << reason;
 }
 
 }  // namespace

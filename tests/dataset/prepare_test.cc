@@ -313,5 +313,51 @@ TEST(PrepareSharedCorpus, EveryFileIsPreparedOrListedAndTheCountsAddUp) {
     EXPECT_FALSE(failure["reason"].get<std::string>().empty()) << failure.dump();
 }
 
+// The Text2CAD layout as a user has it on disk (docs/INGEST.md, "Text2CAD on
+// disk"): cad_json/<4 digits>/<8 digits>.json in metres, the v1.1 caption CSV
+// with its extra columns, DeepCAD's split file naming models the user lacks.
+TEST(PrepareText2cad, TheGuidesCommandPreparesTheLayout) {
+  testing::ScratchDir scratch("prepare-text2cad");
+  const fs::path layout = "tests/data/text2cad";
+  const RunResult run = run_prepare(
+      "",
+      (layout / "cad_json").string() + " --captions " + (layout / "text2cad_v1.1.csv").string() +
+          " --splits " + (layout / "train_val_test_split.json").string() +
+          " --assume-unit m --out " + (scratch.path() / "out").string(),
+      scratch.path() / "log.txt");
+  ASSERT_EQ(run.exit_code, 0) << run.log;
+  const fs::path out = scratch.path() / "out";
+  expect_counts_add_up(out);
+  const nlohmann::json manifest = read_json(out / "manifest.json");
+  EXPECT_EQ(manifest["counts"]["prepared"], 4);
+  EXPECT_EQ(manifest["counts"]["failed"], 0);
+  // Ids are the uids: the path under cad_json without the extension.
+  const Splits splits = read_splits(out / "splits.json");
+  EXPECT_EQ(splits.train, (std::vector<std::string>{"0001/00010007", "0070/00702684"}));
+  EXPECT_EQ(splits.validation, (std::vector<std::string>{"0001/00010032"}));
+  EXPECT_EQ(splits.test, (std::vector<std::string>{"0070/00702691"}));
+  EXPECT_EQ(manifest["splits"]["ids_without_model"], 2) << "0070/00702690, 0099/00990001";
+  // Four levels per model; the v1.1 columns (description, keywords, ...) are not captions,
+  // and a quoted caption with a line break inside stays one caption.
+  EXPECT_EQ(manifest["captions"]["kept"], 16);
+  for (const char* level : {"abstract", "beginner", "intermediate", "expert"})
+    EXPECT_EQ(manifest["captions"]["by_level"][level], 4) << level;
+  // The empty extrude of 0001/00010007 is skipped and said, not silent.
+  EXPECT_EQ(manifest["warnings"]["count"], 1);
+  const std::vector<nlohmann::json> warnings = read_jsonl(out / "warnings.jsonl");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0]["id"], "0001/00010007");
+  EXPECT_NE(warnings[0]["warning"].get<std::string>().find("empty profile list"),
+            std::string::npos);
+  // Metres to millimetres: the plate is 100 x 60 x 10 mm.
+  const Dataset dataset = Dataset::open(out);
+  for (int64_t i = 0; i < dataset.size(); ++i) {
+    const BRepGraph graph = dataset.graph(i);
+    if (graph.id != "0070/00702684") continue;
+    EXPECT_NEAR(graph.scale_mm, 100, 1e-3);
+    EXPECT_EQ(graph.unit, "assumed:m");
+  }
+}
+
 }  // namespace
 }  // namespace cadclip::data

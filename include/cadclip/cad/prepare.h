@@ -1,6 +1,6 @@
 // `cadclip prepare`: CAD files and captions in, a prepared dataset folder out
 // (shards, captions.jsonl, splits.json, manifest.json, failures.jsonl,
-// options.json, and with thumbnails thumbnails/ and thumbnails.jsonl;
+// warnings.jsonl, options.json, and with thumbnails thumbnails/ and thumbnails.jsonl;
 // docs/FORMATS.md). Files are ingested by fresh worker
 // processes, so a file that crashes or hangs Open CASCADE costs only itself,
 // and a journal lets an interrupted run finish without redoing finished files.
@@ -54,6 +54,7 @@ struct PrepareSummary {
   int64_t shards = 0;
   int64_t thumbnails = 0;          // prepared models with a drawing (runs with thumbnails)
   int64_t thumbnail_failures = 0;  // prepared models without one; thumbnails.jsonl says why
+  int64_t warned = 0;  // prepared models built with warnings (warnings.jsonl lists them)
 };
 
 // Runs the whole job. Throws cadclip::Error for unusable arguments (an input
