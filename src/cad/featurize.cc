@@ -116,23 +116,74 @@ data::CurveType curve_type(GeomAbs_CurveType type) {
   }
 }
 
-// Unit normal of `surface` at (u, v), pointing out of the material of a face
-// with that orientation; (0,0,0) where it is undefined (a cone apex).
-gp_Vec face_normal(const BRepAdaptor_Surface& surface, double u, double v, bool reversed,
-                   gp_Pnt& point) {
-  gp_Vec du, dv;
-  surface.D1(u, v, point, du, dv);
-  gp_Vec normal = du.Crossed(dv);
-  const double magnitude = normal.Magnitude();
-  if (magnitude > 1e-9 * du.Magnitude() * dv.Magnitude() && magnitude > 0) {
-    normal /= magnitude;
-  } else {
-    // A singular point of the parametrisation: higher derivatives decide.
-    BRepLProp_SLProps props(surface, u, v, 1, 1e-9);
-    normal = props.IsNormalDefined() ? gp_Vec(props.Normal()) : gp_Vec(0, 0, 0);
+// Per face: the sampled surface, for the face grid and the edge normals.
+struct FaceSurface {
+  Handle(BRepAdaptor_Surface) adaptor;
+  Handle(ShapeAnalysis_Surface) analysis;  // built on demand when a pcurve is missing
+  bool reversed = false;
+  double u0 = 0, u1 = 0, v0 = 0, v1 = 0;  // the face's UV box
+  double typical_su = 0, typical_sv = 0;  // |Su|, |Sv| inside the face: the scale of "vanishes"
+};
+
+// |Su| and |Sv| at the largest over nine interior points of the UV box: what
+// the derivatives are worth on this face, against which a vanishing one is
+// told from a small but regular one.
+void measure_derivatives(FaceSurface& face) {
+  for (const double a : {0.25, 0.5, 0.75}) {
+    for (const double b : {0.25, 0.5, 0.75}) {
+      gp_Pnt point;
+      gp_Vec du, dv;
+      face.adaptor->D1(face.u0 + a * (face.u1 - face.u0), face.v0 + b * (face.v1 - face.v0), point,
+                       du, dv);
+      face.typical_su = std::max(face.typical_su, du.Magnitude());
+      face.typical_sv = std::max(face.typical_sv, dv.Magnitude());
+    }
   }
-  if (reversed) normal.Reverse();
-  return normal;
+}
+
+// Su x Sv at (u, v), unit length, or nullopt where the parametrisation is
+// singular there: a derivative that vanishes against its size elsewhere on
+// the face (a sphere's pole, a B-spline edge collapsed to a point), or two
+// parallel ones. At such points the derivative left is rounding noise, and
+// the cross product, though not zero, points either way.
+std::optional<gp_Vec> regular_normal(const FaceSurface& face, double u, double v, gp_Pnt& point) {
+  gp_Vec du, dv;
+  face.adaptor->D1(u, v, point, du, dv);
+  const double su = du.Magnitude(), sv = dv.Magnitude();
+  if (!(su > 1e-6 * face.typical_su) || !(sv > 1e-6 * face.typical_sv)) return std::nullopt;
+  const gp_Vec normal = du.Crossed(dv);
+  const double magnitude = normal.Magnitude();
+  if (!(magnitude > 1e-9 * su * sv)) return std::nullopt;
+  return normal / magnitude;
+}
+
+// Unit normal of the face's surface at (u, v), pointing out of the material;
+// (0,0,0) where it is undefined (a cone apex). `point` receives the surface point.
+gp_Vec face_normal(const FaceSurface& face, double u, double v, gp_Pnt& point) {
+  std::optional<gp_Vec> normal = regular_normal(face, u, v, point);
+  if (!normal) {
+    // A singular point: higher derivatives give the direction, and the
+    // regular normal a step into the face's UV box gives the side, so the
+    // normal is the limit of its neighbours' (BRepLProp_SLProps alone, and the
+    // plain cross product, gave such rows pointing inwards).
+    BRepLProp_SLProps props(*face.adaptor, u, v, 1, 1e-9);
+    normal = gp_Vec(0, 0, 0);
+    if (props.IsNormalDefined()) {
+      *normal = gp_Vec(props.Normal());
+      const double step_u = 1e-3 * (face.u1 - face.u0) * (u < (face.u0 + face.u1) / 2 ? 1 : -1);
+      const double step_v = 1e-3 * (face.v1 - face.v0) * (v < (face.v0 + face.v1) / 2 ? 1 : -1);
+      gp_Pnt near_point;
+      for (const auto& [su, sv] :
+           {std::pair{0.0, step_v}, std::pair{step_u, 0.0}, std::pair{step_u, step_v}}) {
+        const std::optional<gp_Vec> near = regular_normal(face, u + su, v + sv, near_point);
+        if (!near) continue;
+        if (near->Dot(*normal) < 0) normal->Reverse();
+        break;
+      }
+    }
+  }
+  if (face.reversed) normal->Reverse();
+  return *normal;
 }
 
 double parameter_at(double first, double last, int index, int count) {
@@ -148,13 +199,6 @@ struct Link {
   bool forward = true;  // traverse in the curve's parameter direction
 };
 
-// Per face: the sampled surface, for the edge normals.
-struct FaceSurface {
-  Handle(BRepAdaptor_Surface) adaptor;
-  Handle(ShapeAnalysis_Surface) analysis;  // built on demand when a pcurve is missing
-  bool reversed = false;
-};
-
 gp_Vec normal_along_edge(FaceSurface& face, const TopoDS_Face& topo_face,
                          const Handle(Geom2d_Curve) & pcurve, double t, const gp_Pnt& point) {
   gp_Pnt2d uv;
@@ -166,7 +210,7 @@ gp_Vec normal_along_edge(FaceSurface& face, const TopoDS_Face& topo_face,
     uv = face.analysis->ValueOfUV(point, Precision::Confusion());
   }
   gp_Pnt on_surface;
-  return face_normal(*face.adaptor, uv.X(), uv.Y(), face.reversed, on_surface);
+  return face_normal(face, uv.X(), uv.Y(), on_surface);
 }
 
 // Area and centroid of a planar or cylindrical face from its boundary alone
@@ -364,6 +408,8 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
     if (!(u1 > u0) || !(v1 > v0))
       return Status::failure(format("face {} has an empty parameter range", f));
     uv_bounds[f] = {u0, u1, v0, v1};
+    surface.u0 = u0, surface.u1 = u1, surface.v0 = v0, surface.v1 = v1;
+    measure_derivatives(surface);
 
     BRepTopAdaptor_FClass2d classifier(face, kClassifyTolerance);
     const double on_band = kOnBandRelative * std::hypot(u1 - u0, v1 - v0);
@@ -378,7 +424,7 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
       for (int j = 0; j < kGrid; ++j) {
         const double v = parameter_at(v0, v1, j, kGrid);
         gp_Pnt point;
-        const gp_Vec normal = face_normal(adaptor, u, v, surface.reversed, point);
+        const gp_Vec normal = face_normal(surface, u, v, point);
         // TestOnRestriction classifies against the boundary polygon only.
         // Perform() falls back to the exact BRepClass_FaceClassifier for every
         // point on the boundary (a third of a grid that includes the UV

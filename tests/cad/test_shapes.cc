@@ -58,6 +58,16 @@ TopoDS_Shape filleted_box(double a, double b, double c, double r) {
   return fillet.Shape();
 }
 
+TopoDS_Shape rounded_box(double a, double b, double c, double r) {
+  const TopoDS_Shape solid = box(a, b, c);
+  BRepFilletAPI_MakeFillet fillet(solid);
+  for (TopExp_Explorer it(solid, TopAbs_EDGE); it.More(); it.Next())
+    fillet.Add(r, TopoDS::Edge(it.Current()));
+  fillet.Build();
+  EXPECT_TRUE(fillet.IsDone());
+  return fillet.Shape();
+}
+
 TopoDS_Shape translated(const TopoDS_Shape& shape, double dx, double dy, double dz) {
   gp_Trsf move;
   move.SetTranslation(gp_Vec(dx, dy, dz));
