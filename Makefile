@@ -1,6 +1,8 @@
 # The front door. `make test` sets up a fresh Debian 12 machine (as root),
 # builds, and runs every test plus the format and layer checks.
 PRESET ?= dev
+TESTS ?= ON
+BENCH ?= ON
 JOBS ?= $(shell nproc)
 
 .PHONY: all setup configure build test check format demo clean
@@ -11,7 +13,7 @@ setup:
 	scripts/setup.sh
 
 configure: setup
-	cmake --preset $(PRESET) -DCADCLIP_BUILD_TESTS=ON
+	cmake --preset $(PRESET) -DCADCLIP_BUILD_TESTS=$(TESTS) -DCADCLIP_BUILD_BENCH=$(BENCH)
 
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
@@ -24,7 +26,11 @@ test: build
 	$(MAKE) --no-print-directory check || status=1; \
 	exit $$status
 
-# The main job on the built-in synthetic data: synth -> prepare -> train -> eval.
+# The main job on the built-in synthetic data: synth -> prepare -> train -> eval,
+# on the optimised build (the cadclip a user runs), without tests and benchmarks.
+demo: PRESET = release
+demo: TESTS = OFF
+demo: BENCH = OFF
 demo: build
 	scripts/demo.sh
 

@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cadclip=${CADCLIP_BIN:-build/dev/apps/cadclip}
+cadclip=${CADCLIP_BIN:-build/release/apps/cadclip}
+[ -x "$cadclip" ] || { echo "$0: $cadclip is not built; run 'make demo' (or set CADCLIP_BIN)" >&2; exit 1; }
 parts=${CADCLIP_DEMO_PARTS:-2000}
 epochs=${CADCLIP_DEMO_EPOCHS:-20}
 text_lr=${CADCLIP_DEMO_TEXT_LR:-0}

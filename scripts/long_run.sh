@@ -7,7 +7,8 @@
 #   LONG_EPOCHS (48), LONG_THREADS (nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cadclip=${CADCLIP_BIN:-build/dev/apps/cadclip}
+cadclip=${CADCLIP_BIN:-build/release/apps/cadclip}
+[ -x "$cadclip" ] || { echo "$0: $cadclip is not built; run 'make demo' (or set CADCLIP_BIN)" >&2; exit 1; }
 dir=${1:-out/long}
 parts=${LONG_PARTS:-12000}
 epochs=${LONG_EPOCHS:-48}

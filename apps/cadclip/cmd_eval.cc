@@ -26,6 +26,7 @@ struct EvalCommandOptions {
   std::string checkpoint;           // checkpoint pointer (<name>.json), folder, or run folder
   std::string data;                 // prepared dataset folder
   std::string split = "test";       // train, validation or test
+  std::string splits;               // splits JSON to take the split from; empty = the dataset's
   std::vector<std::string> levels;  // caption levels; empty = every level present
   bool json = false;                // JSON on stdout instead of the table
   std::string save_embeddings;      // safetensors file for both towers' embeddings; empty = none
@@ -49,13 +50,15 @@ int run_eval(const EvalCommandOptions& o) {
               captions.path.string(), captions.problems.size(), captions.problems.front().line,
               captions.problems.front().reason);
   }
-  const data::Splits splits = data::read_splits(folder / "splits.json");
+  const std::filesystem::path splits_file =
+      o.splits.empty() ? folder / "splits.json" : std::filesystem::path(o.splits);
+  const data::Splits splits = data::read_splits(splits_file);
   const std::vector<std::string>& ids = o.split == "train"        ? splits.train
                                         : o.split == "validation" ? splits.validation
                                                                   : splits.test;
   if (ids.empty()) {
-    throw Error(format("{}/splits.json: split '{}' is empty; choose another with --split",
-                       folder.string(), o.split));
+    throw Error(format("{}: split '{}' is empty; choose another with --split",
+                       splits_file.string(), o.split));
   }
 
   model::BuiltModel built = train::load_model_from_checkpoint(o.checkpoint);
@@ -99,6 +102,11 @@ void define_eval(CLI::App& command, Runner& run) {
   command.add_option("--split", o->split, "Split to evaluate")
       ->capture_default_str()
       ->check(CLI::IsMember({"train", "validation", "test"}));
+  command
+      .add_option("--splits", o->splits,
+                  "Splits JSON to take --split from instead of the dataset's splits.json (e.g. "
+                  "one kind of part only); ids the dataset lacks are left out")
+      ->check(CLI::ExistingFile);
   command.add_option("--levels", o->levels, "Caption levels to report (default: every level)")
       ->delimiter(',');
   command.add_flag("--json", o->json, "Print JSON (docs/EVAL.md) instead of the table");

@@ -3,6 +3,11 @@ corpus: the STEP files of ../shared/data/cad plus synthetic parts written as
 STEP by `cadclip synth` (made once, cached). Cases alternate (1, 2, 1, 2, ...).
 
     python bench/prepare/run.py [build/release] [repeats=3] [synth_count=200]
+    python bench/prepare/run.py build/release 3 --deepcad DIR [--assume-unit m]
+
+With --deepcad the corpus is the DeepCAD JSON files of DIR instead (e.g.
+`cadclip synth --kind programs` parts, or Text2CAD's cad_json folder), read
+with --assume-unit (default m, DeepCAD's metres).
 
 Wall time is what a user waits; CPU time (the job and its workers, from
 getrusage of reaped children) shows the work, which the machine's load does
@@ -20,9 +25,19 @@ import time
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(root, "bench", "common"))
 
-build = sys.argv[1] if len(sys.argv) > 1 else "build/release"
-repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-synth_count = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+args = sys.argv[1:]
+deepcad, assume_unit = None, "m"
+if "--deepcad" in args:
+    at = args.index("--deepcad")
+    deepcad = os.path.abspath(args[at + 1])
+    del args[at:at + 2]
+if "--assume-unit" in args:
+    at = args.index("--assume-unit")
+    assume_unit = args[at + 1]
+    del args[at:at + 2]
+build = args[0] if len(args) > 0 else "build/release"
+repeats = int(args[1]) if len(args) > 1 else 3
+synth_count = int(args[2]) if len(args) > 2 and deepcad is None else (0 if deepcad else 200)
 
 from benchlib import Bench  # noqa: E402
 
@@ -40,7 +55,8 @@ if not os.path.isdir(step_dir):
                 sub = os.path.relpath(folder, shared).replace(os.sep, "_")
                 os.symlink(os.path.abspath(os.path.join(folder, name)),
                            os.path.join(step_dir, f"{sub}_{name}"))
-inputs = [step_dir]
+inputs = [deepcad] if deepcad else [step_dir]
+extra = ["--assume-unit", assume_unit] if deepcad else []
 synth_dir = os.path.join(corpus, f"synth{synth_count}")
 has_synth = "synth" in subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
 if synth_count > 0 and has_synth:
@@ -67,7 +83,7 @@ def case(workers):
         shutil.rmtree(out, ignore_errors=True)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run([binary, "--log-level", "warn", "prepare", *inputs, "--out", out,
+        subprocess.run([binary, "--log-level", "warn", "prepare", *inputs, *extra, "--out", out,
                         "--workers", str(workers)], check=False, stderr=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL)
         seconds = time.perf_counter() - start
@@ -92,6 +108,9 @@ print(f"inputs {files}: prepared {m['counts']['prepared']}, failed {m['counts'][
 for w in (1, 2):
     cpus = sorted(cpu[w])
     print(f"{w} worker(s): CPU seconds per run (job + workers), median {cpus[len(cpus) // 2]:.2f}")
+    wall = manifests[w]["run"]["ingest_wall_seconds"]
+    print(f"{w} worker(s): ingest phase {wall:.2f} s, {files / wall:.1f} parts/s, "
+          f"{files / wall / w:.1f} parts/s per worker")
 ingest = manifests[1]["run"]["ingest_seconds"]
 print(f"worker ingest time per file {ingest / files * 1e3:.1f} ms, per face "
       f"{ingest / m['faces'] * 1e3:.2f} ms (1-worker run, wall clock inside the worker)")
