@@ -1,5 +1,6 @@
-// cadclip synth: the built-in synthetic dataset (parametric parts as STEP with
-// captions at four levels), and --stats DIR for how hard retrieval on it is.
+// cadclip synth: the built-in synthetic dataset (parametric parts as STEP and
+// sketch-and-extrude programs as DeepCAD JSON, with captions at four levels),
+// and --stats DIR for how hard retrieval on it is.
 #ifdef CADCLIP_WITH_OCCT
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -15,7 +16,7 @@ namespace cadclip::app {
 namespace {
 
 struct SynthCommandOptions {
-  cad::SynthOptions synth;  // count, seed, noise, workers, max_attempts, families
+  cad::SynthOptions synth;  // count, seed, noise, workers, max_attempts, families, kind, ...
   std::string out;          // folder to write parts/, captions.jsonl, splits.json, manifest.json
   std::string stats;        // instead of generating: report the reference numbers of this folder
 };
@@ -32,6 +33,18 @@ int run_synth(const SynthCommandOptions& options) {
       std::printf("%-14s %28s %26s\n", stats.shared_caption_share[i].first.c_str(),
                   fixed(stats.shared_caption_share[i].second, 4).c_str(),
                   fixed(stats.shared_caption_share_all[i].second, 4).c_str());
+    if (!stats.program_distribution.is_null()) {
+      const nlohmann::json& d = stats.program_distribution;
+      std::printf("programs: %lld\n", d.at("parts").get<long long>());
+      for (const char* key :
+           {"extrudes_per_model", "curves", "operations", "extents", "sketch_planes",
+            "faces_per_solid", "generators", "redraws_by_reason"}) {
+        std::printf("%s:", key);
+        for (auto it = d.at(key).begin(); it != d.at(key).end(); ++it)
+          std::printf(" %s %lld", it.key().c_str(), it.value().get<long long>());
+        std::printf("\n");
+      }
+    }
     return kExitOk;
   }
   if (options.out.empty())
@@ -41,7 +54,7 @@ int run_synth(const SynthCommandOptions& options) {
       "%s: %lld parts, %lld captions (%lld noisy), %lld regenerated draws, %lld exact duplicates, "
       "%s\n",
       options.out.c_str(), static_cast<long long>(report.parts),
-      static_cast<long long>(report.parts * 4), static_cast<long long>(report.noisy_captions),
+      static_cast<long long>(report.captions), static_cast<long long>(report.noisy_captions),
       static_cast<long long>(report.regenerated), static_cast<long long>(report.duplicates),
       human_duration(report.seconds).c_str());
   return kExitOk;
@@ -69,13 +82,28 @@ void define_synth(CLI::App& command, Runner& run) {
   command.add_option("--family", options->synth.families,
                      "Make only this family (repeatable); default: all families in turn");
   command
+      .add_option("--kind", options->synth.kind,
+                  "families (parametric parts as STEP), programs (sketch-and-extrude programs as "
+                  "DeepCAD JSON, Text2CAD-style captions) or mixed")
+      ->check(CLI::IsMember({"families", "programs", "mixed"}));
+  command
+      .add_option("--program-share", options->synth.program_share,
+                  "With --kind mixed: the share of parts that are programs (0.5 = half)")
+      ->check(CLI::Range(0.0, 1.0));
+  command
+      .add_option("--caption-units", options->synth.caption_units,
+                  "Programs' captions: units (Text2CAD's normalised units, largest side about "
+                  "0.75) or mm")
+      ->check(CLI::IsMember({"units", "mm"}));
+  command
       .add_option(
           "--stats", options->stats,
           "Print the family-only oracle R@1 and shared-caption shares of a made set, then exit")
       ->check(CLI::ExistingDirectory);
   command.footer(
-      "Then: cadclip prepare DIR/parts --captions DIR/captions.jsonl --splits DIR/splits.json. "
-      "See docs/SYNTHETIC.md.");
+      "Then: cadclip prepare DIR/parts --captions DIR/captions.jsonl --splits DIR/splits.json "
+      "(add --assume-unit m when the set has programs: DeepCAD JSON is in metres). See "
+      "docs/SYNTHETIC.md.");
   run = [options] { return run_synth(*options); };
 }
 

@@ -35,7 +35,10 @@ OracleMeasure oracle_measure(const std::string& step_text) {
   reader.TransferRoots();
   const TopoDS_Shape shape = reader.OneShape();
   std::filesystem::remove(path);
+  return oracle_measure_shape(shape);
+}
 
+OracleMeasure oracle_measure_shape(const TopoDS_Shape& shape) {
   OracleMeasure m;
   for (TopExp_Explorer it(shape, TopAbs_SOLID); it.More(); it.Next()) ++m.solids;
   m.valid = BRepCheck_Analyzer(shape).IsValid();

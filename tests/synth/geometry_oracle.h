@@ -2,6 +2,8 @@
 // back and measures it by point classification, not by the generator's code.
 #pragma once
 
+#include <TopoDS_Shape.hxx>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,8 @@ struct OracleMeasure {
 
 // `step_text` is a whole STEP file; throws std::runtime_error if it cannot be read.
 OracleMeasure oracle_measure(const std::string& step_text);
+// The same measure of a shape already built (a program part's solid, millimetres).
+OracleMeasure oracle_measure_shape(const TopoDS_Shape& shape);
 
 // What the clean captions of `part` state that the measure contradicts
 // (sizes within rounding, hole counts and diameters); empty when all agree.

@@ -1,6 +1,7 @@
 // cadclip synth: makes each part from its own random streams (so threads may
-// make parts in any order and the bytes never change), writes STEP files as
-// they come, then the captions, splits and manifest in part order.
+// make parts in any order and the bytes never change), writes STEP or DeepCAD
+// JSON files as they come, redraws duplicate programs in part order, then
+// writes the captions, splits and manifest in part order.
 #include "cadclip/cad/synth.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "cad/occt_shape.h"
 #include "cad/synth/model.h"
+#include "cad/synth/program.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
@@ -48,6 +50,18 @@ void check_options(const SynthOptions& options) {
   if (options.max_attempts < 1)
     throw Error(format("--max-attempts is {}; give at least 1", options.max_attempts));
   for (const std::string& key : options.families) synth::family(key);  // throws for unknown keys
+  if (options.kind != "families" && options.kind != "programs" && options.kind != "mixed")
+    throw Error(format("--kind is '{}'; give families, programs or mixed", options.kind));
+  if (!(options.program_share >= 0 && options.program_share <= 1))
+    throw Error(format("--program-share is {}; give a share between 0 and 1 (0.5 = half programs)",
+                       options.program_share));
+  if (options.caption_units != "units" && options.caption_units != "mm")
+    throw Error(format("--caption-units is '{}'; give units (Text2CAD's normalised) or mm",
+                       options.caption_units));
+  if (options.kind == "programs" && !options.families.empty())
+    throw Error(
+        "--family picks part families, which --kind programs does not make; use --kind "
+        "families or mixed with --family");
 }
 
 std::string part_id(int64_t index) {
@@ -105,15 +119,24 @@ void check_against_measure(Built& built, const Measured& m) {
 
 }  // namespace
 
-SynthPart make_synth_part(const SynthOptions& options, int64_t index) {
+bool synth_part_is_program(const SynthOptions& options, int64_t index) {
+  if (options.kind == "families") return false;
+  if (options.kind == "programs") return true;
+  return Rng(options.seed, static_cast<uint64_t>(index), synth::kTagKind).uniform() <
+         options.program_share;
+}
+
+SynthPart make_synth_part(const SynthOptions& options, int64_t index, int first_attempt) {
   check_options(options);
+  if (synth_part_is_program(options, index))
+    return synth::make_program_part(options, index, first_attempt);
   const std::vector<std::string>& keys =
       options.families.empty() ? synth_families() : options.families;
   const synth::FamilyInfo& info = synth::family(keys[static_cast<size_t>(index) % keys.size()]);
   SynthPart part;
   part.id = part_id(index);
   part.family = info.key;
-  for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
+  for (int attempt = first_attempt; attempt < options.max_attempts; ++attempt) {
     Rng rng(options.seed, static_cast<uint64_t>(index), synth::kTagParams,
             static_cast<uint64_t>(attempt));
     try {
@@ -133,7 +156,7 @@ SynthPart make_synth_part(const SynthOptions& options, int64_t index) {
           built.desc, options.seed, static_cast<uint64_t>(index), options.noise);
       for (size_t level = 0; level < 4; ++level)
         part.captions.push_back({kCaptionLevels[level], captions.texts[level],
-                                 captions.facts[level], captions.noise[level]});
+                                 captions.facts[level], captions.noise[level], nullptr});
       return part;
     } catch (const Reject& e) {
       part.rejects.push_back(e.what());
@@ -144,6 +167,62 @@ SynthPart make_synth_part(const SynthOptions& options, int64_t index) {
              "This is a bug in the family's parameter ranges; report it with --seed {}",
              part.id, info.key, options.max_attempts, part.rejects.back(), options.seed));
 }
+
+namespace {
+
+// Counts behind the distribution table of docs/SYNTHETIC.md, over program parts.
+struct ProgramDistribution {
+  std::map<std::string, int64_t> extrudes, curves, operations, extents, planes, faces, generators,
+      redraws;
+  int64_t parts = 0, loops = 0, inner_loops = 0, duplicate_geometry = 0, duplicate_program = 0;
+
+  void add(const SynthPart& part) {
+    ++parts;
+    const nlohmann::json& s = part.params.at("program");
+    const int64_t n = s.at("extrudes").get<int64_t>();
+    char bucket[24];
+    std::snprintf(bucket, sizeof(bucket), "%02lld",
+                  static_cast<long long>(std::min<int64_t>(n, 10)));
+    ++extrudes[bucket];
+    auto merge = [](std::map<std::string, int64_t>& into, const nlohmann::json& counts) {
+      for (auto it = counts.begin(); it != counts.end(); ++it)
+        into[it.key()] += it.value().get<int64_t>();
+    };
+    merge(curves, s.at("curves"));
+    merge(operations, s.at("operations"));
+    merge(extents, s.at("extents"));
+    merge(planes, s.at("planes"));
+    loops += s.at("loops").get<int64_t>();
+    inner_loops += s.at("inner_loops").get<int64_t>();
+    const int f = part.measured.at("faces").get<int>();
+    ++faces[f <= 6    ? "01-06"
+            : f <= 10 ? "07-10"
+            : f <= 20 ? "11-20"
+            : f <= 40 ? "21-40"
+            : f <= 80 ? "41-80"
+                      : "81+"];
+    ++generators[part.params.at("generator").get<std::string>()];
+    for (const std::string& reason : part.rejects) {
+      const std::string category = reason.substr(0, reason.find(':'));
+      ++redraws[category];
+    }
+  }
+  nlohmann::json json() const {
+    return {{"parts", parts},
+            {"extrudes_per_model", extrudes},
+            {"curves", curves},
+            {"operations", operations},
+            {"extents", extents},
+            {"sketch_planes", planes},
+            {"faces_per_solid", faces},
+            {"loops", loops},
+            {"inner_loops", inner_loops},
+            {"generators", generators},
+            {"redraws_by_reason", redraws}};
+  }
+};
+
+}  // namespace
 
 SynthReport write_synth_dataset(const SynthOptions& options, const std::filesystem::path& out) {
   check_options(options);
@@ -158,6 +237,7 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
         out.string()));
   const fs::path parts_dir = out / "parts";
   fs::create_directories(parts_dir);
+  const bool families_only = options.kind == "families";
 
   const int workers = options.workers > 0
                           ? options.workers
@@ -167,6 +247,13 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex error_mutex;
+  auto write_part = [&](SynthPart& part) {
+    write_text_atomic(parts_dir / part.file_name(), part.kind == "program" ? part.json : part.step);
+    part.step.clear();
+    part.step.shrink_to_fit();
+    part.json.clear();
+    part.json.shrink_to_fit();
+  };
   Progress progress("synth", {.total = options.count, .unit = "parts"});
   auto work = [&] {
     while (!failed) {
@@ -174,9 +261,7 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
       if (i >= options.count) return;
       try {
         SynthPart part = make_synth_part(options, i);
-        write_text_atomic(parts_dir / (part.id + ".step"), part.step);
-        part.step.clear();
-        part.step.shrink_to_fit();
+        write_part(part);
         parts[static_cast<size_t>(i)] = std::move(part);
         progress.advance(1, {{"family", parts[static_cast<size_t>(i)].family}});
       } catch (...) {
@@ -193,12 +278,46 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   progress.finish();
   if (error) std::rethrow_exception(error);
 
+  // A program that repeats an earlier part (same geometry, or the same program
+  // at another size) is redrawn from its next parameter draw; in part order, so
+  // the result does not depend on the thread count.
+  std::map<std::string, std::string> first_with_hash, first_with_program;
+  ProgramDistribution distribution;
+  for (SynthPart& part : parts) {
+    if (part.kind == "program") {
+      for (;;) {
+        const auto same_geometry = first_with_hash.find(part.geometry_hash);
+        const auto same_program = first_with_program.find(part.program_hash);
+        if (same_geometry == first_with_hash.end() && same_program == first_with_program.end())
+          break;
+        const bool geometry = same_geometry != first_with_hash.end();
+        const std::string reason =
+            geometry
+                ? "duplicate geometry: the geometry hash of " + same_geometry->second
+                : "duplicate program: the program of " + same_program->second + " at another size";
+        ++(geometry ? distribution.duplicate_geometry : distribution.duplicate_program);
+        const int64_t index = std::stoll(part.id.substr(6));
+        std::vector<std::string> rejects = part.rejects;
+        rejects.push_back(reason);
+        SynthPart redrawn = make_synth_part(options, index, part.attempts);
+        rejects.insert(rejects.end(), redrawn.rejects.begin(), redrawn.rejects.end());
+        redrawn.rejects = std::move(rejects);
+        write_part(redrawn);
+        part = std::move(redrawn);
+      }
+      first_with_program.emplace(part.program_hash, part.id);
+      distribution.add(part);
+    }
+    first_with_hash.emplace(part.geometry_hash, part.id);
+  }
+
   // Parts of an earlier, larger run in the same folder would be picked up by prepare.
   std::set<std::string> ours;
-  for (const SynthPart& part : parts) ours.insert(part.id + ".step");
+  for (const SynthPart& part : parts) ours.insert(part.file_name());
   for (const auto& entry : fs::directory_iterator(parts_dir)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("synth_") && name.ends_with(".step") && !ours.count(name))
+    if (name.starts_with("synth_") && (name.ends_with(".step") || name.ends_with(".json")) &&
+        !ours.count(name))
       fs::remove(entry.path());
   }
 
@@ -207,76 +326,105 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   std::string captions;
   nlohmann::json noisy = nlohmann::json::array(), duplicates = nlohmann::json::array(),
                  regenerated = nlohmann::json::array(), part_list = nlohmann::json::array();
-  std::map<std::string, int64_t> family_counts, noise_kinds, level_counts;
-  std::map<std::string, std::string> first_with_hash;
+  std::map<std::string, int64_t> family_counts, noise_kinds, level_counts, kind_counts;
+  std::map<std::string, std::string> first_seen, split_of_hash;
   nlohmann::json splits = {{"train", nlohmann::json::array()},
                            {"validation", nlohmann::json::array()},
                            {"test", nlohmann::json::array()}};
+  auto write_caption = [&](const SynthPart& part, const SynthCaption& caption) {
+    nlohmann::json line = {{"id", part.id},
+                           {"level", caption.level},
+                           {"text", caption.text},
+                           {"facts", caption.facts},
+                           {"noise", caption.noise}};
+    if (caption.extra.is_object()) line.update(caption.extra);
+    captions += line.dump() + "\n";
+    ++report.captions;
+    ++level_counts[caption.level];
+    if (!caption.noise.is_null()) {
+      ++report.noisy_captions;
+      ++noise_kinds[caption.noise["kind"].get<std::string>()];
+      nlohmann::json entry = {{"id", part.id}, {"level", caption.level}};
+      entry.update(caption.noise);
+      noisy.push_back(entry);
+    }
+  };
   for (size_t i = 0; i < parts.size(); ++i) {
     const SynthPart& part = parts[i];
     ++family_counts[part.family];
-    for (const SynthCaption& caption : part.captions) {
-      nlohmann::json line = {{"id", part.id},
-                             {"level", caption.level},
-                             {"text", caption.text},
-                             {"facts", caption.facts},
-                             {"noise", caption.noise}};
-      captions += line.dump() + "\n";
-      ++level_counts[caption.level];
-      if (!caption.noise.is_null()) {
-        ++report.noisy_captions;
-        ++noise_kinds[caption.noise["kind"].get<std::string>()];
-        nlohmann::json entry = {{"id", part.id}, {"level", caption.level}};
-        entry.update(caption.noise);
-        noisy.push_back(entry);
-      }
-    }
-    if (part.attempts > 1) {
-      report.regenerated += part.attempts - 1;
+    ++kind_counts[part.kind];
+    report.programs += part.kind == "program";
+    // The split: the part's own random stream, except that parts with equal
+    // geometry share the first one's split (not for the family-only set,
+    // whose splits predate the rule).
+    const double u = Rng(options.seed, i, synth::kTagSplit).uniform();
+    std::string split = u < 0.8 ? "train" : u < 0.9 ? "validation" : "test";
+    if (!families_only) split = split_of_hash.emplace(part.geometry_hash, split).first->second;
+    splits[split].push_back(part.id);
+    for (const SynthCaption& caption : part.captions) write_caption(part, caption);
+    if (split == "test")
+      for (const SynthCaption& caption : part.heldout_captions) write_caption(part, caption);
+    if (part.attempts > 1 || !part.rejects.empty()) {
+      report.regenerated += static_cast<int64_t>(part.rejects.size());
       regenerated.push_back({{"id", part.id},
                              {"family", part.family},
                              {"attempts", part.attempts},
                              {"reasons", part.rejects}});
     }
-    auto [it, inserted] = first_with_hash.emplace(part.geometry_hash, part.id);
+    auto [it, inserted] = first_seen.emplace(part.geometry_hash, part.id);
     if (!inserted) {
       ++report.duplicates;
       duplicates.push_back(
           {{"id", part.id}, {"same_as", it->second}, {"geometry_hash", part.geometry_hash}});
     }
-    const double u = Rng(options.seed, i, synth::kTagSplit).uniform();
-    splits[u < 0.8 ? "train" : u < 0.9 ? "validation" : "test"].push_back(part.id);
-    part_list.push_back({{"id", part.id},
-                         {"family", part.family},
-                         {"params", part.params},
-                         {"measured", part.measured},
-                         {"geometry_hash", part.geometry_hash}});
+    nlohmann::json entry = {{"id", part.id},
+                            {"family", part.family},
+                            {"params", part.params},
+                            {"measured", part.measured},
+                            {"geometry_hash", part.geometry_hash}};
+    if (part.kind == "program") {
+      entry["kind"] = "program";
+      entry["file"] = part.file_name();
+      entry["mm_per_unit"] = part.mm_per_unit;
+      entry["program_hash"] = part.program_hash;
+      entry["truth"] = part.truth;
+    }
+    part_list.push_back(entry);
   }
   write_text_atomic(out / "captions.jsonl", captions);
   write_text_atomic(out / "splits.json", splits.dump(1) + "\n");
+  nlohmann::json option_json = {{"count", options.count},
+                                {"seed", options.seed},
+                                {"noise", options.noise},
+                                {"max_attempts", options.max_attempts},
+                                {"families", options.families}};
+  nlohmann::json counts = {{"parts", report.parts},
+                           {"captions", report.parts * 4},
+                           {"captions_per_level", level_counts},
+                           {"noisy_captions", report.noisy_captions},
+                           {"noisy_by_kind", noise_kinds},
+                           {"regenerated_draws", report.regenerated},
+                           {"duplicates", report.duplicates},
+                           {"splits",
+                            {{"train", splits["train"].size()},
+                             {"validation", splits["validation"].size()},
+                             {"test", splits["test"].size()}}}};
+  if (!families_only) {
+    option_json["kind"] = options.kind;
+    option_json["program_share"] = options.program_share;
+    option_json["caption_units"] = options.caption_units;
+    counts["captions"] = report.captions;
+    counts["kinds"] = kind_counts;
+    counts["duplicate_programs_redrawn"] = distribution.duplicate_program;
+    counts["duplicate_geometry_redrawn"] = distribution.duplicate_geometry;
+  }
   nlohmann::json manifest = {
       {"generator", "cadclip synth"},
       {"format_version", 1},
       // Options that decide the bytes (the thread count does not).
-      {"options",
-       {{"count", options.count},
-        {"seed", options.seed},
-        {"noise", options.noise},
-        {"max_attempts", options.max_attempts},
-        {"families", options.families}}},
+      {"options", option_json},
       {"step", {{"schema", "AP214 (AUTOMOTIVE_DESIGN)"}, {"unit", "mm"}, {"folder", "parts"}}},
-      {"counts",
-       {{"parts", report.parts},
-        {"captions", report.parts * 4},
-        {"captions_per_level", level_counts},
-        {"noisy_captions", report.noisy_captions},
-        {"noisy_by_kind", noise_kinds},
-        {"regenerated_draws", report.regenerated},
-        {"duplicates", report.duplicates},
-        {"splits",
-         {{"train", splits["train"].size()},
-          {"validation", splits["validation"].size()},
-          {"test", splits["test"].size()}}}}},
+      {"counts", counts},
       {"families", family_counts},
       {"geometry_hash",
        "interim synth hash: sorted (surface type, area, centroid from bbox centre) per face, "
@@ -285,11 +433,18 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
       {"duplicates", duplicates},
       {"regenerated", regenerated},
       {"parts", part_list}};
+  if (!families_only) {
+    manifest["programs"] = {{"format", "DeepCAD JSON"},
+                            {"unit", "m"},
+                            {"prepare", "cadclip prepare DIR/parts --assume-unit m ..."},
+                            {"distribution", distribution.json()}};
+  }
   write_text_atomic(out / "manifest.json", manifest.dump(1) + "\n");
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  log::info("synth", "{} parts in {}: {} noisy captions, {} regenerated draws, {} duplicates",
-            report.parts, human_duration(report.seconds), report.noisy_captions, report.regenerated,
-            report.duplicates);
+  log::info("synth",
+            "{} parts ({} programs) in {}: {} noisy captions, {} regenerated draws, {} duplicates",
+            report.parts, report.programs, human_duration(report.seconds), report.noisy_captions,
+            report.regenerated, report.duplicates);
   return report;
 }
 
@@ -336,8 +491,14 @@ SynthStats synth_stats(const std::filesystem::path& dir) {
   }
   // The family of a part is what its clean captions state; the manifest has it for every part.
   const nlohmann::json manifest = nlohmann::json::parse(read_text_file(dir / "manifest.json"));
-  for (const auto& part : manifest.at("parts")) family_of[part.at("id")] = part.at("family");
   SynthStats stats;
+  // Programs and STEP families are told apart by their captions' register, so
+  // a program plate and a family plate are different families here.
+  for (const auto& part : manifest.at("parts"))
+    family_of[part.at("id")] = (part.value("kind", "family") == "program" ? "program:" : "") +
+                               part.at("family").get<std::string>();
+  if (manifest.contains("programs"))
+    stats.program_distribution = manifest["programs"]["distribution"];
   std::map<std::string, int64_t> test_per_family;
   for (const std::string& id : test) ++test_per_family[family_of.at(id)];
   double sum = 0;
@@ -346,8 +507,12 @@ SynthStats synth_stats(const std::filesystem::path& dir) {
   stats.test_parts = static_cast<int64_t>(test.size());
   stats.family_oracle_r1 = test.empty() ? 0 : sum / static_cast<double>(test.size());
   auto shares = [](const auto& by_text, const auto& totals) {
+    // The four levels, then any others (a program set's *_heldout levels).
+    std::vector<std::string> levels(std::begin(kCaptionLevels), std::end(kCaptionLevels));
+    for (const auto& [level, n] : totals)
+      if (std::find(levels.begin(), levels.end(), level) == levels.end()) levels.push_back(level);
     std::vector<std::pair<std::string, double>> out;
-    for (const char* level : kCaptionLevels) {
+    for (const std::string& level : levels) {
       int64_t shared = 0;
       auto it = by_text.find(level);
       if (it != by_text.end())
