@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # The demo: on the built-in synthetic data, the real pipeline end to end:
-#   synth -> prepare -> train (pretrained MiniLM text tower, default B-Rep
-#   encoder) -> eval on the test split -> the metrics table -> an index of the
-#   test parts, searched with three example queries.
+#   synth (parametric families as STEP and sketch-and-extrude programs as
+#   DeepCAD JSON, half and half) -> prepare -> train (pretrained MiniLM text
+#   tower, default B-Rep encoder) -> eval on the test split, on its program and
+#   family parts apart, with the oracles -> an index of the test parts,
+#   searched with three example queries.
 # `make demo` runs setup and the build first. Sizes can be changed:
-#   CADCLIP_DEMO_PARTS (2000), CADCLIP_DEMO_EPOCHS (see below), CADCLIP_DEMO_DIR (out/demo),
-#   CADCLIP_DEMO_TEXT_LR (0 = the text tower frozen and its features cached; else fine-tuned)
+#   CADCLIP_DEMO_PARTS (4000), CADCLIP_DEMO_PROGRAM_SHARE (0.5),
+#   CADCLIP_DEMO_PROGRAM_TEST_SHARE (0.5: a held-out program gallery of about
+#   1,000 parts), CADCLIP_DEMO_EPOCHS (see below), CADCLIP_DEMO_DIR (out/demo),
+#   CADCLIP_DEMO_TEXT_LR (0 = the text tower frozen and its features cached; else fine-tuned),
+#   CADCLIP_DEMO_TEXT_LENGTH (128 tokens; expert captions are longer and are cut, and
+#   training and eval say how many)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cadclip=${CADCLIP_BIN:-build/release/apps/cadclip}
 [ -x "$cadclip" ] || { echo "$0: $cadclip is not built; run 'make demo' (or set CADCLIP_BIN)" >&2; exit 1; }
-parts=${CADCLIP_DEMO_PARTS:-2000}
-epochs=${CADCLIP_DEMO_EPOCHS:-20}
+parts=${CADCLIP_DEMO_PARTS:-4000}
+program_share=${CADCLIP_DEMO_PROGRAM_SHARE:-0.5}
+program_test_share=${CADCLIP_DEMO_PROGRAM_TEST_SHARE:-0.5}
+text_length=${CADCLIP_DEMO_TEXT_LENGTH:-128}
+epochs=${CADCLIP_DEMO_EPOCHS:-12}
 text_lr=${CADCLIP_DEMO_TEXT_LR:-0}
 dir=${CADCLIP_DEMO_DIR:-out/demo}
 threads=$(nproc)
@@ -23,28 +32,46 @@ start=$(seconds)
 rm -rf "$dir"
 mkdir -p "$dir"
 
-stage "1/5 synth: $parts parametric parts with captions at four levels"
+stage "1/5 synth: $parts parts (programs: $program_share), captions at four levels"
 t=$(seconds)
-"$cadclip" synth --count "$parts" --seed 1 --out "$dir/synth"
+"$cadclip" synth --kind mixed --program-share "$program_share" \
+  --program-test-share "$program_test_share" --count "$parts" --seed 1 --out "$dir/synth"
 synth_s=$(( $(seconds) - t ))
 
-stage "2/5 prepare: STEP files and captions -> shards"
+stage "2/5 prepare: STEP files, DeepCAD JSON (metres) and captions -> shards"
 t=$(seconds)
 "$cadclip" prepare "$dir/synth/parts" --captions "$dir/synth/captions.jsonl" \
-  --splits "$dir/synth/splits.json" --out "$dir/prepared"
+  --splits "$dir/synth/splits.json" --assume-unit m --out "$dir/prepared"
 prepare_s=$(( $(seconds) - t ))
 
 if [ "$text_lr" = 0 ]; then tower="frozen, cached"; else tower="fine-tuned at $text_lr"; fi
 stage "3/5 train: default B-Rep encoder + pretrained all-MiniLM-L6-v2 ($tower) + quantity branch, $epochs epochs"
 t=$(seconds)
 "$cadclip" train --data "$dir/prepared" --out "$dir/run" --epochs "$epochs" --batch-size 64 \
-  --text-lr "$text_lr" --lr 1e-3 --max-text-length 128 --threads "$threads" --seed 1
+  --text-lr "$text_lr" --lr 1e-3 --max-text-length "$text_length" --threads "$threads" --seed 1
 train_s=$(( $(seconds) - t ))
 
-stage "4/5 eval: test split, every caption level"
+stage "4/5 eval: test split, every caption level; then its programs and families apart"
 t=$(seconds)
+# One splits file per kind of part, for `cadclip eval --splits`.
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+splits = json.load(open(f"{d}/synth/splits.json"))
+kind = {p["id"]: p.get("kind", "family") for p in json.load(open(f"{d}/synth/manifest.json"))["parts"]}
+for k in ("program", "family"):
+    json.dump({s: [i for i in ids if kind.get(i) == k] for s, ids in splits.items()},
+              open(f"{d}/splits_{k}s.json", "w"))
+PY
 "$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test \
   --save-embeddings "$dir/test_embeddings.safetensors" | tee "$dir/metrics.txt"
+for k in programs families; do
+  printf '\n--- test %s only\n' "$k" | tee -a "$dir/metrics.txt"
+  "$cadclip" --log-level warn eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" \
+    --split test --splits "$dir/splits_$k.json" | tee -a "$dir/metrics.txt"
+  "$cadclip" --log-level warn eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" \
+    --split test --splits "$dir/splits_$k.json" --json > "$dir/metrics_$k.json"
+done
 "$cadclip" --log-level warn eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" \
   --split test --json > "$dir/metrics.json"
 eval_s=$(( $(seconds) - t ))
@@ -60,14 +87,17 @@ python3 - "$dir" <<'PY'
 import json, os, sys
 d = sys.argv[1]
 for i in json.load(open(f"{d}/synth/splits.json"))["test"]:
-    os.symlink(os.path.abspath(f"{d}/synth/parts/{i}.step"), f"{d}/test_parts/{i}.step")
+    for ext in (".step", ".json"):
+        if os.path.exists(f"{d}/synth/parts/{i}{ext}"):
+            os.symlink(os.path.abspath(f"{d}/synth/parts/{i}{ext}"), f"{d}/test_parts/{i}{ext}")
 PY
 "$cadclip" index "$dir/run/checkpoints/best.json" "$dir/test_parts" --out "$dir/index" \
-  --captions "$dir/synth/captions.jsonl"
+  --captions "$dir/synth/captions.jsonl" --assume-unit m
 "$cadclip" search "$dir/index" -k 5 \
   "a spur gear with 24 teeth and a 10 mm bore" \
   "a flange with six bolt holes on a bolt circle and a raised hub" \
-  "a flat rectangular plate with a grid of holes"
+  "a flat rectangular plate with a grid of holes" \
+  "an L-shaped bracket with two holes"
 index_s=$(( $(seconds) - t ))
 
 total=$(( $(seconds) - start ))

@@ -91,6 +91,11 @@ void define_synth(CLI::App& command, Runner& run) {
                   "With --kind mixed: the share of parts that are programs (0.5 = half)")
       ->check(CLI::Range(0.0, 1.0));
   command
+      .add_option("--program-test-share", options->synth.program_test_share,
+                  "Programs' share in the test split (default 0.1; validation stays 0.1): a "
+                  "large held-out program gallery from a small set")
+      ->check(CLI::Range(0.0, 0.9));
+  command
       .add_option("--caption-units", options->synth.caption_units,
                   "Programs' captions: units (Text2CAD's normalised units, largest side about "
                   "0.75) or mm")

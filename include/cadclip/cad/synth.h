@@ -22,6 +22,8 @@ struct SynthOptions {
   std::vector<std::string> families;    // make only these families; empty = all, in turn
   std::string kind = "families";        // "families" (STEP), "programs" (DeepCAD JSON) or "mixed"
   double program_share = 0.5;           // kind "mixed": the share of parts that are programs
+  double program_test_share = 0.1;      // programs' share in the test split (validation stays
+                                        // 10%; families always split 80/10/10)
   std::string caption_units = "units";  // programs' captions: "units" (Text2CAD's normalised
                                         // units, largest side about 0.75) or "mm"
 };

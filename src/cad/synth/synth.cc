@@ -52,6 +52,9 @@ void check_options(const SynthOptions& options) {
   for (const std::string& key : options.families) synth::family(key);  // throws for unknown keys
   if (options.kind != "families" && options.kind != "programs" && options.kind != "mixed")
     throw Error(format("--kind is '{}'; give families, programs or mixed", options.kind));
+  if (!(options.program_test_share >= 0 && options.program_test_share <= 0.9))
+    throw Error(
+        format("synth: --program-test-share {} is outside [0, 0.9]", options.program_test_share));
   if (!(options.program_share >= 0 && options.program_share <= 1))
     throw Error(format("--program-share is {}; give a share between 0 and 1 (0.5 = half programs)",
                        options.program_share));
@@ -358,7 +361,9 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
     // geometry share the first one's split (not for the family-only set,
     // whose splits predate the rule).
     const double u = Rng(options.seed, i, synth::kTagSplit).uniform();
-    std::string split = u < 0.8 ? "train" : u < 0.9 ? "validation" : "test";
+    // 10% validation, and a test share of 10% (programs: --program-test-share).
+    const double test = part.kind == "program" ? options.program_test_share : 0.1;
+    std::string split = u < 0.9 - test ? "train" : u < 1 - test ? "validation" : "test";
     if (!families_only) split = split_of_hash.emplace(part.geometry_hash, split).first->second;
     splits[split].push_back(part.id);
     for (const SynthCaption& caption : part.captions) write_caption(part, caption);
@@ -412,6 +417,7 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   if (!families_only) {
     option_json["kind"] = options.kind;
     option_json["program_share"] = options.program_share;
+    option_json["program_test_share"] = options.program_test_share;
     option_json["caption_units"] = options.caption_units;
     counts["captions"] = report.captions;
     counts["kinds"] = kind_counts;
