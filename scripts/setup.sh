@@ -20,6 +20,7 @@ debian_packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libgloo-dev  # headers only: the torch wheel has Gloo inside but not its headers
   chromium wrk  # the serve layer's browser test (driven by playwright) and load test
+  clang libclang-rt-14-dev  # the libFuzzer targets of tests/fuzz (ctest -L fuzz)
 )
 missing=()
 for p in "${debian_packages[@]}"; do

@@ -1,9 +1,14 @@
 // cadclip eval CHECKPOINT --data DIR: retrieval metrics of a trained model on
 // one split of a prepared dataset (docs/EVAL.md), as a table or as JSON.
 #include <ATen/Parallel.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,8 +41,29 @@ struct EvalCommandOptions {
   std::string device = "cpu";       // cpu or cuda[:n]
 };
 
+// Fails at once, before any work, when `path` cannot be written: its folder
+// is missing or not writable.
+void check_writable(const std::filesystem::path& path) {
+  const std::filesystem::path folder = path.parent_path().empty() ? "." : path.parent_path();
+  std::string probe = (folder / ".cadclip-write-test.XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw Error(
+        format("--save-embeddings {}: cannot write in {}: {}; choose a writable folder "
+               "(nothing was evaluated)",
+               path.string(), folder.string(), std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (std::filesystem::is_directory(path))
+    throw Error(
+        format("--save-embeddings {} is a folder; name a file in it (nothing was "
+               "evaluated)",
+               path.string()));
+}
+
 int run_eval(const EvalCommandOptions& o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
+  if (!o.save_embeddings.empty()) check_writable(o.save_embeddings);
   const std::filesystem::path folder(o.data);
   const data::Dataset dataset = data::Dataset::open(folder);
   data::CaptionOptions caption_options;

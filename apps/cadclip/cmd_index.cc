@@ -31,11 +31,10 @@ int run_index(const IndexCommandOptions& o) {
       with_commas(s.changed).c_str(), with_commas(s.removed).c_str(),
       with_commas(s.unchanged).c_str(), with_commas(s.failed).c_str(),
       with_commas(s.thumbnails).c_str(), s.factory.c_str());
-  if (s.failed > 0)
-    std::printf("failed files and reasons: %s/failures.jsonl\n", o.index.out.c_str());
+  if (s.failed > 0) std::printf("failed files and reasons: %s/failures.jsonl\n", s.version.c_str());
   if (s.thumbnail_failures > 0)
     std::printf("%s parts indexed without a thumbnail, and why: %s/warnings.jsonl\n",
-                with_commas(s.thumbnail_failures).c_str(), o.index.out.c_str());
+                with_commas(s.thumbnail_failures).c_str(), s.version.c_str());
   // A part without a drawing is indexed and searchable: a warning, not a failure.
   return s.failed > 0 ? kExitFindings : kExitOk;
 }
@@ -79,11 +78,15 @@ void define_index(CLI::App& command, Runner& run) {
       ->capture_default_str();
   command.add_flag("--overwrite", i.overwrite,
                    "Rebuild an index that was made with another checkpoint");
+  command.add_flag("--wait", i.wait,
+                   "Another cadclip index writing the same folder: wait for it instead of "
+                   "failing");
   command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   command.footer(
-      "Exit status: 0 indexed, 1 indexed but some files failed (failures.jsonl), 2 bad input. "
+      "Exit status: 0 indexed, 1 indexed but some files failed (failures.jsonl), 2 bad input "
+      "(the index is then as it was). "
       "Parts indexed without a thumbnail because drawing them failed are listed in "
       "warnings.jsonl.");
   run = [o] { return run_index(*o); };

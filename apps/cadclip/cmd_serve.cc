@@ -75,7 +75,29 @@ void define_serve(CLI::App& command, Runner& run) {
   command.add_option("--port", o->port, "TCP port; 0 = any free one")->capture_default_str();
   command.add_option("--checkpoint", o->checkpoint,
                      "Checkpoint to search with; it must hold the index's weights");
-  command.add_option("--threads", o->threads, "HTTP worker threads")
+  command
+      .add_option("--threads", o->threads,
+                  "Threads answering requests (a connection waiting for its request holds none)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--header-timeout", o->header_timeout_s,
+                  "Seconds a client may take to send a request line and headers (then 408)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--body-timeout", o->body_timeout_s,
+                  "Seconds a client may take to send a request body after its headers (then 408)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--max-connections", o->max_connections,
+                  "Open connections in all; more are refused with 503")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--max-client-connections", o->max_client_connections,
+                  "Open connections from one client address; more are refused with 503")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command

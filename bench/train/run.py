@@ -111,6 +111,10 @@ def main():
     parser.add_argument("--model", default=os.environ.get(
         "CADCLIP_TEXT_MODEL", "/opt/cadclip/models/all-MiniLM-L6-v2"))
     args = parser.parse_args()
+    if args.profiles < 0:
+        parser.error(f"--profiles {args.profiles}: give 0 (no profiling) or more steps")
+    if args.repeats < 2:
+        parser.error(f"--repeats {args.repeats}: at least 2 (the first round is a warm-up)")
 
     from benchlib import Bench
     load_before = os.getloadavg()
@@ -337,37 +341,42 @@ def main():
           f"(the python cases get their batches collated beforehand)")
 
     # Share outside ATen operators, from Kineto traces on both sides.
-    shares = {"cadclip": [], "python": []}
-    traces = args.traces or tmp.name
-    os.makedirs(traces, exist_ok=True)
-    for i in range(args.profiles):
-        path = os.path.abspath(os.path.join(traces, f"cadclip{i}.json"))
-        ask(f"profile {path}")
-        shares["cadclip"].append(outside_aten(path))
-        path = os.path.join(traces, f"python{i}.json")
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-            with torch.profiler.record_function("train_step"):
-                python_step(True, phases=True)
-        prof.export_chrome_trace(path)
-        shares["python"].append(outside_aten(path))
-        self_aten = sum(e.self_cpu_time_total for e in prof.key_averages()
-                        if e.key.startswith("aten::")) / 1e6
-        print(f"python profile {i}: torch.profiler self CPU time of aten:: ops {self_aten:.3f} s "
-              f"of {shares['python'][-1][1]:.3f} s ({1 - self_aten / shares['python'][-1][1]:.1%}"
-              f" outside; cross-check of the trace measure)")
-    print("| side | step under the profiler s | outside aten:: ops | aten:: events on "
-          "other threads |")
-    print("|---|---|---|---|")
-    for side, runs in shares.items():
-        print(f"| {side} | {statistics.median(r[1] for r in runs):.3f} | "
-              f"{statistics.median(r[0] for r in runs):.1%} | {max(r[2] for r in runs)} |")
-    print("\nphases under the profiler, median s (python: same size groups)")
-    print("| phase | cadclip | python | python / cadclip |")
-    print("|---|---|---|---|")
-    for name in shares["cadclip"][0][3]:
-        c = statistics.median(r[3].get(name, 0) for r in shares["cadclip"])
-        p = statistics.median(r[3].get(name, 0) for r in shares["python"])
-        print(f"| {name} | {c:.3f} | {p:.3f} | {p / c if c else float('nan'):.2f}x |")
+    if args.profiles == 0:
+        print("no profiled steps (--profiles 0): the shares outside aten:: ops are not "
+              "measured")
+    else:
+        shares = {"cadclip": [], "python": []}
+        traces = args.traces or tmp.name
+        os.makedirs(traces, exist_ok=True)
+        for i in range(args.profiles):
+            path = os.path.abspath(os.path.join(traces, f"cadclip{i}.json"))
+            ask(f"profile {path}")
+            shares["cadclip"].append(outside_aten(path))
+            path = os.path.join(traces, f"python{i}.json")
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                with torch.profiler.record_function("train_step"):
+                    python_step(True, phases=True)
+            prof.export_chrome_trace(path)
+            shares["python"].append(outside_aten(path))
+            self_aten = sum(e.self_cpu_time_total for e in prof.key_averages()
+                            if e.key.startswith("aten::")) / 1e6
+            step_s = shares['python'][-1][1]
+            print(f"python profile {i}: torch.profiler self CPU time of aten:: ops "
+                  f"{self_aten:.3f} s of {step_s:.3f} s ({1 - self_aten / step_s:.1%}"
+                  f" outside; cross-check of the trace measure)")
+        print("| side | step under the profiler s | outside aten:: ops | aten:: events on "
+              "other threads |")
+        print("|---|---|---|---|")
+        for side, runs in shares.items():
+            print(f"| {side} | {statistics.median(r[1] for r in runs):.3f} | "
+                  f"{statistics.median(r[0] for r in runs):.1%} | {max(r[2] for r in runs)} |")
+        print("\nphases under the profiler, median s (python: same size groups)")
+        print("| phase | cadclip | python | python / cadclip |")
+        print("|---|---|---|---|")
+        for name in shares["cadclip"][0][3]:
+            c = statistics.median(r[3].get(name, 0) for r in shares["cadclip"])
+            p = statistics.median(r[3].get(name, 0) for r in shares["python"])
+            print(f"| {name} | {c:.3f} | {p:.3f} | {p / c if c else float('nan'):.2f}x |")
     ask("quit")
     proc.wait()
     load_after = os.getloadavg()

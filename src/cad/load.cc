@@ -108,9 +108,22 @@ Result<LoadedShape> read_step(const std::filesystem::path& path, const IngestOpt
   const std::string what = path.string();
   Result<HeadTail> bytes = read_head_tail(path, 4096);
   if (!bytes) return bytes.status();
-  if (bytes->head.find("ISO-10303-21") == std::string::npos)
+  if (bytes->head.find("ISO-10303-21") == std::string::npos) {
+    // A STEP file saved as UTF-16 (by a text editor) holds the header with a
+    // NUL beside every letter.
+    const std::string& head = bytes->head;
+    const bool bom = head.starts_with("\xFF\xFE") || head.starts_with("\xFE\xFF");
+    const bool wide = head.find(std::string("I\0S\0O\0", 6)) != std::string::npos ||
+                      head.find(std::string("\0I\0S\0O", 6)) != std::string::npos;
+    if (bom || wide)
+      return Status::failure(
+          format("{} is not a STEP file as OCCT reads it: it is UTF-16 text, and STEP files "
+                 "are ASCII (or UTF-8); convert it, e.g. `iconv -f UTF-16 -t UTF-8 FILE > "
+                 "FILE-utf8.step`, and read that",
+                 what));
     return Status::failure(
         format("{} is not a STEP file: no ISO-10303-21 header in its first bytes", what));
+  }
   if (bytes->tail.find("END-ISO-10303-21") == std::string::npos)
     return Status::failure(format(
         "{} is truncated or not a complete STEP file: no END-ISO-10303-21 at its end", what));

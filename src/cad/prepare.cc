@@ -481,10 +481,10 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
         continue;
       }
       std::string_view header_text, body;
-      nlohmann::json header;
+      std::optional<prepare_detail::ResultHeader> header;
       if (prepare_detail::split_payload(frame->payload, header_text, body))
-        header = nlohmann::json::parse(header_text, nullptr, false);
-      if (!header.is_object()) {
+        header = prepare_detail::parse_result_header(header_text);
+      if (!header) {
         slot.process.kill_now();
         fail(slot, "crash", "the worker sent a garbled answer for this file and was replaced");
         continue;
@@ -495,30 +495,30 @@ void run_workers(const std::vector<Input>& inputs, std::vector<size_t> todo,
         slot.drawing.reset();
         slot.input.reset();
         std::string payload = std::exchange(slot.graph, {});
-        if (header.value("ok", false)) {
+        if (header->ok) {
           entry.thumbnail = "ok";
           entry.svg_size = body.size();
           payload += body;
         } else {
           entry.thumbnail = "draw";
-          entry.thumbnail_reason = header.value("reason", "the worker sent no reason");
+          entry.thumbnail_reason =
+              header->reason.empty() ? "the worker sent no reason" : header->reason;
           log::info("prepare", "no thumbnail: {}", entry.thumbnail_reason);
         }
         record(index, std::move(entry), payload);
         continue;
       }
       JournalEntry entry;
-      entry.ok = header.value("ok", false);
+      entry.ok = header->ok;
       entry.kind = entry.ok ? "" : "ingest";
-      entry.reason = header.value("reason", entry.ok ? "" : "the worker sent no reason");
-      if (entry.ok && header.contains("warnings") && header["warnings"].is_array())
-        for (const auto& warning : header["warnings"])
-          if (warning.is_string()) entry.warnings.push_back(warning.get<std::string>());
-      entry.seconds = header.value("seconds", 0.0);
-      entry.faces = header.value("faces", int64_t{0});
-      entry.edges = header.value("edges", int64_t{0});
+      entry.reason =
+          entry.ok || !header->reason.empty() ? header->reason : "the worker sent no reason";
+      if (entry.ok) entry.warnings = header->warnings;
+      entry.seconds = header->seconds;
+      entry.faces = header->faces;
+      entry.edges = header->edges;
       const std::string_view graph = entry.ok ? body : std::string_view();
-      if (entry.ok && header.value("thumbnail_follows", false)) {
+      if (entry.ok && header->thumbnail_follows) {
         // The drawing gets a --file-timeout of its own, counted from now.
         slot.drawing = std::move(entry);
         slot.graph = std::string(graph);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -120,9 +121,46 @@ std::optional<Frame> recv_frame(int fd) {
   if (!recv_all(fd, head, sizeof head)) return std::nullopt;
   uint64_t size;
   std::memcpy(&size, head + 1, sizeof size);
-  Frame frame{static_cast<FrameKind>(head[0]), std::string(size, '\0')};
-  if (size > 0 && !recv_all(fd, frame.payload.data(), size)) return std::nullopt;
+  if (size > kMaxFramePayload) return std::nullopt;  // garbled
+  // Grown as the bytes arrive: a garbled size costs no more memory than what
+  // the peer really sent.
+  Frame frame{static_cast<FrameKind>(head[0]), std::string()};
+  constexpr uint64_t kChunk = uint64_t{1} << 20;
+  while (frame.payload.size() < size) {
+    const size_t have = frame.payload.size();
+    const size_t take = static_cast<size_t>(std::min(kChunk, size - have));
+    frame.payload.resize(have + take);
+    if (!recv_all(fd, frame.payload.data() + have, take)) return std::nullopt;
+  }
   return frame;
+}
+
+std::optional<ResultHeader> parse_result_header(std::string_view json) {
+  const nlohmann::json header = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!header.is_object()) return std::nullopt;
+  ResultHeader out;
+  auto field = [&](const char* key, auto& value, bool (nlohmann::json::*is)() const) {
+    const auto it = header.find(key);
+    if (it == header.end()) return true;
+    if (!((*it).*is)()) return false;
+    value = it->get<std::decay_t<decltype(value)>>();
+    return true;
+  };
+  if (!field("ok", out.ok, &nlohmann::json::is_boolean) ||
+      !field("reason", out.reason, &nlohmann::json::is_string) ||
+      !field("seconds", out.seconds, &nlohmann::json::is_number) ||
+      !field("faces", out.faces, &nlohmann::json::is_number_integer) ||
+      !field("edges", out.edges, &nlohmann::json::is_number_integer) ||
+      !field("thumbnail_follows", out.thumbnail_follows, &nlohmann::json::is_boolean))
+    return std::nullopt;
+  if (const auto it = header.find("warnings"); it != header.end()) {
+    if (!it->is_array()) return std::nullopt;
+    for (const auto& warning : *it) {
+      if (!warning.is_string()) return std::nullopt;
+      out.warnings.push_back(warning.get<std::string>());
+    }
+  }
+  return out;
 }
 
 WorkerProcess WorkerProcess::start(const std::string& binary) {

@@ -43,9 +43,27 @@ struct Frame {
   std::string payload;
 };
 
-// Whole frames or nothing: false / nullopt when the peer is gone.
+// The largest payload a frame may hold; a frame that says it holds more is
+// garbled (recv_frame gives nullopt, as for a peer that is gone).
+inline constexpr uint64_t kMaxFramePayload = uint64_t{1} << 30;
+
+// Whole frames or nothing: false / nullopt when the peer is gone or the frame
+// is garbled.
 bool send_frame(int fd, FrameKind kind, std::string_view payload);
 std::optional<Frame> recv_frame(int fd);
+
+// The header of a kResult or kThumbnail payload as the job reads it.
+struct ResultHeader {
+  bool ok = false;
+  std::string reason;                 // why not ok ("" when the worker sent none)
+  double seconds = 0;                 // kResult: ingest time in the worker
+  int64_t faces = 0, edges = 0;       // kResult
+  std::vector<std::string> warnings;  // kResult: what ingest skipped without failing
+  bool thumbnail_follows = false;     // kResult: a kThumbnail frame comes next
+};
+// nullopt when `json` is not a JSON object or a field has the wrong type:
+// a garbled answer.
+std::optional<ResultHeader> parse_result_header(std::string_view json);
 
 // One `cadclip prepare-worker` process, started with posix_spawn (a fresh
 // exec, never a fork of the job, which may run LibTorch or OpenMP threads).

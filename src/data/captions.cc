@@ -1,6 +1,7 @@
 #include "cadclip/data/captions.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -137,6 +138,12 @@ std::optional<std::string> cell_text(const std::string& cell, int64_t line, cons
         {line, format("column '{}' holds a byte that is not UTF-8 at offset {}", name, *bad)});
     return std::nullopt;
   }
+  if (const size_t nul = cell.find('\0'); nul != std::string::npos) {
+    out.problems.push_back(
+        {line, format("column '{}' holds a NUL byte at offset {} (a binary or UTF-16 file?)", name,
+                      nul)});
+    return std::nullopt;
+  }
   std::string text = trim(cell);
   if (text.empty()) {
     ++out.empty;
@@ -147,9 +154,11 @@ std::optional<std::string> cell_text(const std::string& cell, int64_t line, cons
 
 // Reads rows whose id is in column `id_col` and whose captions sit in
 // `text_cols` (each with a fixed level, or the level from `level_col`).
+// `unique_ids`: one row per id (Text2CAD); a later row of an id is a problem.
 void read_rows(CsvScanner& scanner, const std::vector<std::string>& header, size_t id_col,
                const std::vector<std::pair<size_t, std::string>>& text_cols,
-               std::optional<size_t> level_col, CaptionFile& out) {
+               std::optional<size_t> level_col, bool unique_ids, CaptionFile& out) {
+  std::map<std::string, int64_t> first_line;
   while (std::optional<Record> record = scanner.next()) {
     ++out.rows;
     if (record->problem) {
@@ -170,6 +179,15 @@ void read_rows(CsvScanner& scanner, const std::vector<std::string>& header, size
         --out.empty;
       }
       continue;
+    }
+    if (unique_ids) {
+      const auto [seen, fresh] = first_line.emplace(*id, record->line);
+      if (!fresh) {
+        out.problems.push_back(
+            {record->line,
+             format("uid '{}' was already on line {}; this row is left out", *id, seen->second)});
+        continue;
+      }
     }
     std::optional<std::string> level;
     if (level_col) {
@@ -224,6 +242,11 @@ void read_jsonl(std::string_view text, const CaptionOptions& options, CaptionFil
       continue;
     }
     std::string caption = trim(text_it->get<std::string>());
+    if (caption.find('\0') != std::string::npos ||
+        id->get<std::string>().find('\0') != std::string::npos) {
+      out.problems.push_back({line, "\"id\" or \"text\" holds a NUL character (\\u0000)"});
+      continue;
+    }
     if (caption.empty()) {
       ++out.empty;
       continue;
@@ -286,7 +309,7 @@ CaptionFile read_captions(const std::filesystem::path& path, const CaptionOption
           format("caption file {} is not a Text2CAD CSV: it needs a 'uid' column and at "
                  "least one of abstract, beginner, intermediate, expert; its columns are: {}",
                  path.string(), columns_text(header)));
-    read_rows(scanner, header, *id_col, text_cols, std::nullopt, out);
+    read_rows(scanner, header, *id_col, text_cols, std::nullopt, /*unique_ids=*/true, out);
   } else if (format_name == "csv") {
     CsvScanner scanner(text);
     const std::vector<std::string> header = read_header(scanner, path);
@@ -301,7 +324,8 @@ CaptionFile read_captions(const std::filesystem::path& path, const CaptionOption
           path.string(),
           !id_col ? options.id_column : (!text_col ? options.text_column : options.level_column),
           columns_text(header)));
-    read_rows(scanner, header, *id_col, {{*text_col, options.level}}, level_col, out);
+    read_rows(scanner, header, *id_col, {{*text_col, options.level}}, level_col,
+              /*unique_ids=*/false, out);
   } else {
     throw Error(format("unknown caption format '{}' for {}; use auto, text2cad, jsonl or csv",
                        format_name, path.string()));

@@ -3,8 +3,11 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -20,6 +23,7 @@
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/graph_codec.h"
 #include "cadclip/model/checkpoint_io.h"
+#include "layout.h"
 #include "store.h"
 
 #ifdef CADCLIP_WITH_OCCT
@@ -172,6 +176,28 @@ void write_failures(const fs::path& path, std::vector<Failure> failures) {
 
 std::string thumbnail_name(const std::string& id) { return sha256_hex(id).substr(0, 24) + ".svg"; }
 
+// Test hook: CADCLIP_DEBUG_KILL_INDEX_AT=<point> kills this process there
+// (SIGKILL, as a crash or `kill -9` would), to show what a reader finds after.
+void debug_kill_point(const char* point) {
+  const char* at = std::getenv("CADCLIP_DEBUG_KILL_INDEX_AT");
+  if (at != nullptr && std::string_view(at) == point) ::raise(SIGKILL);
+}
+
+// The next version starts as a copy of the current one: its catalog, and
+// links to its drawings (a version's files never change once it is current).
+void copy_version(const fs::path& from, const fs::path& to) {
+  fs::copy_file(from / detail::kCatalogFile, to / detail::kCatalogFile);
+  if (fs::exists(from / "warnings.jsonl"))
+    fs::copy_file(from / "warnings.jsonl", to / "warnings.jsonl");
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(from / detail::kThumbnailDir, ec)) {
+    const fs::path target = to / detail::kThumbnailDir / entry.path().filename();
+    std::error_code link_error;
+    fs::create_hard_link(entry.path(), target, link_error);
+    if (link_error) fs::copy_file(entry.path(), target);
+  }
+}
+
 }  // namespace
 
 IndexSummary build_index(const IndexOptions& o) {
@@ -182,22 +208,40 @@ IndexSummary build_index(const IndexOptions& o) {
   if (!fs::is_directory(library))
     throw Error(format("library {} is no folder: pass a folder of CAD files or a prepared folder",
                        o.library));
-  const fs::path out = fs::absolute(o.out);
+  const fs::path index_folder = fs::absolute(o.out);
   const fs::path checkpoint = model::resolve_checkpoint(o.checkpoint);
   const std::string identity = model::checkpoint_identity(checkpoint);
-  fs::create_directories(out / detail::kThumbnailDir);
+  // The model first: a checkpoint that is refused (damaged, NaN) leaves the
+  // index as it was, before anything was ingested or written.
+  model::BuiltModel built = model::load_model_from_checkpoint(checkpoint);
 
-  detail::Catalog catalog = detail::Catalog::open(out, /*create=*/true);
-  const std::optional<std::string> previous = catalog.meta("checkpoint_identity");
-  if (previous && *previous != identity) {
-    if (!o.overwrite)
-      throw Error(
-          format("{} was built with other weights (checkpoint {}); pass --overwrite to "
-                 "rebuild it with {}",
-                 out.string(), catalog.meta("checkpoint").value_or("?"), checkpoint.string()));
-    log::warn("index", "rebuilding {}: the checkpoint changed", out.string());
-    catalog.clear();
+  // One writer at a time; the new version is built beside the current one,
+  // which readers keep using until it is complete and swapped in.
+  detail::IndexWriter writer = detail::IndexWriter::open(index_folder, o.wait);
+  const std::optional<fs::path> current = writer.current();
+  bool start_empty = !current.has_value();
+  if (current) {
+    const detail::Catalog old = detail::Catalog::open(*current, /*create=*/false);
+    const std::optional<std::string> previous = old.meta("checkpoint_identity");
+    if (!previous) {
+      log::warn("index", "{} is incomplete (its catalog names no checkpoint); building it anew",
+                current->string());
+      start_empty = true;
+    } else if (*previous != identity) {
+      if (!o.overwrite)
+        throw Error(format(
+            "{} was built with other weights (checkpoint {}); pass --overwrite to "
+            "rebuild it with {}",
+            index_folder.string(), old.meta("checkpoint").value_or("?"), checkpoint.string()));
+      log::warn("index", "rebuilding {}: the checkpoint changed", index_folder.string());
+      start_empty = true;
+    }
   }
+  const fs::path out = writer.begin_version();
+  if (!start_empty) copy_version(*current, out);
+
+  std::optional<detail::Catalog> catalog_holder = detail::Catalog::open(out, /*create=*/true);
+  detail::Catalog& catalog = *catalog_holder;
   std::map<std::string, detail::StoredItem> existing;
   for (detail::StoredItem& s : catalog.items()) existing.emplace(s.item.id, std::move(s));
 
@@ -327,7 +371,6 @@ IndexSummary build_index(const IndexOptions& o) {
     (existing.count(found_part->item.id) ? summary.changed : summary.added) += 1;
 
   // Embed, draw, and record.
-  model::BuiltModel built = model::load_model_from_checkpoint(checkpoint);
   std::vector<std::string> failed_ids;
   for (const Failure& f : failures) failed_ids.push_back(f.id);
   catalog.begin();
@@ -425,7 +468,12 @@ IndexSummary build_index(const IndexOptions& o) {
   catalog.set_meta("library", library.string());
   catalog.set_meta("catalog_version", std::to_string(detail::kCatalogVersion));
   vectors.write(out / detail::kVectorsFile);
+  // The catalog names its vectors, so a version whose files do not belong
+  // together is refused when opened.
+  catalog.set_meta("vectors_sha256", sha256_file_hex(out / detail::kVectorsFile));
+  debug_kill_point("vectors");
   catalog.commit();
+  catalog_holder.reset();
 
   summary.parts = static_cast<int64_t>(all.size());
   summary.failed = static_cast<int64_t>(failures.size());
@@ -443,8 +491,11 @@ IndexSummary build_index(const IndexOptions& o) {
                          {"workers", o.workers},
                          {"file_timeout_s", o.file_timeout_s},
                          {"assume_unit", o.assume_unit},
-                         {"overwrite", o.overwrite}};
+                         {"overwrite", o.overwrite},
+                         {"wait", o.wait}};
   write_text_atomic(out / "options.json", used.dump(2) + "\n");
+  debug_kill_point("commit");
+  summary.version = writer.commit_version().string();
   return summary;
 }
 

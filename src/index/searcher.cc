@@ -11,11 +11,13 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/hash.h"
 #include "cadclip/data/batch.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
+#include "layout.h"
 #include "store.h"
 
 #ifdef CADCLIP_WITH_OCCT
@@ -28,6 +30,7 @@ namespace fs = std::filesystem;
 
 struct Searcher::State {
   fs::path folder;
+  detail::OpenedVersion version;  // held open: no writer removes it meanwhile
   SearcherOptions options;
   std::string identity;
   std::string factory;
@@ -57,7 +60,9 @@ Searcher Searcher::open(const fs::path& folder, const SearcherOptions& options) 
   auto state = std::make_shared<State>();
   state->folder = fs::absolute(folder);
   state->options = options;
-  const detail::Catalog catalog = detail::Catalog::open(folder, /*create=*/false);
+  state->version = detail::open_current_version(state->folder);
+  const fs::path& version = state->version.folder;
+  const detail::Catalog catalog = detail::Catalog::open(version, /*create=*/false);
   state->identity = required_meta(catalog, folder, "checkpoint_identity");
   state->factory = required_meta(catalog, folder, "factory");
   const std::string recorded = required_meta(catalog, folder, "checkpoint");
@@ -78,7 +83,15 @@ Searcher Searcher::open(const fs::path& folder, const SearcherOptions& options) 
   state->built = model::load_model_from_checkpoint(checkpoint);
 
   std::vector<detail::StoredItem> stored = catalog.items();
-  state->vectors = detail::VectorIndex::read(folder / detail::kVectorsFile);
+  const fs::path vectors_file = version / detail::kVectorsFile;
+  if (const std::optional<std::string> expected = catalog.meta("vectors_sha256")) {
+    if (sha256_file_hex(vectors_file) != *expected)
+      throw Error(
+          format("{}: {} is not the file its catalog was written with (sha256 differs); the "
+                 "version is damaged: run `cadclip index` again, which writes a new one",
+                 folder.string(), vectors_file.string()));
+  }
+  state->vectors = detail::VectorIndex::read(vectors_file);
   if (state->vectors.size() != static_cast<int64_t>(stored.size()))
     throw Error(
         format("{}: the catalog holds {} parts and {} holds {} vectors; the index is out "
@@ -103,6 +116,7 @@ Searcher Searcher::open(const fs::path& folder, const SearcherOptions& options) 
 int64_t Searcher::size() const { return static_cast<int64_t>(state_->items.size()); }
 int64_t Searcher::dim() const { return state_->vectors.dim(); }
 const fs::path& Searcher::folder() const { return state_->folder; }
+const fs::path& Searcher::version_folder() const { return state_->version.folder; }
 std::string Searcher::checkpoint_identity() const { return state_->identity; }
 std::string Searcher::factory() const { return state_->factory; }
 

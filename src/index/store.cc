@@ -7,6 +7,7 @@
 #include <faiss/index_factory.h>
 #include <faiss/index_io.h>
 #include <faiss/utils/distances.h>
+#include <fcntl.h>
 #include <omp.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -232,7 +233,15 @@ void VectorIndex::write(const fs::path& path) const {
   try {
     faiss::write_index(impl_->index.get(), temp.c_str());
   } catch (const faiss::FaissException& e) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
     throw Error(format("{}: cannot write the FAISS index: {}", path.string(), e.what()));
+  }
+  // On disk before the catalog that names it commits.
+  const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
   }
   fs::rename(temp, path);
 }

@@ -3,8 +3,10 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
@@ -98,6 +100,63 @@ fs::path resolve_checkpoint(const fs::path& path) {
   return folder;
 }
 
+namespace {
+
+// The pointer files of <run>/checkpoints that name `folder`.
+std::vector<fs::path> pointers_naming(const fs::path& folder) {
+  std::vector<fs::path> pointers;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder.parent_path(), ec)) {
+    if (entry.path().extension() != ".json" || !entry.is_regular_file()) continue;
+    const nlohmann::json json =
+        nlohmann::json::parse(read_text_file(entry.path()), nullptr, /*allow_exceptions=*/false);
+    if (json.is_object() && json.value("folder", std::string()) == folder.filename().string())
+      pointers.push_back(entry.path());
+  }
+  return pointers;
+}
+
+// The key of a pointer that records the sha256 of a checkpoint file.
+const char* sha256_key(const std::string& file) {
+  if (file == "model.safetensors") return "model_sha256";
+  if (file == "text/model.safetensors") return "text_sha256";
+  if (file == "state.safetensors") return "state_sha256";
+  return nullptr;
+}
+
+}  // namespace
+
+void verify_checkpoint_files(const fs::path& path, const std::vector<std::string>& files) {
+  const fs::path folder = resolve_checkpoint(path);
+  std::vector<fs::path> pointers;
+  if (fs::is_regular_file(path) && path.extension() == ".json") {
+    pointers.push_back(path);
+  } else if (fs::is_directory(path) && !fs::exists(path / "model.safetensors")) {
+    pointers.push_back(path / "checkpoints" / "last.json");
+  } else {
+    pointers = pointers_naming(folder);
+  }
+  std::map<std::string, std::string> computed;
+  for (const fs::path& pointer : pointers) {
+    const nlohmann::json json =
+        nlohmann::json::parse(read_text_file(pointer), nullptr, /*allow_exceptions=*/false);
+    if (!json.is_object()) continue;
+    for (const std::string& file : files) {
+      const char* key = sha256_key(file);
+      if (key == nullptr || !json.contains(key) || !json[key].is_string()) continue;
+      const std::string recorded = json[key].get<std::string>();
+      if (!computed.count(file)) computed[file] = sha256_file_hex(folder / file);
+      if (computed[file] != recorded)
+        throw Error(
+            format("refusing checkpoint file {}: its sha256 is {}, but {} recorded {} when it "
+                   "was saved; the file was changed or damaged since. Use another checkpoint "
+                   "(best.json or an earlier run), or train again.",
+                   (folder / file).string(), computed[file].substr(0, 16), pointer.string(),
+                   recorded.substr(0, 16)));
+    }
+  }
+}
+
 BuiltModel load_model_from_checkpoint(const fs::path& path) {
   const fs::path folder = resolve_checkpoint(path);
   nlohmann::json json;
@@ -109,10 +168,13 @@ BuiltModel load_model_from_checkpoint(const fs::path& path) {
   ModelConfig config = model_config_from_json(json);
   config.text_folder = (folder / config.text_folder).string();
   // build_model reads the text weights from text/model.safetensors; check
-  // their health first so that a sick text tower is named, not loaded.
+  // their health first so that a sick text tower is named, not loaded. Then
+  // both files against the sums the pointer recorded: damage that leaves
+  // the values finite shows only there.
   open_checkpoint_file(folder / "text" / "model.safetensors");
-  BuiltModel built = build_model(config);
   const SafetensorsReader weights = open_checkpoint_file(folder / "model.safetensors");
+  verify_checkpoint_files(path, {"model.safetensors", "text/model.safetensors"});
+  BuiltModel built = build_model(config);
   load_into(*built.model, "", weights, {kTextPrefix});
   built.model->eval();
   return built;

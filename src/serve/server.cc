@@ -2,10 +2,12 @@
 
 #include <ATen/Parallel.h>
 #include <httplib.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <mutex>
@@ -19,6 +21,7 @@
 #include "cadclip/data/utf8.h"
 #include "cadclip/index/searcher.h"
 #include "cadclip/serve/text_batcher.h"
+#include "serve/connections.h"
 #include "serve/web_assets.h"
 
 namespace cadclip::serve {
@@ -32,17 +35,76 @@ struct HttpError {
   std::string message;
 };
 
+using detail::printable;
+
 std::mutex g_server_mutex;
 httplib::Server* g_server = nullptr;
 bool g_stop_requested = false;  // stop() came before the server listened
 
+// Answers never fail to serialise: text that is not UTF-8 (an id or a query
+// echoed back) has already been escaped, and what is left is replaced.
 void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json");
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
-  send_json(res, status, {{"error", {{"status", status}, {"message", message}}}});
+  res.status = status;
+  res.set_content(detail::error_body(status, message, detail::current_request_id()),
+                  "application/json");
+  if (!res.has_header("X-Request-Id")) res.set_header("X-Request-Id", detail::current_request_id());
+  detail::note_error(printable(message, 300));
+}
+
+// The methods a path answers, for 405 and its Allow header.
+std::string allowed_methods(const std::string& path) {
+  if (path == "/api/search") return "GET, HEAD, POST";
+  if (path == "/api/search/part") return "POST";
+  return "GET, HEAD";
+}
+
+bool method_allowed(const std::string& method, const std::string& allowed) {
+  size_t start = 0;
+  while (start < allowed.size()) {
+    const size_t end = std::min(allowed.find(", ", start), allowed.size());
+    if (allowed.compare(start, end - start, method) == 0) return true;
+    start = end + 2;
+  }
+  return false;
+}
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// This server's scratch folder for uploads, <tmp>/cadclip-serve-<pid>; those
+// of servers that died without cleaning up (killed) are removed at start.
+fs::path make_scratch_root() {
+  const fs::path tmp = fs::temp_directory_path();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(tmp, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::string digits;
+    for (const char* prefix : {"cadclip-serve-", "cadclip-upload-", "cadclip-like-"}) {
+      if (name.starts_with(prefix)) digits = name.substr(std::string(prefix).size());
+    }
+    digits = digits.substr(0, digits.find('-'));
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    if (fs::remove_all(entry.path(), ignored) > 0)
+      log::info("serve", "removed {}, left by a server (pid {}) that is gone",
+                entry.path().string(), pid);
+  }
+  const fs::path root = tmp / format("cadclip-serve-{}", ::getpid());
+  fs::create_directories(root);
+  return root;
 }
 
 std::string content_type(std::string_view name) {
@@ -80,6 +142,12 @@ class Api {
                              .max_batch = options.max_batch,
                              .max_queued = options.max_in_flight,
                              .window_ms = options.batch_window_ms}) {}
+  ~Api() {
+    std::error_code ignored;
+    fs::remove_all(scratch_root_, ignored);
+  }
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
 
   void install(httplib::Server& server) {
     server.Get("/api/health", wrap([this](const auto&, auto& res) { health(res); }));
@@ -87,9 +155,17 @@ class Api {
                  text_search(req.get_param_value("q"),
                              req.has_param("k") ? req.get_param_value("k") : "", res);
                }));
-    server.Post("/api/search", wrap([this](const auto& req, auto& res) { json_search(req, res); }));
+    // The POST bodies are read here, whatever their Content-Type: httplib
+    // would parse an application/x-www-form-urlencoded body (curl's default
+    // for --data-binary) as a form and refuse one over 8 KiB.
+    server.Post("/api/search", wrap_reader([this](const auto& req, auto& res, const auto& reader) {
+                  json_search(read_body(req, reader, detail::kBufferedBody, "a search request"),
+                              res);
+                }));
     server.Post("/api/search/part",
-                wrap([this](const auto& req, auto& res) { part_search(req, res); }));
+                wrap_reader([this](const auto& req, auto& res, const auto& reader) {
+                  part_search(req, reader, res);
+                }));
     server.Get(R"(/api/similar/(.+))", wrap([this](const auto& req, auto& res) {
                  similar(req.matches[1].str(), req.has_param("k") ? req.get_param_value("k") : "",
                          res);
@@ -100,26 +176,73 @@ class Api {
                wrap([this](const auto& req, auto& res) { thumbnail(req.matches[1].str(), res); }));
     server.Get(R"(/(.*))",
                wrap([this](const auto& req, auto& res) { page(req.matches[1].str(), res); }));
+    // Before any handler (and before a body is read): the request id, and
+    // 405 for a method the path does not answer.
+    server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("X-Request-Id", detail::current_request_id());
+      const std::string allowed = allowed_methods(req.path);
+      if (method_allowed(req.method, allowed)) return httplib::Server::HandlerResponse::Unhandled;
+      res.set_header("Allow", allowed);
+      detail::close_after_response();  // the body, if any, was not read
+      send_error(res, 405,
+                 format("{} is not allowed on {}; it answers {}", printable(req.method, 20),
+                        printable(req.path), allowed));
+      return httplib::Server::HandlerResponse::Handled;
+    });
   }
 
  private:
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  using ReaderHandler = std::function<void(const httplib::Request&, httplib::Response&,
+                                           const httplib::ContentReader&)>;
 
   // Every handler's errors become JSON: ours with their status, bad input
-  // (cadclip::Error) as 400, anything else as 500 without internals.
+  // (cadclip::Error) as 400, anything else as 500 without internals (the log
+  // has them, under the request id the answer names).
+  template <class Call>
+  static void answer_errors(const httplib::Request& req, httplib::Response& res, Call&& call) {
+    try {
+      call();
+    } catch (const HttpError& e) {
+      send_error(res, e.status, e.message);
+    } catch (const Error& e) {
+      send_error(res, 400, e.what());
+    } catch (const std::exception& e) {
+      log::error("serve", "{} {} {}: {}", detail::current_request_id(), req.method,
+                 printable(req.path), printable(e.what(), 2000));
+      send_error(res, 500,
+                 format("internal error while answering the request; the server log has it "
+                        "under request {}",
+                        detail::current_request_id()));
+    }
+  }
   Handler wrap(Handler handler) {
     return [handler](const httplib::Request& req, httplib::Response& res) {
-      try {
-        handler(req, res);
-      } catch (const HttpError& e) {
-        send_error(res, e.status, e.message);
-      } catch (const Error& e) {
-        send_error(res, 400, e.what());
-      } catch (const std::exception& e) {
-        log::error("serve", "{} {}: {}", req.method, req.path, e.what());
-        send_error(res, 500, "internal error while answering the request; see the server log");
-      }
+      answer_errors(req, res, [&] { handler(req, res); });
     };
+  }
+  ReaderHandler wrap_reader(ReaderHandler handler) {
+    return [handler](const httplib::Request& req, httplib::Response& res,
+                     const httplib::ContentReader& reader) {
+      answer_errors(req, res, [&] { handler(req, res, reader); });
+    };
+  }
+
+  // The whole body of a request that is not a form upload, at most `limit` bytes.
+  static std::string read_body(const httplib::Request& req, const httplib::ContentReader& reader,
+                               int64_t limit, const char* what) {
+    if (req.get_header_value<uint64_t>("Content-Length") > static_cast<uint64_t>(limit)) {
+      detail::close_after_response();  // not read
+      throw HttpError{413, format("{} body has at most {} KiB", what, limit / 1024)};
+    }
+    std::string body;
+    if (!reader([&](const char* data, size_t n) {
+          body.append(data, n);
+          return true;
+        }))
+      throw HttpError{400,
+                      "the request body could not be read (the connection broke or timed out)"};
+    return body;
   }
 
   int64_t parse_k(const std::string& text) const {
@@ -128,7 +251,7 @@ class Api {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
     if (ec != std::errc() || end != text.data() + text.size() || k < 1 || k > o_.max_k)
       throw HttpError{400, format("k must be a whole number from 1 to {}, not '{}'", o_.max_k,
-                                  text.substr(0, 40))};
+                                  printable(text, 40))};
     return k;
   }
 
@@ -157,7 +280,9 @@ class Api {
       if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
         out += static_cast<char>(c);
       } else {
-        out += format("%{:02X}", static_cast<int>(c));
+        char hex[4];
+        std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned>(c));
+        out += hex;
       }
     }
     return out;
@@ -201,13 +326,15 @@ class Api {
     } catch (const Busy& e) {
       throw HttpError{503, e.what()};
     }
-    answer(res, {{"text", q}, {"k", k}}, hits);
+    answer(res, {{"text", q}, {"k", k}}, hits);  // q is valid UTF-8 (check_text)
   }
 
-  void json_search(const httplib::Request& req, httplib::Response& res) {
+  void json_search(const std::string& text, httplib::Response& res) {
+    if (const auto at = data::first_invalid_utf8(text))
+      throw HttpError{400, format("the body is not valid UTF-8 (byte {})", *at)};
     nlohmann::json body;
     try {
-      body = nlohmann::json::parse(req.body);
+      body = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
       throw HttpError{400, format("the body is not valid JSON: {}", e.what())};
     }
@@ -216,29 +343,53 @@ class Api {
                       "the body must be a JSON object with a string \"q\" (and optional \"k\")"};
     std::string k_text;
     if (body.contains("k")) {
+      // As written (dump): a number past int64, an unsigned JSON integer, must
+      // not wrap around into another number on its way to parse_k.
       if (!body["k"].is_number_integer())
-        throw HttpError{400, format("k must be a whole number from 1 to {}", o_.max_k)};
-      k_text = std::to_string(body["k"].get<int64_t>());
+        throw HttpError{400, format("k must be a whole number from 1 to {}, not '{}'", o_.max_k,
+                                    printable(body["k"].dump(), 40))};
+      k_text = body["k"].dump();
     }
     text_search(body["q"].get<std::string>(), k_text, res);
   }
 
-  void part_search(const httplib::Request& req, httplib::Response& res) {
+  void part_search(const httplib::Request& req, const httplib::ContentReader& reader,
+                   httplib::Response& res) {
+    std::string filename, content;
+    bool has_file = false;
+    bool read = false;
+    if (req.is_multipart_form_data()) {
+      std::string field;
+      read = reader(
+          [&](const httplib::MultipartFormData& part) {
+            field = part.name;
+            if (field == "file") {
+              has_file = true;
+              filename = part.filename;
+            }
+            return true;
+          },
+          [&](const char* data, size_t n) {
+            if (field == "file") content.append(data, n);
+            return true;
+          });
+    } else {
+      read = reader([&](const char* data, size_t n) {
+        content.append(data, n);
+        return true;
+      });
+      filename = req.get_param_value("filename");
+      has_file = true;
+    }
+    if (!read)
+      throw HttpError{400,
+                      "the upload could not be read (a broken multipart form, or the connection "
+                      "broke or timed out)"};
     if (!index::can_ingest_parts())
       throw HttpError{501,
                       "this cadclip was built without Open CASCADE and cannot read part "
                       "files; search by text or by an indexed part instead"};
-    std::string filename, content;
-    if (req.is_multipart_form_data()) {
-      if (!req.has_file("file"))
-        throw HttpError{400, "the form has no field 'file' holding the part"};
-      const httplib::MultipartFormData file = req.get_file_value("file");
-      filename = file.filename;
-      content = file.content;
-    } else {
-      filename = req.get_param_value("filename");
-      content = req.body;
-    }
+    if (!has_file) throw HttpError{400, "the form has no field 'file' holding the part"};
     if (content.empty()) throw HttpError{400, "the uploaded part is empty"};
     // Only the extension of the client's name is used: it picks the reader.
     const std::string extension = fs::path(filename).extension().string();
@@ -252,14 +403,13 @@ class Api {
     if (!kKnown.count(lower))
       throw HttpError{415, format("'{}' is no part file cadclip reads; upload .step, .stp, .iges, "
                                   ".igs, .brep or DeepCAD .json",
-                                  filename.substr(0, 80))};
+                                  printable(filename, 80))};
     const int64_t k = parse_k(req.has_param("k") ? req.get_param_value("k") : "");
     InFlight guard(in_flight_, o_.max_in_flight);
     // Each upload costs a worker process (LibTorch and Open CASCADE loaded):
     // fewer of them run at once than searches.
     InFlight upload_guard(uploads_in_flight_, o_.max_uploads, "part uploads");
-    const fs::path scratch = fs::temp_directory_path() /
-                             format("cadclip-upload-{}-{}", ::getpid(), uploads_.fetch_add(1));
+    const fs::path scratch = scratch_root_ / format("upload-{}", uploads_.fetch_add(1));
     fs::create_directories(scratch);
     struct Cleanup {
       fs::path path;
@@ -278,24 +428,30 @@ class Api {
     try {
       graph = index::ingest_isolated(part, scratch / "work", o_.worker_binary);
     } catch (const Error& e) {
-      throw HttpError{422, format("the part could not be read: {}", e.what())};
+      // The reason names the server's scratch files; the client knows its part by its name.
+      std::string reason = e.what();
+      const std::string shown = filename.empty() ? "the upload" : printable(filename, 80);
+      replace_all(reason, part.string(), shown);
+      replace_all(reason, scratch.string(), "(upload)");
+      replace_all(reason, scratch_root_.string(), "(upload)");
+      replace_all(reason, part.filename().string(), shown);
+      throw HttpError{422, format("the part could not be read: {}", reason)};
     }
-    answer(res, {{"part", filename}, {"faces", graph.num_faces()}, {"k", k}},
+    answer(res, {{"part", printable(filename, 200)}, {"faces", graph.num_faces()}, {"k", k}},
            searcher_.search(searcher_.embed_graph(graph), k));
   }
 
   void similar(const std::string& id, const std::string& k_text, httplib::Response& res) {
     const int64_t k = parse_k(k_text);
     if (searcher_.find(id) == nullptr)
-      throw HttpError{404, format("no part '{}' in the index", id.substr(0, 200))};
+      throw HttpError{404, format("no part '{}' in the index", printable(id))};
     InFlight guard(in_flight_, o_.max_in_flight);
     answer(res, {{"like", id}, {"k", k}}, searcher_.search_like_item(id, k));
   }
 
   void item(const std::string& id, httplib::Response& res) const {
     const index::Item* item = searcher_.find(id);
-    if (item == nullptr)
-      throw HttpError{404, format("no part '{}' in the index", id.substr(0, 200))};
+    if (item == nullptr) throw HttpError{404, format("no part '{}' in the index", printable(id))};
     send_json(res, 200, item_json(*item));
   }
 
@@ -304,8 +460,8 @@ class Api {
   void thumbnail(const std::string& id, httplib::Response& res) const {
     const index::Item* item = searcher_.find(id);
     if (item == nullptr || item->thumbnail.empty())
-      throw HttpError{404, format("no thumbnail for '{}'", id.substr(0, 200))};
-    const fs::path file = searcher_.folder() / "thumbnails" / item->thumbnail;
+      throw HttpError{404, format("no thumbnail for '{}'", printable(id))};
+    const fs::path file = searcher_.version_folder() / "thumbnails" / item->thumbnail;
     res.set_content(read_text_file(file), "image/svg+xml");
     res.set_header("Cache-Control", "max-age=3600");
   }
@@ -328,12 +484,13 @@ class Api {
         }
       }
     }
-    throw HttpError{404, format("nothing at /{}", name.substr(0, 200))};
+    throw HttpError{404, format("nothing at /{}", printable(name))};
   }
 
   ServeOptions o_;
   index::Searcher searcher_;
   TextBatcher batcher_;  // after searcher_, which it uses
+  fs::path scratch_root_ = make_scratch_root();
   std::atomic<int> in_flight_{0};
   std::atomic<int> uploads_in_flight_{0};
   std::atomic<int64_t> uploads_{0};
@@ -344,11 +501,12 @@ class Api {
 void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready) {
   if (o.max_in_flight < 1 || o.max_uploads < 1 || o.threads < 1 || o.max_k < 1 ||
       o.max_query_chars < 1 || o.max_upload_mb <= 0 || o.encoders < 1 || o.max_batch < 1 ||
-      o.batch_window_ms < 0)
+      o.batch_window_ms < 0 || o.max_connections < 1 || o.max_client_connections < 1 ||
+      !(o.header_timeout_s > 0) || !(o.body_timeout_s > 0))
     throw Error(
         "serve: threads, max-in-flight, max-uploads, max-k, max-query-bytes, max-upload-mb, "
-        "encoders and "
-        "max-batch must be positive, and the batch window not negative");
+        "encoders, max-batch, max-connections, max-client-connections and the header and body "
+        "timeouts must be positive, and the batch window not negative");
   if (o.torch_threads > 0) at::set_num_threads(o.torch_threads);
   index::SearcherOptions searcher_options;
   searcher_options.checkpoint = o.checkpoint;
@@ -358,26 +516,51 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   const int64_t parts = searcher.size();
   Api api(o, std::move(searcher));
 
-  httplib::Server server;
-  server.new_task_queue = [threads = o.threads] { return new httplib::ThreadPool(threads); };
-  server.set_payload_max_length(static_cast<size_t>(o.max_upload_mb * 1024 * 1024));
-  // Load generators and pages keep connections open; the default of 5
-  // requests per connection makes every fifth request pay a new handshake.
-  server.set_keep_alive_max_count(1000);
-  server.set_read_timeout(30, 0);
-  server.set_write_timeout(30, 0);
-  // Errors that httplib answers itself (413 over the body limit, 400 for a
-  // request it cannot parse) get a JSON body too; ours already have one.
-  server.set_error_handler(
-      httplib::Server::HandlerWithResponse([&o](const httplib::Request&, httplib::Response& res) {
+  detail::ConnectionOptions connections;
+  connections.threads = o.threads;
+  connections.header_timeout_s = o.header_timeout_s;
+  connections.body_timeout_s = o.body_timeout_s;
+  connections.max_connections = o.max_connections;
+  connections.max_client_connections = o.max_client_connections;
+  connections.max_body_bytes = static_cast<int64_t>(o.max_upload_mb * 1024 * 1024);
+  connections.max_large_bodies = o.max_uploads;
+  detail::HttpServer server(connections);
+  server.set_payload_max_length(static_cast<size_t>(connections.max_body_bytes));
+  // Errors that httplib answers itself (a request line it cannot parse, a
+  // target over 8 KiB, ...) get a JSON body too; ours already have one.
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [&o](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        std::string message = format("HTTP error {}", res.status);
+        std::string message = format("the request could not be answered (HTTP {})", res.status);
+        if (res.status == 400) message = "the request could not be parsed as HTTP/1.1";
+        if (res.status == 404) message = format("nothing at {}", printable(req.path));
         if (res.status == 413)
-          message = format("the request body is larger than {} MiB", o.max_upload_mb);
-        if (res.status == 400) message = "the request could not be parsed";
+          message = format(
+              "the request body is too large: at most {} MiB, and a form-encoded body "
+              "(application/x-www-form-urlencoded) at most 8 KiB",
+              o.max_upload_mb);
+        if (res.status == 414) message = "the request target is longer than 8 KiB";
         send_error(res, res.status, message);
         return httplib::Server::HandlerResponse::Handled;
       }));
+  // An exception that escapes a handler (none should) is a 500 with JSON and
+  // a log line, never httplib's bare answer with the exception's text.
+  server.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        log::error("serve", "{} {} {}: {}", detail::current_request_id(), req.method,
+                   printable(req.path), printable(what, 2000));
+        send_error(res, 500,
+                   format("internal error while answering the request; the server log has it "
+                          "under request {}",
+                          detail::current_request_id()));
+      });
   api.install(server);
 
   const int port = o.port == 0 ? server.bind_to_any_port(o.host)

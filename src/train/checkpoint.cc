@@ -127,7 +127,9 @@ void save_checkpoint(const fs::path& run_folder, const std::string& name,
   nlohmann::json pointer = {{"folder", folder_name},
                             {"epoch", state.epoch},
                             {"global_step", state.global_step},
-                            {"model_sha256", sha256_file_hex(folder / "model.safetensors")}};
+                            {"model_sha256", sha256_file_hex(folder / "model.safetensors")},
+                            {"text_sha256", sha256_file_hex(folder / "text" / "model.safetensors")},
+                            {"state_sha256", sha256_file_hex(folder / "state.safetensors")}};
   write_text_atomic(checkpoints / (name + ".json"), pointer.dump(2) + "\n");
 
   // Folders that no pointer names any more are old checkpoints, except the
@@ -158,6 +160,7 @@ model::BuiltModel load_model_from_checkpoint(const fs::path& path) {
 TrainingState load_training_state(const fs::path& path) {
   const fs::path folder = resolve_checkpoint(path);
   const SafetensorsReader file = model::open_checkpoint_file(folder / "state.safetensors");
+  model::verify_checkpoint_files(path, {"state.safetensors"});
   TrainingState state;
   const auto it = file.metadata().find("state");
   if (it == file.metadata().end())

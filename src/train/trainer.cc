@@ -154,11 +154,78 @@ void load_optimizer_state(torch::optim::AdamW& optimizer, torch::nn::Module& mod
   if (extra.defined()) load("siglip.bias", extra);
 }
 
+// The options that fix a model's shape and numerics, which a checkpoint
+// already has: each one that differs, as "--flag given (the checkpoint has saved)".
+std::vector<std::string> resume_conflicts(const TrainOptions& o, const model::ModelConfig& c) {
+  std::vector<std::string> conflicts;
+  auto check = [&](const char* flag, const auto& given, const auto& saved) {
+    if (given != saved)
+      conflicts.push_back(format("{} {} (the checkpoint has {})", flag, given, saved));
+  };
+  check("--brep-width", o.brep.width, c.brep.width);
+  check("--brep-layers", o.brep.layers, c.brep.layers);
+  check("--brep-heads", o.brep.heads, c.brep.heads);
+  check("--brep-ffn", o.brep.ffn_hidden, c.brep.ffn_hidden);
+  check("--brep-dropout", o.brep.dropout, c.brep.dropout);
+  check("B-Rep face_channels", o.brep.face_channels, c.brep.face_channels);
+  check("B-Rep edge_width", o.brep.edge_width, c.brep.edge_width);
+  check("B-Rep max_hops", o.brep.max_hops, c.brep.max_hops);
+  check("--embed-dim", o.embed_dim, c.two_tower.embed_dim);
+  check("--text-head-hidden", o.text_head_hidden, c.two_tower.text_head_hidden);
+  check("--quantity-width", o.quantity_width, c.two_tower.quantity_width);
+  check("--max-text-length", o.max_text_length, c.text.max_length);
+  const c10::ScalarType saved = c.two_tower.text_precision;
+  const std::string saved_name = saved == c10::kBFloat16 ? "bf16"
+                                 : saved == c10::kHalf   ? "fp16"
+                                                         : "fp32";
+  check("--precision", o.precision, saved_name);
+  return conflicts;
+}
+
+// The model config of the checkpoint `pointer` names (its config.json only).
+model::ModelConfig checkpoint_config(const fs::path& pointer) {
+  const fs::path folder = resolve_checkpoint(pointer);
+  try {
+    return model::model_config_from_json(
+        nlohmann::json::parse(read_text_file(folder / "config.json")));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(format("{}: config.json is not valid JSON: {}", folder.string(), e.what()));
+  }
+}
+
+// Keeps the records of metrics.jsonl up to `step` (what the checkpoint being
+// resumed had seen), so that the steps run again are not listed twice; a
+// line cut short by a crash goes too.
+void keep_metrics_through(const fs::path& file, int64_t step) {
+  if (!fs::exists(file)) return;
+  const std::string text = read_text_file(file);
+  std::string kept;
+  int64_t dropped = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.value("step", int64_t{-1}) <= step) {
+      kept += line + "\n";
+    } else {
+      ++dropped;
+    }
+  }
+  if (dropped == 0) return;
+  log::info("train", "{}: dropped {} records after step {}, which this run takes again",
+            file.string(), dropped, step);
+  write_text_atomic(file, kept);
+}
+
 class MetricsLog {
  public:
-  MetricsLog(const fs::path& out, bool active) : active_(active) {
+  // `append`: go on with the records there (a resumed run); else start anew.
+  MetricsLog(const fs::path& out, bool active, bool append) : active_(active) {
     if (!active) return;
-    file_.open(out / "metrics.jsonl", std::ios::app);
+    file_.open(out / "metrics.jsonl", append ? std::ios::app : std::ios::trunc);
     if (!file_) throw Error(format("cannot append to {}", (out / "metrics.jsonl").string()));
     board_ = std::make_unique<TensorBoardWriter>(out / "tensorboard");
   }
@@ -216,6 +283,26 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     at::globalContext().setDeterministicFillUninitializedMemory(false);
   }
   const fs::path out(options.out);
+  const fs::path last = out / "checkpoints" / "last.json";
+  const bool resuming = options.resume && fs::exists(last);
+  if (resuming) {
+    // The checkpoint's model is what goes on training: options that would
+    // build another one are refused, not ignored (nor written to options.json).
+    const std::vector<std::string> conflicts = resume_conflicts(options, checkpoint_config(last));
+    if (!conflicts.empty()) {
+      std::string list;
+      for (const std::string& c : conflicts) list += (list.empty() ? "" : ", ") + c;
+      throw Error(
+          format("--resume: {} holds a model made with other options: {}. Resume with the "
+                 "checkpoint's values (see {}), or train a new model into another --out",
+                 last.string(), list, (out / "options.json").string()));
+    }
+  } else if (fs::exists(last) && leader) {
+    log::warn("train",
+              "{} already holds a run (checkpoints/last.json): training from scratch replaces "
+              "its checkpoints and metrics; stop now and pass --resume to continue it instead",
+              out.string());
+  }
   if (leader) {
     fs::create_directories(out);
     write_text_atomic(out / "options.json", options_json(options).dump(2) + "\n");
@@ -242,10 +329,9 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
               set.missing, with_commas(static_cast<int64_t>(caption_file.captions.size())));
 
   // Model (from the last checkpoint when resuming).
-  const fs::path last = out / "checkpoints" / "last.json";
   TrainingState state;
   model::BuiltModel built;
-  if (options.resume && fs::exists(last)) {
+  if (resuming) {
     built = load_model_from_checkpoint(last);
     state = load_training_state(last);
     if (leader)
@@ -391,7 +477,8 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
     throw Error(format("--validation-split {} is not train, validation, test or empty",
                        options.validation_split));
 
-  MetricsLog metrics(out, leader);
+  if (leader && resuming) keep_metrics_through(out / "metrics.jsonl", state.global_step);
+  MetricsLog metrics(out, leader, /*append=*/resuming);
   LossOptions loss_options;
   loss_options.kind = loss_kind;
   loss_options.mask_false_negatives = options.mask_false_negatives;

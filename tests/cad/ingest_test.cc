@@ -135,6 +135,15 @@ TEST(Ingest, BadInputsFailWithTheirReason) {
   EXPECT_REASON(failure_of(kCorpus / "aagnet/partC.step", limited),
                 "94 faces, over the limit of 50");
 
+  // A STEP file saved as UTF-16 by a text editor: the reason says so and how to fix it.
+  for (const bool bom : {true, false}) {
+    std::string wide = bom ? std::string("\xFF\xFE") : std::string();
+    for (const char c : screw) wide += std::string{c, '\0'};
+    write_bytes(folder / "utf16.step", wide);
+    EXPECT_REASON(failure_of(folder / "utf16.step"), "UTF-16");
+    EXPECT_REASON(failure_of(folder / "utf16.step"), "iconv");
+  }
+
   write_bytes(folder / "part.obj", "v 0 0 0\n");
   EXPECT_REASON(failure_of(folder / "part.obj"), "unknown extension");
   EXPECT_REASON(failure_of(folder / "missing.step"), "not a readable file");

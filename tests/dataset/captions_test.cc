@@ -1,6 +1,7 @@
 #include "cadclip/data/captions.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,38 @@ TEST(Captions, Text2CadCsvKeepsGoodRowsAndReportsBrokenOnes) {
   EXPECT_EQ(file.captions.back().id, "0000/00000016");
   EXPECT_EQ(file.captions.back().text, "e");
   EXPECT_EQ(file.captions[file.captions.size() - 4].text, "Last one.");
+}
+
+TEST(Captions, ADuplicateUidAndNulBytesAreReportedNotTaken) {
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() /
+                                       ("cadclip_captions_dup_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  const std::string nul(1, '\0');
+  write_text_atomic(folder / "dup.csv",
+                    "uid,abstract,beginner\n"
+                    "0000/1,A plate.,A flat plate.\n"
+                    "0000/2,A ring.,A thin ring.\n"
+                    "0000/1,Another plate.,Not the same.\n"
+                    "0000/3,A nul" +
+                        nul + "byte.,Fine.\n");
+  const CaptionFile file = read_captions(folder / "dup.csv", {});
+  EXPECT_EQ(file.format, "text2cad");
+  EXPECT_EQ(problem_lines(file), (std::vector<int64_t>{4, 5}));
+  EXPECT_NE(reason_at(file, 4).find("uid '0000/1' was already on line 2"), std::string::npos)
+      << reason_at(file, 4);
+  EXPECT_NE(reason_at(file, 5).find("NUL"), std::string::npos) << reason_at(file, 5);
+  // 0000/1 twice, 0000/2 twice, and 0000/3's beginner caption.
+  ASSERT_EQ(file.captions.size(), 5u);
+  EXPECT_EQ(file.captions[0].text, "A plate.");
+  EXPECT_EQ(file.captions.back().text, "Fine.");
+
+  write_text_atomic(
+      folder / "nul.jsonl",
+      "{\"id\": \"a\", \"text\": \"fine\"}\n{\"id\": \"b\", \"text\": \"bad\\u0000\"}\n");
+  const CaptionFile lines = read_captions(folder / "nul.jsonl", {});
+  EXPECT_EQ(problem_lines(lines), (std::vector<int64_t>{2}));
+  EXPECT_EQ(lines.captions.size(), 1u);
+  std::filesystem::remove_all(folder);
 }
 
 TEST(Captions, JsonlKeepsGoodLinesAndReportsBrokenOnes) {

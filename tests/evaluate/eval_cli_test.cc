@@ -186,5 +186,19 @@ TEST_F(EvalCli, RefusesALevelThatIsNotThere) {
   EXPECT_NE(run.out.find("level 'beginner' has no caption"), std::string::npos) << run.out;
 }
 
+TEST_F(EvalCli, AnUnwritableEmbeddingsPathFailsBeforeAnyWork) {
+  // The data folder has no splits.json: a run that evaluated first would
+  // fail on it; the check of the output path comes before anything else.
+  const fs::path empty = data_.parent_path() / "no_data_here";
+  fs::create_directories(empty);
+  const CliRun run = cadclip(format("eval {} --data {} --save-embeddings {}/missing/e.safetensors",
+                                    run_.string(), empty.string(), empty.string()),
+                             /*with_stderr=*/true);
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("--save-embeddings"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("nothing was evaluated"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("splits.json"), std::string::npos) << run.out;
+}
+
 }  // namespace
 }  // namespace cadclip::eval

@@ -159,7 +159,7 @@ TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
   EXPECT_EQ(s.parts, 3);
   EXPECT_EQ(s.failed, 1);
   EXPECT_EQ(s.thumbnails, 3);
-  const std::string failures = read_text_file(root_ / "index" / "failures.jsonl");
+  const std::string failures = read_text_file(fs::path(s.version) / "failures.jsonl");
   EXPECT_NE(failures.find("broken.step"), std::string::npos) << failures;
   {
     SearcherOptions with_workers;
@@ -170,7 +170,7 @@ TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
     EXPECT_EQ(b->source, (library / "sub" / "b.step").string());
     EXPECT_GT(b->faces, 0);
     EXPECT_GT(b->size_mm[0], 0);
-    EXPECT_TRUE(fs::exists(root_ / "index" / "thumbnails" / b->thumbnail));
+    EXPECT_TRUE(fs::exists(searcher.version_folder() / "thumbnails" / b->thumbnail));
     // A part file is ingested in a worker and finds its own copy first.
     EXPECT_EQ(searcher.search_like_file(parts[2], 3).front().item->id, "c");
     EXPECT_THROW(searcher.search_like_file(library / "broken.step", 3), Error);
@@ -213,11 +213,11 @@ TEST_F(IndexTest, ThumbnailCrashAndHangCostOnlyThatDrawing) {
   EXPECT_EQ(s.failed, 0);
   EXPECT_EQ(s.thumbnails, 2);
   EXPECT_EQ(s.thumbnail_failures, 2);
-  EXPECT_EQ(read_text_file(root_ / "index" / "failures.jsonl"), "");
+  EXPECT_EQ(read_text_file(fs::path(s.version) / "failures.jsonl"), "");
 
   std::map<std::string, nlohmann::json> warnings = {{"crash_drawing", nullptr},
                                                     {"hang_drawing", nullptr}};
-  const std::string text = read_text_file(root_ / "index" / "warnings.jsonl");
+  const std::string text = read_text_file(fs::path(s.version) / "warnings.jsonl");
   size_t lines = 0;
   for (size_t at = 0, end; at < text.size(); at = end + 1, ++lines) {
     end = text.find('\n', at);
@@ -241,7 +241,8 @@ TEST_F(IndexTest, ThumbnailCrashAndHangCostOnlyThatDrawing) {
       const Item* item = searcher.find(id);
       ASSERT_NE(item, nullptr) << id;
       ASSERT_FALSE(item->thumbnail.empty()) << id;
-      const std::string svg = read_text_file(root_ / "index" / "thumbnails" / item->thumbnail);
+      const std::string svg =
+          read_text_file(searcher.version_folder() / "thumbnails" / item->thumbnail);
       EXPECT_NE(svg.find("<polyline"), std::string::npos) << id;
     }
     for (const char* id : {"crash_drawing", "hang_drawing"}) {
@@ -256,7 +257,10 @@ TEST_F(IndexTest, ThumbnailCrashAndHangCostOnlyThatDrawing) {
   s = build_index(o);
   EXPECT_EQ(s.unchanged, 4);
   EXPECT_EQ(s.thumbnail_failures, 2);
-  EXPECT_EQ(read_text_file(root_ / "index" / "warnings.jsonl"), text);
+  EXPECT_EQ(read_text_file(fs::path(s.version) / "warnings.jsonl"), text);
+  // The unchanged drawings came along into the new version.
+  const Searcher again = Searcher::open(root_ / "index");
+  EXPECT_TRUE(fs::exists(again.version_folder() / "thumbnails" / again.find("a")->thumbnail));
 }
 
 // A prepared folder made with thumbnails brings its drawings (and the reasons
@@ -284,12 +288,12 @@ TEST_F(IndexTest, PreparedLibraryWithThumbnails) {
   EXPECT_EQ(s.parts, 2);
   EXPECT_EQ(s.thumbnails, 1);
   EXPECT_EQ(s.thumbnail_failures, 1);
-  const std::string warnings = read_text_file(root_ / "index" / "warnings.jsonl");
+  const std::string warnings = read_text_file(fs::path(s.version) / "warnings.jsonl");
   EXPECT_NE(warnings.find("\"id\":\"b\""), std::string::npos) << warnings;
   EXPECT_NE(warnings.find("thumbnail_crash"), std::string::npos) << warnings;
   const Searcher searcher = Searcher::open(root_ / "index");
   ASSERT_FALSE(searcher.find("a")->thumbnail.empty());
-  EXPECT_TRUE(fs::exists(root_ / "index" / "thumbnails" / searcher.find("a")->thumbnail));
+  EXPECT_TRUE(fs::exists(searcher.version_folder() / "thumbnails" / searcher.find("a")->thumbnail));
   EXPECT_TRUE(searcher.find("b")->thumbnail.empty());
 
   // The random-graph folder has no drawings: no thumbnails, no warnings.

@@ -2,14 +2,8 @@
 // and hostile requests (bad JSON, huge bodies, bad UTF-8, ../ paths, huge k,
 // a part file that cannot be read) answered with clean JSON errors while the
 // server stays up.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -19,76 +13,14 @@
 #include "../index/index_fixture.h"
 #include "cadclip/core/file.h"
 #include "cadclip/index/build_index.h"
-
-extern char** environ;
+#include "serve_process.h"
 
 namespace cadclip::serve {
 namespace {
 
 namespace fs = std::filesystem;
-
-// One `cadclip serve` process for all tests of this file.
-class Server {
- public:
-  void start(const std::vector<std::string>& args) {
-    int pipe_fds[2];
-    ASSERT_EQ(::pipe(pipe_fds), 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-    std::vector<char*> argv;
-    std::vector<std::string> all = {CADCLIP_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    for (std::string& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ASSERT_EQ(posix_spawn(&pid_, CADCLIP_BINARY, &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(pipe_fds[1]);
-    std::FILE* out = ::fdopen(pipe_fds[0], "r");
-    char line[512] = {0};
-    ASSERT_NE(std::fgets(line, sizeof line, out), nullptr) << "the server did not start";
-    std::fclose(out);
-    const std::string text = line;
-    const size_t colon = text.rfind(':');
-    port_ = std::stoi(text.substr(colon + 1));
-    ASSERT_GT(port_, 0) << text;
-  }
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  bool alive() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
-
-// Sends raw bytes and returns the whole answer (the server closes after it).
-std::string raw(int port, const std::string& request) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return "";
-  }
-  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  ::shutdown(fd, SHUT_WR);
-  std::string answer;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) answer.append(buffer, n);
-  ::close(fd);
-  return answer;
-}
+using testing::raw;
+using testing::Server;
 
 class ServeTest : public ::testing::Test {
  protected:

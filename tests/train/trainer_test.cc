@@ -16,6 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../model/random_graph.h"
@@ -333,6 +335,133 @@ TEST(TrainerTest, ACheckpointWithoutAQueueDoesNotResumeWithOne) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("trained without --queue"), std::string::npos) << e.what();
   }
+}
+
+// Writes `value` over the first value of the first float32 tensor of a safetensors file.
+void overwrite_first_float(const fs::path& file, float value) {
+  const SafetensorsReader reader = SafetensorsReader::open(file);
+  const TensorInfo* victim = nullptr;
+  for (const TensorInfo& t : reader.tensors())
+    if (t.dtype == DType::kF32 && t.numel() > 0 && victim == nullptr) victim = &t;
+  ASSERT_NE(victim, nullptr) << file;
+  uint64_t header = 0;
+  std::ifstream(file, std::ios::binary).read(reinterpret_cast<char*>(&header), 8);
+  std::fstream out(file, std::ios::in | std::ios::out | std::ios::binary);
+  out.seekp(static_cast<std::streamoff>(8 + header + victim->begin));
+  out.write(reinterpret_cast<const char*>(&value), 4);
+}
+
+TEST(TrainerTest, AResumeWithOtherModelOptionsIsRefusedNamingThem) {
+  const fs::path data = tiny_dataset("resume_options", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.stop_after_steps = 1;
+  train(o, *make_single_process_communicator());
+  const std::string recorded = read_text_file(fs::path(o.out) / "options.json");
+  TrainOptions other = o;
+  other.resume = true;
+  other.stop_after_steps = 0;
+  other.brep.width = 48;
+  other.embed_dim = 24;
+  try {
+    train(other, *make_single_process_communicator());
+    FAIL() << "a run was resumed with another B-Rep width and embedding size";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--brep-width 48 (the checkpoint has 32)"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("--embed-dim 24 (the checkpoint has 16)"), std::string::npos) << message;
+  }
+  // options.json still says what the checkpoint was trained with.
+  EXPECT_EQ(read_text_file(fs::path(o.out) / "options.json"), recorded);
+  // The same options resume.
+  o.resume = true;
+  o.stop_after_steps = 0;
+  EXPECT_NO_THROW(train(o, *make_single_process_communicator()));
+}
+
+TEST(TrainerTest, ACheckpointChangedAfterSavingIsRefusedEvenWithFiniteValues) {
+  const fs::path data = tiny_dataset("changed", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.epochs = 1;
+  train(o, *make_single_process_communicator());
+  const fs::path folder = resolve_checkpoint(o.out);
+  for (const char* file : {"model.safetensors", "text/model.safetensors"}) {
+    SCOPED_TRACE(file);
+    const std::string original = read_text_file(folder / file);
+    overwrite_first_float(folder / file, 123.0f);
+    for (const fs::path& path : {fs::path(o.out), folder.parent_path() / "last.json", folder}) {
+      try {
+        load_model_from_checkpoint(path);
+        ADD_FAILURE() << "a changed " << file << " was loaded through " << path;
+      } catch (const Error& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find((folder / file).string()), std::string::npos) << message;
+        EXPECT_NE(message.find("sha256"), std::string::npos) << message;
+      }
+    }
+    write_text_atomic(folder / file, original);
+    EXPECT_NO_THROW(load_model_from_checkpoint(o.out));
+  }
+  overwrite_first_float(folder / "state.safetensors", 123.0f);
+  try {
+    load_training_state(o.out);
+    ADD_FAILURE() << "a changed state.safetensors was loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("state.safetensors"), std::string::npos) << e.what();
+  }
+}
+
+// Counts the train records of metrics.jsonl per step.
+std::map<int64_t, int> train_steps(const fs::path& run) {
+  std::map<int64_t, int> steps;
+  std::ifstream in(run / "metrics.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) {
+      ADD_FAILURE() << "a damaged line in metrics.jsonl: " << line;
+      continue;
+    }
+    if (j["kind"] == "train") ++steps[j["step"].get<int64_t>()];
+  }
+  return steps;
+}
+
+TEST(TrainerTest, AResumedRunListsEveryStepOnceInItsMetrics) {
+  const fs::path data = tiny_dataset("metrics", 12);
+  TrainOptions o = tiny_options(data, "run");
+  o.stop_after_steps = 2;  // `last` at step 2
+  train(o, *make_single_process_communicator());
+  // A run killed after logging steps 3 and 4 but before it saved them (a
+  // checkpoint every epoch), the last line cut short by the kill.
+  {
+    std::ofstream out(fs::path(o.out) / "metrics.jsonl", std::ios::app);
+    out << R"({"kind":"train","step":3,"loss":1.0})"
+        << "\n"
+        << R"({"kind":"train","step":4,"loss":1.0})"
+        << "\n"
+        << R"({"kind":"train","st)";
+  }
+  o.resume = true;
+  o.stop_after_steps = 0;
+  train(o, *make_single_process_communicator());
+  const std::map<int64_t, int> steps = train_steps(o.out);
+  EXPECT_EQ(steps.size(), 6u);  // 2 epochs of 3 steps
+  for (const auto& [step, count] : steps) EXPECT_EQ(count, 1) << "step " << step;
+}
+
+TEST(TrainerTest, TrainingAfreshIntoAnExistingRunSaysItReplacesIt) {
+  const fs::path data = tiny_dataset("afresh", 8);
+  TrainOptions o = tiny_options(data, "run");
+  o.stop_after_steps = 1;
+  train(o, *make_single_process_communicator());
+  ::testing::internal::CaptureStderr();
+  train(o, *make_single_process_communicator());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("already holds a run"), std::string::npos) << log;
+  EXPECT_NE(log.find("--resume"), std::string::npos) << log;
+  EXPECT_EQ(train_steps(o.out), (std::map<int64_t, int>{{1, 1}}))
+      << "the old run's metrics are not mixed in";
 }
 
 }  // namespace

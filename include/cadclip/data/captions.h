@@ -1,7 +1,8 @@
 // Caption files: Text2CAD CSV (uid, abstract, beginner, intermediate,
 // expert), JSONL (id, level, text, optional facts) and CSV with named columns. Readers keep
 // every good row and report each bad one (broken quoting, wrong field count,
-// bad JSON, non-UTF-8 bytes) with its line number; they never stop on one.
+// bad JSON, non-UTF-8 or NUL bytes, a Text2CAD uid on a second row) with its
+// line number; they never stop on one.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,10 @@
 // `cadclip index`: a trained checkpoint and a part library (a folder of CAD
 // files, ingested on the fly by the prepare job's worker processes, or a
-// prepared folder) in, an index folder out: vectors.faiss, catalog.sqlite,
-// thumbnails/, failures.jsonl (files not indexed), warnings.jsonl (parts
-// indexed without a thumbnail, and why), options.json (docs/HTTP_API.md).
+// prepared folder) in, an index folder out. Each run writes a new version,
+// INDEX/versions/<n>/ (vectors.faiss, catalog.sqlite, thumbnails/,
+// failures.jsonl: files not indexed, warnings.jsonl: parts indexed without a
+// thumbnail and why, options.json), and swaps it in only once it is complete;
+// one run at a time writes an index (docs/HTTP_API.md, "The index folder").
 // Running it again embeds only new and changed parts and drops deleted ones.
 #pragma once
 
@@ -29,6 +31,7 @@ struct IndexOptions {
   double file_timeout_s = 120;     // a CAD file still ingesting after this long fails
   std::string assume_unit = "mm";  // unit of unitless CAD files (BREP, DeepCAD JSON)
   bool overwrite = false;          // rebuild an index that was made with another checkpoint
+  bool wait = false;               // another run writing the index: wait for it (else fail)
   std::string worker_binary;       // the cadclip executable for ingest workers; empty = this one
 };
 
@@ -43,11 +46,14 @@ struct IndexSummary {
   int64_t thumbnail_failures = 0;  // parts in the index without a drawing that failed (HLR error,
                                    // crash or timeout), listed in warnings.jsonl
   std::string factory;             // the FAISS index type written
+  std::string version;             // the version folder written, now the current one
 };
 
 // Throws cadclip::Error for unusable arguments (no checkpoint, a library that
-// is neither kind, an index made with another checkpoint without overwrite);
-// files that cannot be ingested are failures, never exceptions.
+// is neither kind, an index made with another checkpoint without overwrite,
+// another run writing the index); files that cannot be ingested are
+// failures, never exceptions. After an exception (or a crash) the index is
+// as it was before the run.
 IndexSummary build_index(const IndexOptions& options);
 
 }  // namespace cadclip::index

@@ -1,7 +1,9 @@
 // Searching an index folder: by text (the checkpoint's text tower), by a part
 // file (ingested in a worker process), or by a part already in the index.
-// Opening loads the model, the vectors and the catalog once; a query never
-// reads the index folder again. Searches may run from several threads at once.
+// Opening loads the model, the vectors and the catalog of the index's current
+// version once, and holds that version (a later `cadclip index` swaps in a
+// new one without removing it); a query reads nothing from the folder but
+// thumbnails. Searches may run from several threads at once.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -44,13 +46,15 @@ struct SearcherOptions {
 
 class Searcher {
  public:
-  // Throws cadclip::Error naming the folder when it is no index, or the
-  // checkpoint when it differs from the one the index was built with.
+  // Throws cadclip::Error naming the folder when it is no index (or its
+  // vectors and catalog do not belong together), or the checkpoint when it
+  // differs from the one the index was built with.
   static Searcher open(const std::filesystem::path& folder, const SearcherOptions& options = {});
 
   int64_t size() const;
   int64_t dim() const;
-  const std::filesystem::path& folder() const;
+  const std::filesystem::path& folder() const;          // the index folder, as opened
+  const std::filesystem::path& version_folder() const;  // its version this searcher holds
   std::string checkpoint_identity() const;
   std::string factory() const;
   const Item* find(std::string_view id) const;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "cadclip/core/safetensors.h"
 #include "cadclip/model/model_config.h"
@@ -17,9 +18,19 @@ namespace cadclip::model {
 std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);
 
 // The model of a checkpoint (see resolve_checkpoint), in eval mode on the CPU.
-// Refuses a sick (NaN/Inf) or incomplete checkpoint with a message naming the
-// tensors or files.
+// Refuses a sick (NaN/Inf), incomplete or changed checkpoint (a weight file
+// whose sha256 is not the one its pointer recorded) with a message naming
+// the tensors or files.
 BuiltModel load_model_from_checkpoint(const std::filesystem::path& path);
+
+// Checks `files` of the checkpoint `path` (as in resolve_checkpoint; names
+// relative to its folder: "model.safetensors", "text/model.safetensors",
+// "state.safetensors") against the sha256 sums that the pointer naming it
+// recorded when it was saved (for a folder: every pointer beside it that
+// names it); throws cadclip::Error naming the file that differs. A file no
+// pointer records a sum for (older checkpoints: only model_sha256) passes.
+void verify_checkpoint_files(const std::filesystem::path& path,
+                             const std::vector<std::string>& files);
 
 // Opens one safetensors file of a checkpoint; refuses it (cadclip::Error
 // naming the file and tensors) when a tensor holds NaN or Inf.

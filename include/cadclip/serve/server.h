@@ -11,22 +11,27 @@
 namespace cadclip::serve {
 
 struct ServeOptions {
-  std::string index;               // the index folder (cadclip index)
-  std::string host = "127.0.0.1";  // address to bind; 0.0.0.0 exposes the server to the network
-  int port = 8600;                 // TCP port; 0 = any free port (printed when ready)
-  std::string checkpoint;          // empty = the index's own (another one is refused)
-  int threads = 8;                 // HTTP worker threads (one per open connection)
-  int max_in_flight = 32;          // searches running or waiting at once; more get 503
-  int max_uploads = 2;             // part uploads ingesting at once (a process each); more get 503
-  int torch_threads = 1;           // intra-op threads per encoder (encoders run side by side)
-  int encoders = 2;                // threads encoding text queries, one batch each at a time
-  int max_batch = 4;               // text queries per batch (split by length for the encoder)
-  double batch_window_ms = 0;      // an idle encoder waits this long for more queries
-  int64_t max_query_chars = 1000;  // longest text query, bytes
-  int64_t max_k = 100;             // largest k a request may ask for
-  double max_upload_mb = 20;       // largest request body (an uploaded part), MiB
-  std::string web_root;            // folder of the web page; empty = the copy in the binary
-  std::string worker_binary;       // cadclip executable that ingests uploads; empty = this one
+  std::string index;                // the index folder (cadclip index)
+  std::string host = "127.0.0.1";   // address to bind; 0.0.0.0 exposes the server to the network
+  int port = 8600;                  // TCP port; 0 = any free port (printed when ready)
+  std::string checkpoint;           // empty = the index's own (another one is refused)
+  int threads = 8;                  // worker threads answering requests whose head has arrived;
+                                    // connections waiting for a request hold none
+  double header_timeout_s = 10;     // a request line and headers not in after this: 408, closed
+  double body_timeout_s = 60;       // a request body not in this long after its headers: 408
+  int max_connections = 512;        // open connections in all; more are refused with 503
+  int max_client_connections = 64;  // open connections from one client address; more get 503
+  int max_in_flight = 32;           // searches running or waiting at once; more get 503
+  int max_uploads = 2;              // part uploads ingesting at once (a process each); more get 503
+  int torch_threads = 1;            // intra-op threads per encoder (encoders run side by side)
+  int encoders = 2;                 // threads encoding text queries, one batch each at a time
+  int max_batch = 4;                // text queries per batch (split by length for the encoder)
+  double batch_window_ms = 0;       // an idle encoder waits this long for more queries
+  int64_t max_query_chars = 1000;   // longest text query, bytes
+  int64_t max_k = 100;              // largest k a request may ask for
+  double max_upload_mb = 20;        // largest request body (an uploaded part), MiB
+  std::string web_root;             // folder of the web page; empty = the copy in the binary
+  std::string worker_binary;        // cadclip executable that ingests uploads; empty = this one
 };
 
 // Opens the index, binds, calls `on_ready(port)` once listening, and serves

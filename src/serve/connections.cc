@@ -1,0 +1,774 @@
+#include "serve/connections.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
+#include "cadclip/core/log.h"
+
+namespace cadclip::serve::detail {
+namespace {
+
+// A request head (request line and headers) longer than this is refused.
+constexpr size_t kMaxHead = 32 * 1024;
+// A refused request's body is read and dropped for this long at most, so that
+// the client, still sending, gets to read the answer.
+constexpr double kDrainSeconds = 5;
+constexpr int64_t kMaxDrain = 64 << 20;
+
+// What the worker answering a request knows about it, for the handlers and the log.
+struct RequestContext {
+  std::string id;
+  std::string error;  // the message of an error answer
+  bool close = false;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+thread_local RequestContext* tl_context = nullptr;
+
+// "<6 hex digits of this server>-<n>": unique across restarts in one log.
+std::string new_request_id() {
+  static const std::string prefix = [] {
+    char text[16];
+    std::snprintf(text, sizeof text, "%06x",
+                  static_cast<unsigned>(std::random_device()() & 0xffffff));
+    return std::string(text);
+  }();
+  static std::atomic<uint64_t> counter{0};
+  return prefix + "-" + std::to_string(counter.fetch_add(1) + 1);
+}
+
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Payload Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Error";
+  }
+}
+
+std::string http_error_response(int status, const std::string& message, const std::string& id,
+                                const std::string& extra_headers) {
+  const std::string body = error_body(status, message, id);
+  return format("HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+                status, reason_phrase(status), body.size()) +
+         "X-Request-Id: " + id + "\r\n" + extra_headers + "Connection: close\r\n\r\n" + body;
+}
+
+// Sends what fits without waiting: the answers written here are small and go
+// to a socket that has sent us a request, not read anything yet.
+void send_now(int fd, const std::string& bytes) {
+  [[maybe_unused]] const ssize_t n =
+      ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+int milliseconds_until(std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<int64_t>(left.count(), 0, 24 * 3600 * 1000));
+}
+
+std::chrono::steady_clock::duration seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(s));
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
+    text.remove_suffix(1);
+  return text;
+}
+
+// The position after the blank line that ends a request head; npos while it
+// has not arrived. Lines may end in CRLF or a bare LF.
+size_t head_end(const std::string& buffer, size_t from) {
+  for (size_t i = buffer.find('\n', from); i != std::string::npos; i = buffer.find('\n', i + 1)) {
+    if (i + 1 < buffer.size() && buffer[i + 1] == '\n') return i + 2;
+    if (i + 2 < buffer.size() && buffer[i + 1] == '\r' && buffer[i + 2] == '\n') return i + 3;
+  }
+  return std::string::npos;
+}
+
+// What the reception thread needs of a request head.
+struct Head {
+  std::string method, target;
+  std::vector<std::string> content_lengths;
+  bool transfer_encoding = false;
+  bool expect_continue = false;
+};
+
+Head parse_head(std::string_view head) {
+  Head h;
+  bool first = true;
+  while (!head.empty()) {
+    const size_t end = head.find('\n');
+    std::string_view line = head.substr(0, end);
+    head.remove_prefix(end == std::string_view::npos ? head.size() : end + 1);
+    line = trim(line);
+    if (first) {
+      first = false;
+      const size_t a = line.find(' ');
+      const size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
+      if (a != std::string_view::npos) {
+        h.method = std::string(line.substr(0, a));
+        h.target = std::string(line.substr(a + 1, b == std::string_view::npos ? b : b - a - 1));
+      }
+      continue;
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string name = lower(trim(line.substr(0, colon)));
+    const std::string_view value = trim(line.substr(colon + 1));
+    if (name == "content-length") h.content_lengths.emplace_back(value);
+    if (name == "transfer-encoding") h.transfer_encoding = true;
+    if (name == "expect" && lower(value) == "100-continue") h.expect_continue = true;
+  }
+  return h;
+}
+
+// The address and port of a socket's peer (or its own end): "127.0.0.1", "::1".
+void socket_address(int fd, bool peer, std::string& ip, int& port) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  auto* any = reinterpret_cast<sockaddr*>(&address);
+  if ((peer ? ::getpeername(fd, any, &length) : ::getsockname(fd, any, &length)) != 0) return;
+  char text[INET6_ADDRSTRLEN] = {0};
+  if (address.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
+    ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+    port = ntohs(in->sin_port);
+  } else if (address.ss_family == AF_INET6) {
+    const auto* in = reinterpret_cast<const sockaddr_in6*>(&address);
+    ::inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
+    port = ntohs(in->sin6_port);
+  }
+  ip = text;
+}
+
+// A Content-Length value: only decimal digits, not absurdly many.
+std::optional<int64_t> parse_length(const std::string& text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, size_t max_bytes) {
+  std::string out;
+  size_t i = 0;
+  auto escape = [&](unsigned char byte) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", byte);
+    out += hex;
+  };
+  while (i < text.size()) {
+    if (out.size() >= max_bytes) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) {
+        escape(c);
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // The length and the range of the second byte of a well-formed sequence
+    // (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+    int length = 0;
+    unsigned char low = 0x80, high = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;
+      if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;
+      if (c == 0xF4) high = 0x8F;
+    }
+    bool valid = length > 0 && i + length <= text.size();
+    for (int k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      valid = k == 1 ? next >= low && next <= high : next >= 0x80 && next <= 0xBF;
+    }
+    if (valid) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      escape(c);
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string error_body(int status, std::string_view message, std::string_view request_id) {
+  const nlohmann::json body = {
+      {"error",
+       {{"status", status}, {"message", printable(message, 2000)}, {"request_id", request_id}}}};
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+const std::string& current_request_id() {
+  static const std::string kNone;
+  return tl_context ? tl_context->id : kNone;
+}
+
+void close_after_response() {
+  if (tl_context) tl_context->close = true;
+}
+
+void note_error(std::string_view message) {
+  if (tl_context) tl_context->error = std::string(message);
+}
+
+// ---- one connection ---------------------------------------------------------
+
+struct HttpServer::Connection {
+  enum class Phase { kHead, kBody, kIdle, kDrain };
+  int fd = -1;
+  std::string peer;  // client address
+  int peer_port = 0;
+  std::string buffer;  // bytes read and not yet consumed by a request, from `pos` on
+  size_t pos = 0;
+  Phase phase = Phase::kHead;
+  Clock::time_point deadline;
+  bool eof = false;          // the client has closed its side
+  size_t head_length = 0;    // of the request being received; 0 = not complete yet
+  size_t request_bytes = 0;  // head and body of the request being received
+  bool large = false;        // its body is read by the worker
+  bool holds_large = false;  // counted in large_bodies_
+  int requests = 0;          // answered on this connection
+  int64_t drained = 0, drain_limit = 0;
+
+  size_t buffered() const { return buffer.size() - pos; }
+  void compact() {
+    buffer.erase(0, pos);
+    pos = 0;
+  }
+};
+
+namespace {
+
+// The stream a worker answers one request through: the connection's buffered
+// bytes first, then the socket, never past the request's deadline.
+class RequestStream : public httplib::Stream {
+ public:
+  RequestStream(HttpServer::Connection& c, std::chrono::steady_clock::time_point read_deadline,
+                double write_timeout_s)
+      : c_(c), read_deadline_(read_deadline), write_timeout_ms_(write_timeout_s * 1000) {}
+
+  bool is_readable() const override {
+    return c_.buffered() > 0 || wait(POLLIN, milliseconds_until(read_deadline_));
+  }
+  bool is_writable() const override { return wait(POLLOUT, write_timeout_ms_); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (c_.buffered() > 0) {
+      const size_t n = std::min(size, c_.buffered());
+      std::copy_n(c_.buffer.data() + c_.pos, n, ptr);
+      c_.pos += n;
+      consumed_ += n;
+      return static_cast<ssize_t>(n);
+    }
+    for (;;) {
+      if (!wait(POLLIN, milliseconds_until(read_deadline_))) {
+        failed_ = true;
+        return -1;
+      }
+      const ssize_t n = ::recv(c_.fd, ptr, size, MSG_DONTWAIT);
+      if (n > 0) {
+        consumed_ += static_cast<size_t>(n);
+        return n;
+      }
+      if (n == 0) {
+        c_.eof = true;
+        return 0;
+      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        failed_ = true;
+        return -1;
+      }
+    }
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    for (;;) {
+      if (!wait(POLLOUT, write_timeout_ms_)) {
+        failed_ = true;
+        return -1;
+      }
+      const ssize_t n = ::send(c_.fd, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0) return n;
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        failed_ = true;
+        return -1;
+      }
+    }
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = c_.peer;
+    port = c_.peer_port;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    socket_address(c_.fd, /*peer=*/false, ip, port);
+  }
+  socket_t socket() const override { return c_.fd; }
+
+  size_t consumed() const { return consumed_; }
+  bool failed() const { return failed_; }
+
+ private:
+  bool wait(short events, int timeout_ms) const {
+    pollfd p{c_.fd, events, 0};
+    for (;;) {
+      const int r = ::poll(&p, 1, timeout_ms);
+      if (r < 0 && errno == EINTR) continue;
+      return r > 0;
+    }
+  }
+
+  HttpServer::Connection& c_;
+  std::chrono::steady_clock::time_point read_deadline_;
+  int write_timeout_ms_;
+  size_t consumed_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+// httplib's accept loop hands every socket to this queue: admitting it to
+// reception takes no time, so the loop never waits for a worker.
+class HttpServer::InlineQueue : public httplib::TaskQueue {
+ public:
+  explicit InlineQueue(HttpServer& server) : server_(server) {}
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override { server_.shutdown_all(); }
+
+ private:
+  HttpServer& server_;
+};
+
+HttpServer::HttpServer(const ConnectionOptions& options) : o_(options) {
+  if (o_.threads < 1 || o_.max_connections < 1 || o_.max_client_connections < 1 ||
+      o_.max_large_bodies < 1 || o_.keep_alive_max < 1 || !(o_.header_timeout_s > 0) ||
+      !(o_.body_timeout_s > 0) || !(o_.idle_timeout_s > 0))
+    throw Error(
+        "serve: threads, connection limits and timeouts must be positive (--threads, "
+        "--max-connections, --max-client-connections, --header-timeout, --body-timeout)");
+  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw Error(format("serve: cannot make a pipe: {}", std::strerror(errno)));
+  new_task_queue = [this] { return new InlineQueue(*this); };
+  // One log line per answer; errors name their request id and message.
+  set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    if (!tl_context) return;
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                tl_context->started)
+                          .count();
+    const std::string line =
+        format("{} {} {} -> {} ({} ms){}", tl_context->id, req.method, printable(req.path, 300),
+               res.status, fixed(ms, 1), tl_context->error.empty() ? "" : ": " + tl_context->error);
+    if (res.status >= 500) {
+      log::error("serve", "{}", line);
+    } else if (res.status >= 400) {
+      log::info("serve", "{}", line);
+    } else {
+      log::debug("serve", "{}", line);
+    }
+  });
+  reception_ = std::thread([this] { run_reception(); });
+  for (int i = 0; i < o_.threads; ++i) workers_.emplace_back([this] { run_worker(); });
+}
+
+HttpServer::~HttpServer() {
+  shutdown_all();
+  ::close(wake_[0]);
+  ::close(wake_[1]);
+}
+
+int HttpServer::open_connections() const {
+  std::lock_guard lock(mutex_);
+  return open_;
+}
+
+bool HttpServer::process_and_close_socket(socket_t sock) {
+  admit(sock);
+  return true;
+}
+
+void HttpServer::admit(int fd) {
+  std::string peer = "?";
+  int port = 0;
+  socket_address(fd, /*peer=*/true, peer, port);
+  std::string refusal;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) {
+      ::close(fd);
+      return;
+    }
+    if (open_ >= o_.max_connections) {
+      refusal = format(
+          "the server has {} connections open, as many as it holds (--max-connections); try "
+          "again shortly",
+          open_);
+    } else if (per_client_[peer] >= o_.max_client_connections) {
+      refusal = format(
+          "{} connections from {} are open, as many as one client may hold "
+          "(--max-client-connections); close some and try again",
+          per_client_[peer], peer);
+    } else {
+      ++open_;
+      ++per_client_[peer];
+    }
+    if (per_client_[peer] == 0) per_client_.erase(peer);
+  }
+  if (!refusal.empty()) {
+    const std::string id = new_request_id();
+    log::info("serve", "{} connection from {} refused -> 503: {}", id, peer, refusal);
+    send_now(fd, http_error_response(503, refusal, id, "Retry-After: 1\r\n"));
+    ::close(fd);
+    return;
+  }
+  auto c = std::make_shared<Connection>();
+  c->fd = fd;
+  c->peer = peer;
+  c->peer_port = port;
+  c->deadline = Clock::now() + seconds(o_.header_timeout_s);
+  {
+    std::lock_guard lock(mutex_);
+    incoming_.push_back(std::move(c));
+  }
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_[1], &byte, 1);
+}
+
+void HttpServer::run_reception() {
+  std::vector<std::shared_ptr<Connection>> watched;
+  std::vector<pollfd> fds;
+  for (;;) {
+    std::vector<std::shared_ptr<Connection>> arrived;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) break;
+      arrived.swap(incoming_);
+    }
+    // A connection back from a worker may already hold its next request.
+    for (auto& c : arrived) {
+      if (c->buffered() > 0 && examine(c)) continue;
+      watched.push_back(std::move(c));
+    }
+    fds.assign(1, pollfd{wake_[0], POLLIN, 0});
+    Clock::time_point next = Clock::now() + std::chrono::hours(1);
+    for (const auto& c : watched) {
+      fds.push_back(pollfd{c->fd, POLLIN, 0});
+      next = std::min(next, c->deadline);
+    }
+    const int r = ::poll(fds.data(), fds.size(), milliseconds_until(next));
+    if (r < 0 && errno != EINTR) {
+      log::error("serve", "poll failed: {}", std::strerror(errno));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (fds[0].revents != 0) {
+      char bytes[64];
+      while (::read(wake_[0], bytes, sizeof bytes) > 0) {
+      }
+    }
+    std::vector<std::shared_ptr<Connection>> kept;
+    const Clock::time_point now = Clock::now();
+    for (size_t i = 0; i < watched.size(); ++i) {
+      const std::shared_ptr<Connection>& c = watched[i];
+      if (fds[i + 1].revents != 0 && on_readable(c)) continue;
+      if (c->deadline <= now) {
+        on_deadline(c);
+        continue;
+      }
+      kept.push_back(c);
+    }
+    watched.swap(kept);
+  }
+  for (auto& c : watched) close_connection(*c);
+}
+
+bool HttpServer::on_readable(const std::shared_ptr<Connection>& c) {
+  char chunk[16384];
+  const ssize_t n = ::recv(c->fd, chunk, sizeof chunk, MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+    close_connection(*c);
+    return true;
+  }
+  if (c->phase == Connection::Phase::kDrain) {
+    c->drained += n;
+    if (n == 0 || c->drained >= c->drain_limit) {
+      close_connection(*c);
+      return true;
+    }
+    return false;
+  }
+  if (n == 0) {
+    c->eof = true;
+    if (c->buffered() == 0) {  // closed between requests: nothing to answer
+      close_connection(*c);
+      return true;
+    }
+  } else {
+    c->buffer.append(chunk, static_cast<size_t>(n));
+  }
+  return examine(c);
+}
+
+bool HttpServer::examine(const std::shared_ptr<Connection>& c) {
+  const Clock::time_point now = Clock::now();
+  if (c->phase == Connection::Phase::kIdle) {
+    c->phase = Connection::Phase::kHead;
+    c->deadline = now + seconds(o_.header_timeout_s);
+  }
+  if (c->head_length == 0) {
+    const size_t end = head_end(c->buffer, c->pos);
+    if (end == std::string::npos) {
+      if (c->buffered() > kMaxHead) {
+        return refuse(
+            c, 431, format("the request line and headers are longer than {} KiB", kMaxHead / 1024));
+      }
+      if (c->eof) {
+        return refuse(c, 400,
+                      "the connection ended before the request line and headers were complete");
+      }
+      return false;
+    }
+    const Head head = parse_head(std::string_view(c->buffer).substr(c->pos, end - c->pos));
+    if (head.transfer_encoding) {
+      return refuse(c, 411,
+                    "request bodies sent with Transfer-Encoding (chunked) are not accepted; send "
+                    "the body with a Content-Length");
+    }
+    int64_t body = 0;
+    for (const std::string& text : head.content_lengths) {
+      const std::optional<int64_t> value = parse_length(text);
+      if (!value || (body != 0 && *value != body)) {
+        return refuse(
+            c, 400, format("Content-Length '{}' is not one number of bytes", printable(text, 40)));
+      }
+      body = *value;
+    }
+    if (body > o_.max_body_bytes) {
+      return refuse(c, 413,
+                    format("the request body ({} bytes) is larger than {} MiB, the most this "
+                           "server accepts (--max-upload-mb)",
+                           body, fixed(static_cast<double>(o_.max_body_bytes) / (1 << 20), 1)));
+    }
+    c->head_length = end - c->pos;
+    c->request_bytes = c->head_length + static_cast<size_t>(body);
+    c->large = body > kBufferedBody || (body > 0 && head.expect_continue);
+    c->phase = Connection::Phase::kBody;
+    c->deadline = now + seconds(o_.body_timeout_s);
+  }
+  if (c->large) {
+    {
+      std::lock_guard lock(mutex_);
+      if (large_bodies_ < o_.max_large_bodies) {
+        ++large_bodies_;
+        c->holds_large = true;
+      }
+    }
+    if (!c->holds_large) {
+      return refuse(c, 503,
+                    format("the server is busy ({} large request bodies being received); try "
+                           "again shortly",
+                           o_.max_large_bodies),
+                    "Retry-After: 1\r\n");
+    }
+  } else if (c->buffered() < c->request_bytes) {
+    if (c->eof) {
+      return refuse(c, 400,
+                    format("the connection ended before the request body was complete ({} of {} "
+                           "bytes)",
+                           c->buffered() - c->head_length, c->request_bytes - c->head_length));
+    }
+    return false;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ready_.push_back(c);
+  }
+  work_.notify_one();
+  return true;
+}
+
+// A client too slow to send its request gets a 408 and is not waited for again.
+void HttpServer::on_deadline(const std::shared_ptr<Connection>& c) {
+  if (c->phase == Connection::Phase::kHead) {
+    refuse(c, 408,
+           format("the request line and headers did not arrive within {} s (--header-timeout)",
+                  o_.header_timeout_s));
+  } else if (c->phase == Connection::Phase::kBody) {
+    refuse(
+        c, 408,
+        format("the request body did not arrive within {} s (--body-timeout)", o_.body_timeout_s));
+  } else {
+    close_connection(*c);
+  }
+}
+
+bool HttpServer::refuse(const std::shared_ptr<Connection>& c, int status,
+                        const std::string& message, const std::string& extra_headers) {
+  const std::string id = new_request_id();
+  log::info("serve", "{} request from {} refused -> {}: {}", id, c->peer, status, message);
+  send_now(c->fd, http_error_response(status, message, id, extra_headers));
+  if (c->eof || status == 408) {
+    close_connection(*c);
+    return true;
+  }
+  // The client may still be sending its body: read and drop it for a while
+  // so that it reads the answer instead of a reset connection.
+  ::shutdown(c->fd, SHUT_WR);
+  c->phase = Connection::Phase::kDrain;
+  c->drain_limit = kMaxDrain;
+  c->deadline = Clock::now() + seconds(kDrainSeconds);
+  return false;
+}
+
+void HttpServer::run_worker() {
+  for (;;) {
+    std::shared_ptr<Connection> c;
+    {
+      std::unique_lock lock(mutex_);
+      work_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
+      if (ready_.empty()) return;
+      c = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    answer(c);
+  }
+}
+
+void HttpServer::answer(const std::shared_ptr<Connection>& c) {
+  RequestStream stream(*c, Clock::now() + seconds(o_.body_timeout_s), o_.write_timeout_s);
+  RequestContext context;
+  context.id = new_request_id();
+  tl_context = &context;
+  ++c->requests;
+  bool stopping = false;
+  {
+    std::lock_guard lock(mutex_);
+    stopping = stopping_;
+  }
+  const bool last = c->requests >= o_.keep_alive_max || c->eof || stopping;
+  bool closed = false, ok = false;
+  try {
+    ok = process_request(stream, last, closed, nullptr);
+  } catch (const std::exception& e) {
+    log::error("serve", "{} failed: {}", context.id, printable(e.what()));
+  }
+  tl_context = nullptr;
+  if (c->holds_large) {
+    std::lock_guard lock(mutex_);
+    --large_bodies_;
+    c->holds_large = false;
+  }
+  const bool whole = stream.consumed() >= c->request_bytes;
+  c->compact();
+  c->head_length = 0;
+  c->request_bytes = 0;
+  c->large = false;
+  if (!ok || closed || last || !whole || context.close || stream.failed()) {
+    close_connection(*c);
+    return;
+  }
+  back_to_reception(c);
+}
+
+void HttpServer::back_to_reception(const std::shared_ptr<Connection>& c) {
+  c->phase = Connection::Phase::kIdle;
+  c->deadline = Clock::now() + seconds(o_.idle_timeout_s);
+  bool stopping = false;
+  {
+    std::lock_guard lock(mutex_);
+    stopping = stopping_;
+    if (!stopping) incoming_.push_back(c);
+  }
+  if (stopping) {
+    close_connection(*c);
+    return;
+  }
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_[1], &byte, 1);
+}
+
+void HttpServer::close_connection(Connection& c) {
+  if (c.fd < 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    --open_;
+    if (--per_client_[c.peer] <= 0) per_client_.erase(c.peer);
+  }
+  ::close(c.fd);
+  c.fd = -1;
+}
+
+void HttpServer::shutdown_all() {
+  {
+    std::lock_guard lock(mutex_);
+    if (shut_down_) return;
+    shut_down_ = stopping_ = true;
+  }
+  work_.notify_all();
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_[1], &byte, 1);
+  if (reception_.joinable()) reception_.join();
+  for (std::thread& t : workers_)
+    if (t.joinable()) t.join();
+  std::vector<std::shared_ptr<Connection>> left;
+  {
+    std::lock_guard lock(mutex_);
+    left.swap(incoming_);
+    for (auto& c : ready_) left.push_back(c);
+    ready_.clear();
+  }
+  for (auto& c : left) close_connection(*c);
+}
+
+}  // namespace cadclip::serve::detail

@@ -1,0 +1,109 @@
+// How `cadclip serve` holds its connections (private to the serve layer): a
+// reception thread keeps every open connection until a whole request head
+// (and a small body) has arrived and only then hands it to a worker thread,
+// so slow or idle clients hold sockets, never threads. Head, body and idle
+// waits are bounded in time, connections in number (in all and per client
+// address), and a request refused before it reaches a handler still gets a
+// JSON error with its request id.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace cadclip::serve::detail {
+
+struct ConnectionOptions {
+  int threads = 8;                    // worker threads answering requests whose head has arrived
+  double header_timeout_s = 10;       // a request's line and headers must arrive within this
+  double body_timeout_s = 60;         // its body within this once the headers are in
+  double idle_timeout_s = 5;          // a kept-alive connection may wait this long for a request
+  double write_timeout_s = 30;        // an answer that cannot be sent for this long is dropped
+  int max_connections = 512;          // open connections, all clients together
+  int max_client_connections = 64;    // open connections from one client address
+  int64_t max_body_bytes = 20 << 20;  // a larger Content-Length is refused with 413
+  int max_large_bodies = 2;           // bodies over kBufferedBody read by workers at once
+  int keep_alive_max = 1000;          // requests answered on one connection
+};
+
+// Bodies up to this size are read by the reception thread with the head, so
+// the worker that answers never waits for the client.
+inline constexpr int64_t kBufferedBody = 64 * 1024;
+
+// The JSON error of the HTTP API: {"error": {"status", "message", "request_id"}}.
+// Never throws: invalid UTF-8 in the message is escaped.
+std::string error_body(int status, std::string_view message, std::string_view request_id);
+
+// `text` for a message or a log line: valid UTF-8 kept, every other byte and
+// every control character written as \xHH, cut after `max_bytes` with "...".
+std::string printable(std::string_view text, size_t max_bytes = 200);
+
+// The id of the request the calling thread is answering; "" outside one.
+const std::string& current_request_id();
+// Closes the connection after the current response (its body was not read).
+void close_after_response();
+// Remembers the error message of the current response for the log line.
+void note_error(std::string_view message);
+
+class HttpServer : public httplib::Server {
+ public:
+  struct Connection;  // one client connection (connections.cc)
+
+  explicit HttpServer(const ConnectionOptions& options);
+  ~HttpServer() override;
+
+  // Connections open right now (waiting in reception or being answered).
+  int open_connections() const;
+
+ private:
+  class InlineQueue;
+  using Clock = std::chrono::steady_clock;
+
+  // Called by httplib's accept loop for every new socket; hands it to reception.
+  bool process_and_close_socket(socket_t sock) override;
+
+  void admit(int fd);
+  void run_reception();
+  void run_worker();
+  // Reads what `c` has sent; true when it was dispatched to a worker or closed.
+  bool on_readable(const std::shared_ptr<Connection>& c);
+  // Looks at `c`'s buffer: dispatches a complete request, refuses a bad one.
+  bool examine(const std::shared_ptr<Connection>& c);
+  void on_deadline(const std::shared_ptr<Connection>& c);
+  // Answers `c` with an error and closes it, or reads and drops what the
+  // client still sends for a while first; true when `c` is closed.
+  bool refuse(const std::shared_ptr<Connection>& c, int status, const std::string& message,
+              const std::string& extra_headers = "");
+  void answer(const std::shared_ptr<Connection>& c);
+  void close_connection(Connection& c);
+  void back_to_reception(const std::shared_ptr<Connection>& c);
+  void shutdown_all();
+
+  ConnectionOptions o_;
+  int wake_[2] = {-1, -1};  // a byte here wakes the reception thread
+
+  mutable std::mutex mutex_;  // guards everything below
+  bool stopping_ = false;
+  bool shut_down_ = false;
+  std::vector<std::shared_ptr<Connection>> incoming_;  // to be watched by reception
+  std::deque<std::shared_ptr<Connection>> ready_;      // requests waiting for a worker
+  std::condition_variable work_;
+  std::map<std::string, int> per_client_;  // open connections by client address
+  int open_ = 0;
+  int large_bodies_ = 0;  // large bodies being read or answered
+
+  std::thread reception_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace cadclip::serve::detail
