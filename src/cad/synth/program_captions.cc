@@ -392,18 +392,18 @@ std::string part_sentence(ProgramWriter& w, size_t k, int frame, bool approx) {
   const std::string outline = outline_text(w, step, k, approx);
   const std::string plane = plane_name(step.frame);
   const std::string op = op_phrase(w, step.operation);
+  const std::string by = depth.empty() ? "" : ", extruded " + depth;
   switch (frame) {
     case 0:
-      return "The " + ordinal(k) + " part is " + outline + " on " + plane + ", extruded " + depth +
-             "; it " + op + ".";
+      return "The " + ordinal(k) + " part is " + outline + " on " + plane + by + "; it " + op + ".";
     case 1:
-      return format("Part {}: ", k + 1) + outline + ", extruded " + depth + ", " + op + ".";
+      return format("Part {}: ", k + 1) + outline + by + ", " + op + ".";
     case 2:
       return cap_first(ordinal(k)) + ", " + outline + " is sketched on " + plane +
-             " and extruded " + depth + "; it " + op + ".";
+             (depth.empty() ? "" : " and extruded " + depth) + "; it " + op + ".";
     default:
-      return format("Piece {} — ", k + 1) + outline + ", drawn on " + plane + ", pushed " + depth +
-             ", which " + op + ".";
+      return format("Piece {} — ", k + 1) + outline + ", drawn on " + plane +
+             (depth.empty() ? "" : ", pushed " + depth) + ", which " + op + ".";
   }
 }
 
@@ -646,6 +646,9 @@ std::string expert_step(ProgramWriter& w, size_t k, const ExpertStyle& st) {
         out.push_back("Sweep it " + p + " with the normal and " + q + " against the normal.");
         break;
     }
+  } else if (!p.empty() || !q.empty()) {  // one depth left out by noise: the other alone
+    out.push_back("Extrude the " + sketch + " " + (p.empty() ? q + " opposite" : p + " towards") +
+                  " the normal.");
   }
   static const std::vector<std::vector<std::string>> kOps = {
       {"This operation creates ", "Perform a new body operation to create ", "It makes ",
