@@ -202,7 +202,8 @@ Program draw_stepped_cylinder(Rng& rng) {
   double top = 0;
   int total = 0;
   for (int i = 0; i < n; ++i) {
-    const int h = rng.integer(4, 40);
+    // Heights that leave room for the steps still to come in the 96-step box.
+    const int h = rng.integer(4, std::max(4, std::min(40, 96 - total - 4 * (n - 1 - i))));
     total += h;
     const SketchProfile circle = single(circle_loop(P(128, 128), u(radii[static_cast<size_t>(i)])));
     if (i == 0) {

@@ -219,7 +219,8 @@ Program draw_link(Rng& rng) {
   p.generator = "link";
   const int R = rng.integer(24, 96);
   SketchProfile profile = single(slot_loop(P(R, R), P(256 - R, R), u(R)));
-  const int rh = rng.integer(8, R - 10);
+  // Holes clear of the outline and of each other.
+  const int rh = rng.integer(8, std::max(8, std::min(R - 10, 128 - R - 6)));
   profile.loops.push_back(circle_loop(P(R, R), u(rh)));
   profile.loops.push_back(circle_loop(P(256 - R, R), u(rh)));
   const int sr = rng.integer(4, std::max(4, R / 2)), from = R + rh + sr + 8;

@@ -180,8 +180,13 @@ void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
   } else {
     w = 2 * std::max(4, static_cast<int>((a1 - a0) * rng.uniform(0.1, 0.4)));
     h = 2 * std::max(4, static_cast<int>((b1 - b0) * rng.uniform(0.1, 0.4)));
-    px = rng.integer(a0, std::max(a0, a1 - w));
-    py = rng.integer(b0, std::max(b0, b1 - h));
+    // Added material sits about the face's middle, where a round or polygonal
+    // body has material under its box; cuts go anywhere on the face.
+    const int spare_a = std::max(0, a1 - a0 - w), spare_b = std::max(0, b1 - b0 - h);
+    const int qa = op == Operation::kCut ? 0 : spare_a / 4,
+              qb = op == Operation::kCut ? 0 : spare_b / 4;
+    px = rng.integer(a0 + qa, a0 + spare_a - qa);
+    py = rng.integer(b0 + qb, b0 + spare_b - qb);
     if (op == Operation::kCut && rng.chance(0.25)) {  // a notch over an edge of the face
       px = std::clamp(rng.chance(0.5) ? a0 - w / 3 : a1 - 2 * w / 3, 0, 256 - w);
     }

@@ -26,19 +26,20 @@ std::string classified(const std::string& message) {
                                  "featurization failed",
                                  "draw does not fit"};
   for (const char* k : kKnown)
-    if (message.starts_with(k)) return message;
-  if (message.find("zero volume") != std::string::npos ||
-      message.find("degenerate") != std::string::npos)
-    return "zero volume: " + message;
-  if (message.find("solids instead of one") != std::string::npos)
-    return "several solids: " + message;
-  if (message.find("profile face is invalid") != std::string::npos ||
-      message.find("do not join") != std::string::npos)
-    return "self-intersecting profile: " + message;
-  if (message.find("invalid") != std::string::npos ||
-      message.find("not a valid") != std::string::npos)
-    return "invalid solid: " + message;
-  return "draw does not fit: " + message;
+    if (message.starts_with(k) && !message.starts_with("build failed")) return message;
+  const std::string detail = message.starts_with("build failed: ") ? message.substr(14) : message;
+  if (detail.find("zero volume") != std::string::npos ||
+      detail.find("degenerate") != std::string::npos)
+    return "zero volume: " + detail;
+  if (detail.find("solids instead of one") != std::string::npos) return "several solids: " + detail;
+  if (detail.find("profile face is invalid") != std::string::npos ||
+      detail.find("do not join") != std::string::npos)
+    return "self-intersecting profile: " + detail;
+  if (detail.find("invalid") != std::string::npos ||
+      detail.find("not a valid") != std::string::npos)
+    return "invalid solid: " + detail;
+  if (message.starts_with("build failed")) return message;
+  return "draw does not fit: " + detail;
 }
 
 nlohmann::json measured_json(const Measured& m, double mm_per_unit) {
