@@ -27,10 +27,14 @@ from OCP.Bnd import Bnd_Box
 from OCP.GC import GC_MakeArcOfCircle
 from OCP.GProp import GProp_GProps
 from OCP.ShapeUpgrade import ShapeUpgrade_UnifySameDomain
-from OCP.TopAbs import TopAbs_FACE, TopAbs_SOLID
+from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_SOLID
 from OCP.TopExp import TopExp
 from OCP.TopoDS import TopoDS
-from OCP.collections import IndexedMap_TopoDS_Shape_TopTools_ShapeMapHasher as ShapeMap
+from OCP.BRepAdaptor import BRepAdaptor_Surface
+from OCP.GeomAbs import GeomAbs_Cylinder, GeomAbs_Plane
+from OCP.collections import (
+    IndexedDataMap_TopoDS_Shape_List_TopoDS_Shape_TopTools_ShapeMapHasher as EdgeFaceMap,
+    IndexedMap_TopoDS_Shape_TopTools_ShapeMapHasher as ShapeMap)
 from OCP.gp import gp_Ax2, gp_Circ, gp_Dir, gp_Pln, gp_Pnt, gp_Trsf, gp_Vec
 
 OPERATIONS = {
@@ -214,22 +218,79 @@ def _circumcircle(a, m, b):
     return (ux, uy), math.hypot(ax - ux, ay - uy)
 
 
-def _arc_area_term(a, m, b):
-    """Green's-theorem area of the arc a -> m -> b: chord term plus the signed segment."""
-    chord = (a[0] * b[1] - a[1] * b[0]) / 2
+def _arc_sweep(a, m, b):
+    """The circle through a, m, b and the signed angle (counterclockwise > 0) that the
+    arc a -> m -> b turns about its centre; None when the points are collinear."""
     circle = _circumcircle(a, m, b)
     if circle is None:
-        return chord
+        return None
     (ox, oy), r = circle
     two_pi = 2 * math.pi
     ta = math.atan2(a[1] - oy, a[0] - ox)
     d_ab = (math.atan2(b[1] - oy, b[0] - ox) - ta) % two_pi
     d_am = (math.atan2(m[1] - oy, m[0] - ox) - ta) % two_pi
-    if d_am < d_ab:  # counterclockwise about its centre
-        phi, sign = d_ab, 1.0
-    else:
-        phi, sign = two_pi - d_ab, -1.0
-    return chord + sign * r * r / 2 * (phi - math.sin(phi))
+    return (ox, oy), r, (d_ab if d_am < d_ab else d_ab - two_pi)
+
+
+def _arc_area_term(a, m, b):
+    """Green's-theorem area of the arc a -> m -> b: chord term plus the signed segment."""
+    chord = (a[0] * b[1] - a[1] * b[0]) / 2
+    sweep = _arc_sweep(a, m, b)
+    if sweep is None:
+        return chord
+    _, r, phi = sweep
+    sign = 1.0 if phi > 0 else -1.0
+    return chord + sign * r * r / 2 * (abs(phi) - math.sin(abs(phi)))
+
+
+def _merge_arcs(chain, tol):
+    """Joins consecutive arcs of a chained loop that lie on one circle and turn the same
+    way into one arc. Returns ("circle", centre, radius) when the whole loop is one
+    circle (a circle stored as two half arcs), else ("chain", new chain).
+
+    The geometry is the same; what changes is that one circle gives one cylindrical
+    face, not several that the final face merging has to join. OCCT 7.6 and 8.0.1
+    join such faces differently (docs/INGEST.md), so neither builder's count would
+    then be the count a CAD system shows.
+    """
+    def circle_of(link):
+        c, start, end = link
+        if c.kind != "arc":
+            return None
+        return _arc_sweep(start, c.mid, end)
+
+    def same(a, b):
+        return (a is not None and b is not None
+                and math.hypot(a[0][0] - b[0][0], a[0][1] - b[0][1]) <= tol
+                and abs(a[1] - b[1]) <= tol and (a[2] > 0) == (b[2] > 0))
+
+    sweeps = [circle_of(link) for link in chain]
+    n = len(chain)
+    breaks = [k for k in range(n) if not same(sweeps[k - 1], sweeps[k])]
+    if not breaks:
+        if sweeps[0] is not None and abs(abs(sum(sw[2] for sw in sweeps)) - 2 * math.pi) < 1e-9:
+            return "circle", sweeps[0][0], sweeps[0][1]
+        return "chain", chain
+    out = []
+    first = breaks[0]
+    k = first
+    while True:
+        run = [k]
+        while (k + 1) % n != first and (k + 1) % n not in breaks:
+            k = (k + 1) % n
+            run.append(k)
+        if len(run) == 1:
+            out.append(chain[run[0]])
+        else:
+            (cx, cy), r, _ = sweeps[run[0]]
+            total = sum(sweeps[j][2] for j in run)
+            start, end = chain[run[0]][1], chain[run[-1]][2]
+            a = math.atan2(start[1] - cy, start[0] - cx) + total / 2
+            mid = (cx + r * math.cos(a), cy + r * math.sin(a))
+            out.append((Curve("arc", start, end, mid=mid, center=(cx, cy), radius=r), start, end))
+        k = (k + 1) % n
+        if k == first:
+            return "chain", out
 
 
 class Loop:
@@ -261,7 +322,14 @@ def _loop(json_loop, frame, tol, where, unit):
         # gp_Circ runs counterclockwise about the normal.
         return Loop(wire, frame.handedness * math.pi * c.radius ** 2)
 
-    chain = _chain(curves, tol, where)
+    merged = _merge_arcs(_chain(curves, tol, where), tol)
+    if merged[0] == "chain":
+        chain = merged[1]
+    else:
+        _, centre, radius = merged
+        circ = gp_Circ(gp_Ax2(frame.gp(centre), gp_Dir(*frame.normal), gp_Dir(*frame.x)), radius)
+        wire = BRepBuilderAPI_MakeWire(BRepBuilderAPI_MakeEdge(circ).Edge()).Wire()
+        return Loop(wire, frame.handedness * math.pi * radius ** 2)
     # One vertex per node, shared by the two curves that meet there.
     nodes = [start for _, start, _ in chain]
     vertices = [BRepBuilderAPI_MakeVertex(frame.gp(p)).Vertex() for p in nodes]
@@ -462,18 +530,79 @@ def build(doc, unit=1.0, symmetric_full=True):
                      warnings=warnings)
 
 
-def measure(shape):
-    """Volume (mm^3), area (mm^2), optimal box, faces and solids of a built shape."""
-    volume = GProp_GProps()
-    BRepGProp.VolumeProperties_s(shape, volume)
-    area = GProp_GProps()
-    BRepGProp.SurfaceProperties_s(shape, area)
+# Relative error bound of the adaptive volume and area integration. BRepGProp's
+# default Gauss rule is off by up to 1e-4 on faces bounded by B-spline
+# intersection curves (two cylinders), and by a different amount for OCCT 7.6
+# and 8.0.1; adaptive integration brings both within 1e-9 of each other.
+INTEGRATION_EPS = 1e-7
+
+
+def _same_surface(f, g, tol):
+    """True when faces f and g lie on one plane or one cylinder (within tol)."""
+    a, b = BRepAdaptor_Surface(f), BRepAdaptor_Surface(g)
+    if a.GetType() != b.GetType():
+        return False
+    if a.GetType() == GeomAbs_Plane:
+        pa, pb = a.Plane(), b.Plane()
+        na, nb = pa.Axis().Direction(), pb.Axis().Direction()
+        if na.XYZ().Crossed(nb.XYZ()).Modulus() > 1e-9:
+            return False
+        d = pb.Location().XYZ().Subtracted(pa.Location().XYZ())
+        return abs(d.Dot(na.XYZ())) <= tol
+    if a.GetType() == GeomAbs_Cylinder:
+        ca, cb = a.Cylinder(), b.Cylinder()
+        da, db = ca.Axis().Direction(), cb.Axis().Direction()
+        if abs(ca.Radius() - cb.Radius()) > tol or da.XYZ().Crossed(db.XYZ()).Modulus() > 1e-9:
+            return False
+        d = cb.Location().XYZ().Subtracted(ca.Location().XYZ())
+        return d.Crossed(da.XYZ()).Modulus() <= tol
+    return False
+
+
+def surface_patches(shape, tol):
+    """Faces after joining every two that share an edge and lie on one plane or
+    cylinder: the face count with no dependence on how an OCCT version's
+    UnifySameDomain joins faces (across a cylinder's seam, say)."""
     faces = ShapeMap()
     TopExp.MapShapes_s(shape, TopAbs_FACE, faces)
+    parent = list(range(faces.Extent() + 1))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    edge_faces = EdgeFaceMap()
+    TopExp.MapShapesAndAncestors_s(shape, TopAbs_EDGE, TopAbs_FACE, edge_faces)
+    for k in range(1, edge_faces.Extent() + 1):
+        around = [faces.FindIndex(f) for f in edge_faces.FindFromIndex(k)]
+        around = sorted(set(around))
+        if len(around) != 2:
+            continue
+        i, j = root(around[0]), root(around[1])
+        if i != j and _same_surface(TopoDS.Face(faces.FindKey(around[0])),
+                                    TopoDS.Face(faces.FindKey(around[1])), tol):
+            parent[i] = j
+    return len({root(i) for i in range(1, faces.Extent() + 1)})
+
+
+def measure(shape):
+    """Volume (mm^3), area (mm^2), optimal box, faces, surface patches and solids of a
+    built shape."""
+    volume = GProp_GProps()
+    BRepGProp.VolumeProperties_s(shape, volume, INTEGRATION_EPS, False)
+    area = GProp_GProps()
+    BRepGProp.SurfaceProperties_s(shape, area, INTEGRATION_EPS)
+    faces = ShapeMap()
+    TopExp.MapShapes_s(shape, TopAbs_FACE, faces)
+    box = _box(shape)
+    diagonal = math.sqrt(sum((box[k + 3] - box[k]) ** 2 for k in range(3)))
     return {
         "volume": volume.Mass(),
         "area": area.Mass(),
-        "bbox": list(_box(shape)),
+        "bbox": list(box),
         "faces": faces.Extent(),
+        "patches": surface_patches(shape, 1e-7 * diagonal),
         "solids": _solid_count(shape),
     }

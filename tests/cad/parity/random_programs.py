@@ -451,7 +451,7 @@ class Generator:
 
     def program(self):
         rng = self.rng
-        n = rng.choices([1, 2, 3, 4, 5, 6], weights=[25, 25, 20, 12, 10, 8])[0]
+        n = rng.choices([1, 2, 3, 4, 5, 6], weights=[33, 30, 18, 10, 6, 3])[0]
         entities, sequence, placed, sketches = {}, [], [], []
         broken = rng.random() < 0.03
         for k in range(n):

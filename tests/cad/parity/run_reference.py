@@ -6,8 +6,9 @@
 DIR/programs/<id>.json: the programs (random_programs.py; same seed, same
 bytes). DIR/reference.jsonl: one line per program, in id order:
     {"id", "tags", "ok": true, "volume", "area", "bbox": [x0,y0,z0,x1,y1,z1],
-     "faces", "solids", "warnings"}
-or  {"id", "tags", "ok": false, "class", "reason", "warnings"}
+     "faces", "solids", "warnings", "seconds"}
+or  {"id", "tags", "ok": false, "class", "reason", "warnings", "seconds"}
+("seconds": the reference's CPU time on that program).
 built by deepcad_reference.py (OCP) in millimetres (JSON number x --unit).
 --programs-only writes the programs and no reference (the determinism check).
 """
@@ -24,18 +25,24 @@ import random_programs  # noqa: E402
 
 
 def _measure_one(job):
-    path, unit, symmetric_full = job
+    path, unit, symmetric_full, brep = job
     import deepcad_reference as ref  # per worker: OCP loads once per process
 
+    started = time.process_time()
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     built = ref.build(doc, unit=unit, symmetric_full=symmetric_full)
     if built.refused is not None:
         return {"ok": False, "class": built.refused.kind, "reason": str(built.refused),
-                "warnings": built.warnings}
+                "warnings": built.warnings, "seconds": time.process_time() - started}
     out = {"ok": True}
     out.update(ref.measure(built.shape))
+    if brep:
+        from OCP.BRepTools import BRepTools
+
+        BRepTools.Write_s(built.shape, brep)
     out["warnings"] = built.warnings
+    out["seconds"] = time.process_time() - started
     return out
 
 
@@ -52,6 +59,8 @@ def main():
                         help="Text2CAD's symmetric extent (half each side) instead of DeepCAD's")
     parser.add_argument("--programs-only", action="store_true",
                         help="write the programs, build nothing")
+    parser.add_argument("--write-brep", action="store_true",
+                        help="also write each built shape as DIR/brep/<id>.reference.brep")
     args = parser.parse_args()
     if args.count < 1:
         parser.error("--count must be at least 1")
@@ -73,7 +82,11 @@ def main():
         print(f"wrote {len(ids)} programs to {folder}", file=sys.stderr)
         return 0
 
-    jobs = [(p, args.unit, not args.symmetric_half) for p in paths]
+    breps = [None] * len(paths)
+    if args.write_brep:
+        os.makedirs(os.path.join(args.out, "brep"), exist_ok=True)
+        breps = [os.path.join(args.out, "brep", pid + ".reference.brep") for pid in ids]
+    jobs = [(p, args.unit, not args.symmetric_half, b) for p, b in zip(paths, breps)]
     if args.jobs > 1:
         with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
             results = pool.map(_measure_one, jobs, chunksize=8)
