@@ -236,6 +236,25 @@ std::vector<Curve> chain(std::vector<Curve> curves, double tolerance, const std:
   throw SequenceError(format("{}: the loop's curves do not join into a closed chain", where));
 }
 
+// A loop of arcs that all lie on one circle is that circle: files store full
+// circles as two (or more) arcs, and OCCT 7.6's ShapeUpgrade_UnifySameDomain
+// hangs or leaves an invalid solid on some walls split that way
+// (tests/data/deepcad/parity_cases/split_circle_*), while one circle edge
+// gives the same solid with one seam.
+std::vector<Curve> merged_circle(std::vector<Curve> loop, double tolerance) {
+  if (loop.size() < 2) return loop;
+  for (const Curve& curve : loop) {
+    if (curve.kind != Curve::kArc || (curve.center - loop[0].center).Modulus() > tolerance ||
+        std::abs(curve.radius - loop[0].radius) > tolerance)
+      return loop;
+  }
+  Curve circle;
+  circle.kind = Curve::kCircle;
+  circle.center = loop[0].center;
+  circle.radius = loop[0].radius;
+  return {circle};
+}
+
 // Twice the signed area of a chained loop in sketch coordinates (arcs through
 // their midpoints): positive when counterclockwise.
 double signed_area(const std::vector<Curve>& loop) {
@@ -331,7 +350,7 @@ TopoDS_Face make_profile_face(const Json& profile, const Frame& frame, const std
       curves.push_back(parse_curve(curves_json[c], format("{}.profile_curves[{}]", loop_where, c),
                                    mm, tolerance));
     Loop loop;
-    loop.curves = chain(std::move(curves), tolerance, loop_where);
+    loop.curves = merged_circle(chain(std::move(curves), tolerance, loop_where), tolerance);
     loop.area = signed_area(loop.curves);
     loop.is_outer = loops_json[i].value("is_outer", false);
     loops.push_back(std::move(loop));

@@ -230,5 +230,17 @@ TEST(Deepcad, LengthsBeyondAnyPartFailBeforeOcctSeesThem) {
   EXPECT_NE(reason.find("--assume-unit"), std::string::npos) << reason;
 }
 
+TEST(Deepcad, FullCirclesStoredAsArcsBuildAsOneCircle) {
+  // Walls of circles stored as arcs, on which OCCT 7.6's UnifySameDomain hung
+  // or left an invalid solid when each arc stayed an edge of its own (found by
+  // the parity oracle, tests/cad/parity/): they build, valid, as one circle.
+  for (const char* name : {"parity_cases/split_circle_unify_hang.json",
+                           "parity_cases/split_circle_hole_unify_hang.json",
+                           "parity_cases/split_circle_unify_invalid.json"}) {
+    const Result<data::BRepGraph> graph = ingest_file(kFixtures / name, IngestOptions{});
+    EXPECT_TRUE(graph) << name << ": " << graph.status().reason();
+  }
+}
+
 }  // namespace
 }  // namespace cadclip::cad
