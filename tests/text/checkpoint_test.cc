@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <algorithm>
 
 #include "cadclip/text/checkpoint.h"
 #include "cadclip/text/text_model.h"
@@ -35,10 +36,19 @@ void expect_same_gradients(const std::string& model) {
   const auto plain = gradients(model, false);
   const auto checkpointed = gradients(model, true);
   ASSERT_EQ(plain.size(), checkpointed.size());
+  // Attention's key bias adds the same q.b to every key of a query, which
+  // softmax cancels: its true gradient is 0 and what backward returns is
+  // rounding noise (~1e-9 here), whose value depends on the BLAS kernel. So
+  // each difference is measured against the larger of the parameter's own
+  // gradient and 1e-4 of the largest gradient in the model.
+  double largest = 0;
+  for (const auto& [name, grad] : plain)
+    largest = std::max(largest, grad.abs().max().item<double>());
   for (const auto& [name, grad] : plain) {
-    const double scale = grad.abs().max().item<double>() + 1e-12;
+    const double scale = std::max(grad.abs().max().item<double>(), 1e-4 * largest) + 1e-12;
     EXPECT_LT((grad - checkpointed.at(name)).abs().max().item<double>() / scale, 1e-5)
-        << model << " " << name;
+        << model << " " << name << ": largest gradient " << largest << ", this one's "
+        << grad.abs().max().item<double>();
   }
 }
 
