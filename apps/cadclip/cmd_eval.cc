@@ -83,8 +83,8 @@ int run_eval(const EvalCommandOptions& o) {
                                         : o.split == "validation" ? splits.validation
                                                                   : splits.test;
   if (ids.empty()) {
-    throw Error(format("{}: split '{}' is empty; choose another with --split",
-                       splits_file.string(), o.split));
+    throw Error(format("{}: split '{}' is empty; choose another with --split", splits_file.string(),
+                       o.split));
   }
 
   model::BuiltModel built = train::load_model_from_checkpoint(o.checkpoint);
