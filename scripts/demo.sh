@@ -59,9 +59,9 @@ import json, sys
 d = sys.argv[1]
 splits = json.load(open(f"{d}/synth/splits.json"))
 kind = {p["id"]: p.get("kind", "family") for p in json.load(open(f"{d}/synth/manifest.json"))["parts"]}
-for k in ("program", "family"):
+for k, name in (("program", "programs"), ("family", "families")):
     json.dump({s: [i for i in ids if kind.get(i) == k] for s, ids in splits.items()},
-              open(f"{d}/splits_{k}s.json", "w"))
+              open(f"{d}/splits_{name}.json", "w"))
 PY
 "$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test \
   --save-embeddings "$dir/test_embeddings.safetensors" | tee "$dir/metrics.txt"
@@ -69,8 +69,6 @@ for k in programs families; do
   printf '\n--- test %s only\n' "$k" | tee -a "$dir/metrics.txt"
   "$cadclip" --log-level warn eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" \
     --split test --splits "$dir/splits_$k.json" | tee -a "$dir/metrics.txt"
-  "$cadclip" --log-level warn eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" \
-    --split test --splits "$dir/splits_$k.json" --json > "$dir/metrics_$k.json"
 done
 "$cadclip" --log-level warn eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" \
   --split test --json > "$dir/metrics.json"
