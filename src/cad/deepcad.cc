@@ -243,11 +243,25 @@ std::vector<Curve> chain(std::vector<Curve> curves, double tolerance, const std:
 // gives the same solid with one seam.
 std::vector<Curve> merged_circle(std::vector<Curve> loop, double tolerance) {
   if (loop.size() < 2) return loop;
+  // Each arc's signed sweep through its midpoint: the arcs make one circle
+  // only when they all turn the same way and go round once (two half arcs
+  // bulging to one side enclose nothing, and stay arcs).
+  auto turn = [](const gp_XY& from, const gp_XY& to) {
+    return std::atan2(from.Crossed(to), from.Dot(to));
+  };
+  double total = 0;
+  int positive = 0, negative = 0;
   for (const Curve& curve : loop) {
     if (curve.kind != Curve::kArc || (curve.center - loop[0].center).Modulus() > tolerance ||
         std::abs(curve.radius - loop[0].radius) > tolerance)
       return loop;
+    const gp_XY a = curve.start - curve.center, m = curve.mid - curve.center,
+                b = curve.end - curve.center;
+    const double sweep = turn(a, m) + turn(m, b);
+    total += sweep;
+    (sweep > 0 ? positive : negative) += 1;
   }
+  if ((positive > 0 && negative > 0) || std::abs(std::abs(total) - 2 * M_PI) > 1e-6) return loop;
   Curve circle;
   circle.kind = Curve::kCircle;
   circle.center = loop[0].center;

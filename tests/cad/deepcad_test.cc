@@ -240,6 +240,15 @@ TEST(Deepcad, FullCirclesStoredAsArcsBuildAsOneCircle) {
     const Result<data::BRepGraph> graph = ingest_file(kFixtures / name, IngestOptions{});
     EXPECT_TRUE(graph) << name << ": " << graph.status().reason();
   }
+  // Two half arcs that the arc rule bulges to the same side enclose nothing:
+  // not a full disc.
+  const Result<TopoDS_Shape> same_side =
+      deepcad_to_shape(fixture("parity_cases/half_arcs_same_side.json"), "same side", {});
+  if (same_side) {
+    GProp_GProps props;
+    BRepGProp::VolumeProperties(same_side.value(), props);
+    EXPECT_LT(props.Mass(), 400 * M_PI) << "built as the full disc (500 pi)";
+  }
 }
 
 }  // namespace
