@@ -69,7 +69,7 @@ struct ProgramStep {
   Extent extent = Extent::kOneSide;
   double e1 = 0;     // OneSide: signed distance along the normal; Symmetric: each side; TwoSides: +
   double e2 = 0;     // TwoSides: distance against the normal
-  std::string role;  // what the step makes, for captions: "base", "boss", "hole", "pocket", ...
+  std::string role;  // what the step makes ("base", "bosses", "holes", "pocket", ...): manifest
   // The range [low, high] along the normal that the step fills.
   std::pair<double, double> range() const;
 };
@@ -207,7 +207,8 @@ std::string program_json(const Program& program, double metres_per_unit,
 std::string program_signature(const Program& program);
 // Euler angles in degrees (a, b, c) with [x y z] = Rz(c)·Ry(b)·Rx(a), rounded to 0.1°.
 V3 euler_degrees(const Frame& frame);
-// Counts for the distribution table: extrudes, curves by type, operations, extents.
+// Counts for the distribution table: extrudes, curves by type, operations,
+// extents, sketch planes; and each step's role.
 nlohmann::json program_summary(const Program& program);
 std::string operation_name(Operation op);  // "NewBodyFeatureOperation", ...
 std::string extent_name(Extent extent);    // "OneSideFeatureExtentType", ...
@@ -219,7 +220,6 @@ enum class CaptionUnits { kUnits, kMillimetres };
 struct ProgramDescription {
   const Program* program = nullptr;
   double extent[3] = {0, 0, 0};  // measured bounding-box sides x, y, z, units
-  int faces = 0;                 // faces of the built solid
   double mm_per_unit = 1;        // real millimetres per unit
   CaptionUnits units = CaptionUnits::kUnits;
 };

@@ -82,7 +82,7 @@ extern const std::vector<std::string> kApprox, kSeveral, kSketch, kCoordinateSys
 std::string count_word(int n);
 
 // Renders one caption of `level` (0..3) with the given modifications.
-std::string render_program(const ProgramDescription& desc, int level, ProgramWriter& w);
+std::string render_program(int level, ProgramWriter& w);
 
 // Helpers the noise shares.
 std::string cap_first(std::string s);

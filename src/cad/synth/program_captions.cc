@@ -157,8 +157,11 @@ std::string dims(ProgramWriter& w, int form, bool approx) {
   const bool any_hidden = w.hidden("length") || w.hidden("width") || w.hidden("height");
   if (form == 1 && !any_hidden) {
     const std::string sep = w.syn({" by ", " x ", " by ", " × ", " times "});
-    return (approx ? w.syn(kApprox) + " " : "") + w.bare("length", d.extent[0]) + sep +
-           w.bare("width", d.extent[1]) + sep + w.bare("height", d.extent[2]) + w.unit();
+    const std::string about = approx ? w.syn(kApprox) + " " : "";
+    const std::string x = w.bare("length", d.extent[0]);
+    const std::string y = w.bare("width", d.extent[1]);
+    const std::string z = w.bare("height", d.extent[2]);
+    return about + x + sep + y + sep + z + w.unit();
   }
   Strings parts;
   const char* keys[] = {"length", "width", "height"};
@@ -369,12 +372,14 @@ std::string outline_text(ProgramWriter& w, const ProgramStep& step, size_t k, bo
       n > 1 ? w.count(format("step{}_profiles", k + 1), static_cast<int>(n)) + " " : "";
   const std::string shape = outline_word(outer.shape);
   const std::string noun = n > 1 ? shape + "s" : with_article(shape);
+  // One element per statement: the list fact follows the text's order.
   if (outer.shape == "circle") {
-    text = many + noun + " " + a + w.element(key, 2 * outer.curves[0].radius) + w.unit() +
-           " in diameter";
+    const std::string d = w.element(key, 2 * outer.curves[0].radius);
+    text = many + noun + " " + a + d + w.unit() + " in diameter";
   } else {
-    text = many + noun + " " + a + w.element(key, hi.x - lo.x) + " by " +
-           w.element(key, hi.y - lo.y) + w.unit();
+    const std::string x = w.element(key, hi.x - lo.x);
+    const std::string y = w.element(key, hi.y - lo.y);
+    text = many + noun + " " + a + x + " by " + y + w.unit();
   }
   int inner = 0;
   for (const SketchProfile& p : step.profiles) inner += static_cast<int>(p.loops.size()) - 1;
@@ -720,8 +725,7 @@ std::string expert(ProgramWriter& w) {
 
 }  // namespace
 
-std::string render_program(const ProgramDescription& desc, int level, ProgramWriter& w) {
-  (void)desc;
+std::string render_program(int level, ProgramWriter& w) {
   switch (level) {
     case 0:
       return abstract(w);

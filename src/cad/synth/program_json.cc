@@ -181,7 +181,9 @@ V3 euler_degrees(const Frame& f) {
 nlohmann::json program_summary(const Program& program) {
   std::map<std::string, int> curves, operations, extents, planes;
   int loops = 0, inner_loops = 0, profiles = 0;
+  nlohmann::json roles = nlohmann::json::array();
   for (const ProgramStep& step : program.steps) {
+    roles.push_back(step.role);
     ++operations[operation_name(step.operation)];
     ++extents[extent_name(step.extent)];
     const V3& n = step.frame.z;
@@ -212,7 +214,8 @@ nlohmann::json program_summary(const Program& program) {
           {"curves", curves},
           {"operations", operations},
           {"extents", extents},
-          {"planes", planes}};
+          {"planes", planes},
+          {"roles", roles}};
 }
 
 }  // namespace cadclip::cad::synth

@@ -23,7 +23,7 @@ Rendered render(const ProgramDescription& desc, int level, Phrasing phrasing, ui
   const uint64_t stream = static_cast<uint64_t>(level) + (phrasing == Phrasing::kHeldOut ? 8 : 0);
   ProgramWriter w(Rng(seed, index, kTagCaption, stream), desc, level, phrasing, mods);
   Rendered r;
-  r.text = render_program(desc, level, w);
+  r.text = render_program(level, w);
   r.facts = std::move(w.facts);
   r.truth = std::move(w.truth);
   r.wrong = std::move(w.wrong_record);

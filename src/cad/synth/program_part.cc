@@ -152,7 +152,6 @@ SynthPart make_program_part(const SynthOptions& options, int64_t index, int firs
       ProgramDescription desc;
       desc.program = &program;
       for (int i = 0; i < 3; ++i) desc.extent[i] = m.extent(i) / mm_per_unit;
-      desc.faces = m.faces;
       desc.mm_per_unit = mm_per_unit;
       desc.units = units;
       part.truth = {{"family", program.family}};
