@@ -9,10 +9,12 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
@@ -585,12 +587,20 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
 }
 
 void stop() {
-  std::lock_guard lock(g_server_mutex);
-  if (g_server) {
-    g_server->stop();
-  } else {
+  std::unique_lock lock(g_server_mutex);
+  if (!g_server) {
     g_stop_requested = true;
+    return;
   }
+  // httplib's stop() does nothing until listen_after_bind has marked the
+  // server running, so a stop that comes just after the ready line would be
+  // lost and the server would run on: wait for the mark first.
+  while (g_server && !g_server->is_running()) {
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lock.lock();
+  }
+  if (g_server) g_server->stop();
 }
 
 }  // namespace cadclip::serve

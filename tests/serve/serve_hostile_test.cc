@@ -276,6 +276,20 @@ TEST(ServeScratch, FoldersOfKilledServersAreRemovedAtStart) {
   fs::remove_all(root);
 }
 
+// SIGTERM that comes the moment the server says it is ready stops it: the
+// stop is not lost in the window before the accept loop starts.
+TEST(ServeStop, ASignalRightAfterTheReadyLineStopsTheServer) {
+  const fs::path root = index::testing::fresh_folder("cadclip_serve_stop_test");
+  build_prepared_index(root);
+  for (int i = 0; i < 10; ++i) {
+    Server server;
+    server.start({"serve", (root / "index").string(), "--port", "0"});
+    server.stop(10);
+    if (::testing::Test::HasFailure()) break;
+  }
+  fs::remove_all(root);
+}
+
 // The new limits, each on a server of its own.
 class ServeLimitsTest : public ::testing::Test {
  protected:

@@ -50,11 +50,22 @@ class Server {
     port_ = std::stoi(text.substr(colon + 1));
     ASSERT_GT(port_, 0) << text;
   }
-  void stop() {
+  // SIGTERM, then up to `seconds` for the server to exit; one that does not
+  // is a failure (and is killed), never a test that hangs until ctest's limit.
+  void stop(double seconds = 20) {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
     int status = 0;
-    ::waitpid(pid_, &status, 0);
+    for (int waited_ms = 0; ::waitpid(pid_, &status, WNOHANG) == 0; waited_ms += 10) {
+      if (waited_ms >= seconds * 1000) {
+        ADD_FAILURE() << "the server (pid " << pid_ << ") did not exit within " << seconds
+                      << " s of SIGTERM";
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        break;
+      }
+      ::usleep(10000);
+    }
     pid_ = -1;
   }
   bool alive() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
