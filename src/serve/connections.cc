@@ -266,7 +266,7 @@ void note_error(std::string_view message) {
 // ---- one connection ---------------------------------------------------------
 
 struct HttpServer::Connection {
-  enum class Phase { kHead, kBody, kIdle, kDrain };
+  using Phase = ConnectionPhase;
   int fd = -1;
   std::string peer;  // client address
   int peer_port = 0;
@@ -699,7 +699,9 @@ void HttpServer::answer(const std::shared_ptr<Connection>& c) {
   const bool last = c->requests >= o_.keep_alive_max || c->eof || stopping;
   bool closed = false, ok = false;
   try {
-    ok = process_request(stream, last, closed, nullptr);
+    // Answers are whole: a Range header is ignored (RFC 9110 lets a server),
+    // since a slice of a JSON answer is no JSON.
+    ok = process_request(stream, last, closed, [](httplib::Request& req) { req.ranges.clear(); });
   } catch (const std::exception& e) {
     log::error("serve", "{} failed: {}", context.id, printable(e.what()));
   }
@@ -715,15 +717,26 @@ void HttpServer::answer(const std::shared_ptr<Connection>& c) {
   c->request_bytes = 0;
   c->large = false;
   if (!ok || closed || last || !whole || context.close || stream.failed()) {
-    close_connection(*c);
+    if (c->eof || stream.failed()) {
+      close_connection(*c);
+      return;
+    }
+    // A lingering close: closing a socket that still has unread bytes (a body
+    // the answer did not need) sends a reset, which can cost the client the
+    // answer it has not read yet. Reception reads and drops what still comes.
+    ::shutdown(c->fd, SHUT_WR);
+    c->drain_limit = kMaxDrain;
+    back_to_reception(c, Connection::Phase::kDrain, kDrainSeconds);
     return;
   }
-  back_to_reception(c);
+  back_to_reception(c, Connection::Phase::kIdle, o_.idle_timeout_s);
 }
 
-void HttpServer::back_to_reception(const std::shared_ptr<Connection>& c) {
-  c->phase = Connection::Phase::kIdle;
-  c->deadline = Clock::now() + seconds(o_.idle_timeout_s);
+void HttpServer::back_to_reception(const std::shared_ptr<Connection>& c, ConnectionPhase phase,
+                                   double seconds_left) {
+  c->phase = phase;
+  c->drained = 0;
+  c->deadline = Clock::now() + seconds(seconds_left);
   bool stopping = false;
   {
     std::lock_guard lock(mutex_);

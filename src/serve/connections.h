@@ -55,6 +55,10 @@ void close_after_response();
 // Remembers the error message of the current response for the log line.
 void note_error(std::string_view message);
 
+// Where a connection is: receiving a request head or a small body, idle
+// between requests, or reading and dropping what a refused client still sends.
+enum class ConnectionPhase { kHead, kBody, kIdle, kDrain };
+
 class HttpServer : public httplib::Server {
  public:
   struct Connection;  // one client connection (connections.cc)
@@ -86,7 +90,10 @@ class HttpServer : public httplib::Server {
               const std::string& extra_headers = "");
   void answer(const std::shared_ptr<Connection>& c);
   void close_connection(Connection& c);
-  void back_to_reception(const std::shared_ptr<Connection>& c);
+  // Gives `c` back to the reception thread in `phase`, waiting at most
+  // `seconds_left` for what comes next.
+  void back_to_reception(const std::shared_ptr<Connection>& c, ConnectionPhase phase,
+                         double seconds_left);
   void shutdown_all();
 
   ConnectionOptions o_;

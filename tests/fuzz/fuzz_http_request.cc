@@ -9,8 +9,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -100,10 +103,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   char buffer[8192];
   ssize_t n;
   while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) answer.append(buffer, n);
-  const bool timed_out = n < 0;
+  const int error = n < 0 ? errno : 0;
   ::close(fd);
-  // A request that the client ended must be answered, or the connection closed, at once.
-  if (timed_out) std::abort();
+  // A request that the client ended must be answered, or the connection
+  // closed, at once; and never by a reset, which can cost the client its answer.
+  if (error != 0) {
+    std::fprintf(stderr, "no clean end of the answer: %s; got %zu bytes\n", std::strerror(error),
+                 answer.size());
+    std::abort();
+  }
   if (answer.empty()) return 0;  // closed without an answer: nothing (or nothing more) to say
   if (!answer.starts_with("HTTP/1.1 ")) std::abort();
   const int status = std::atoi(answer.c_str() + 9);

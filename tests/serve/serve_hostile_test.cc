@@ -216,6 +216,22 @@ TEST_F(ServeHostileTest, AMethodAPathDoesNotAnswerGets405) {
   EXPECT_EQ(r->status, 200);
 }
 
+TEST_F(ServeHostileTest, ARangeHeaderStillGetsTheWholeJsonAnswer) {
+  // A slice of a JSON answer is no JSON: the Range is ignored, or 416 when malformed.
+  auto c = client();
+  auto r = c.Get("/api/health", {{"Range", "bytes=0-1"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(nlohmann::json::parse(r->body, nullptr, false).is_object()) << r->body;
+  r = c.Get("/api/items/nothing", {{"Range", "bytes=0-1,5-"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  expect_json_error(404, r->body, r->get_header_value("X-Request-Id"), "404 with a Range");
+  r = c.Get("/api/health", {{"Range", "bytes=9-1"}});
+  ASSERT_TRUE(r);
+  expect_json_error(416, r->body, r->get_header_value("X-Request-Id"), "bad Range");
+}
+
 TEST_F(ServeHostileTest, AHugeKIsReportedAsItWasWritten) {
   // 20 digits: past int64, within uint64 (JSON gives them as unsigned integers).
   for (const std::string k : {"18446744073709551615", "12345678901234567890"}) {
