@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/log.h"
 #include "cadclip/data/captions.h"
@@ -28,42 +29,72 @@ namespace cadclip::app {
 namespace {
 
 struct EvalCommandOptions {
-  std::string checkpoint;           // checkpoint pointer (<name>.json), folder, or run folder
-  std::string data;                 // prepared dataset folder
-  std::string split = "test";       // train, validation or test
-  std::string splits;               // splits JSON to take the split from; empty = the dataset's
-  std::vector<std::string> levels;  // caption levels; empty = every level present
-  bool json = false;                // JSON on stdout instead of the table
-  std::string save_embeddings;      // safetensors file for both towers' embeddings; empty = none
-  int64_t batch_size = 64;          // models or texts per forward pass
-  int64_t max_text_length = 0;      // tokens per caption; 0 = the checkpoint's
-  int threads = 0;                  // intra-op threads; 0 = LibTorch's default (the cores)
-  std::string device = "cpu";       // cpu or cuda[:n]
+  std::string checkpoint;            // checkpoint pointer (<name>.json), folder, or run folder
+  std::string data;                  // prepared dataset folder
+  std::string split = "test";        // train, validation or test
+  std::string splits;                // splits JSON to take the split from; empty = the dataset's
+  std::vector<std::string> levels;   // caption levels; empty = every level present
+  bool json = false;                 // JSON on stdout instead of the table
+  std::string json_out;              // also write the JSON report here; empty = none
+  std::vector<std::string> subsets;  // NAME=SPLITS_FILE: the split's parts that file lists
+  std::string save_embeddings;       // safetensors file for both towers' embeddings; empty = none
+  int64_t batch_size = 64;           // models or texts per forward pass
+  int64_t max_text_length = 0;       // tokens per caption; 0 = the checkpoint's
+  int threads = 0;                   // intra-op threads; 0 = LibTorch's default (the cores)
+  std::string device = "cpu";        // cpu or cuda[:n]
 };
 
-// Fails at once, before any work, when `path` cannot be written: its folder
-// is missing or not writable.
-void check_writable(const std::filesystem::path& path) {
+// Fails at once, before any work, when `path` (given as `option`) cannot be
+// written: its folder is missing or not writable.
+void check_writable(const std::string& option, const std::filesystem::path& path) {
   const std::filesystem::path folder = path.parent_path().empty() ? "." : path.parent_path();
   std::string probe = (folder / ".cadclip-write-test.XXXXXX").string();
   const int fd = ::mkstemp(probe.data());
   if (fd < 0)
     throw Error(
-        format("--save-embeddings {}: cannot write in {}: {}; choose a writable folder "
+        format("{} {}: cannot write in {}: {}; choose a writable folder "
                "(nothing was evaluated)",
-               path.string(), folder.string(), std::strerror(errno)));
+               option, path.string(), folder.string(), std::strerror(errno)));
   ::close(fd);
   ::unlink(probe.c_str());
   if (std::filesystem::is_directory(path))
     throw Error(
-        format("--save-embeddings {} is a folder; name a file in it (nothing was "
+        format("{} {} is a folder; name a file in it (nothing was "
                "evaluated)",
-               path.string()));
+               option, path.string()));
+}
+
+// One --subset NAME=FILE: the ids of the evaluated split that FILE lists
+// under the same split name.
+struct Subset {
+  std::string name, file;
+  std::vector<std::string> ids;
+};
+
+std::vector<Subset> read_subsets(const std::vector<std::string>& specs, const std::string& split) {
+  std::vector<Subset> subsets;
+  for (const std::string& spec : specs) {
+    const size_t equals = spec.find('=');
+    if (equals == 0 || equals == std::string::npos || equals + 1 == spec.size())
+      throw Error(
+          format("--subset {}: write NAME=SPLITS_FILE (e.g. programs=splits_programs.json)", spec));
+    Subset s{spec.substr(0, equals), spec.substr(equals + 1), {}};
+    const data::Splits splits = data::read_splits(s.file);
+    s.ids = split == "train"        ? splits.train
+            : split == "validation" ? splits.validation
+                                    : splits.test;
+    if (s.ids.empty())
+      throw Error(format("--subset {}: {} lists no '{}' part; name a splits file with some", spec,
+                         s.file, split));
+    subsets.push_back(std::move(s));
+  }
+  return subsets;
 }
 
 int run_eval(const EvalCommandOptions& o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
-  if (!o.save_embeddings.empty()) check_writable(o.save_embeddings);
+  if (!o.save_embeddings.empty()) check_writable("--save-embeddings", o.save_embeddings);
+  if (!o.json_out.empty()) check_writable("--json-out", o.json_out);
   const std::filesystem::path folder(o.data);
   const data::Dataset dataset = data::Dataset::open(folder);
   data::CaptionOptions caption_options;
@@ -94,21 +125,39 @@ int run_eval(const EvalCommandOptions& o) {
   options.batch_size = o.batch_size;
   options.max_text_length = o.max_text_length;
   options.split = o.split;
+  // Subsets are parts of the same split, scored apart: the text tower pools
+  // each caption once over all of them (the model does not change).
+  const std::vector<Subset> subsets = read_subsets(o.subsets, o.split);
+  eval::PooledTextCache pooled;
+  options.pooled_text_cache = &pooled;
   const eval::EvalReport report =
       eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
                      captions.captions, ids, options);
+  std::vector<eval::EvalReport> subset_reports;
+  for (const Subset& subset : subsets) {
+    options.split = o.split + " (" + subset.name + ")";
+    subset_reports.push_back(eval::evaluate(*built.model, *built.text.tokenizer,
+                                            built.text.max_length, dataset, captions.captions,
+                                            subset.ids, options));
+  }
   if (!o.save_embeddings.empty()) {
     eval::save_embeddings(o.save_embeddings, report.embeddings);
     log::info("eval", "embeddings written to {}", o.save_embeddings);
   }
+  nlohmann::json j = eval::to_json(report);
+  j["checkpoint"] = o.checkpoint;
+  j["data"] = o.data;
+  for (size_t i = 0; i < subsets.size(); ++i)
+    j["subsets"][subsets[i].name] = eval::to_json(subset_reports[i]);
+  if (!o.json_out.empty()) write_text_atomic(o.json_out, j.dump(2) + "\n");
   if (o.json) {
-    nlohmann::json j = eval::to_json(report);
-    j["checkpoint"] = o.checkpoint;
-    j["data"] = o.data;
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("checkpoint %s, data %s\n%s", o.checkpoint.c_str(), o.data.c_str(),
                 eval::format_table(report).c_str());
+    for (size_t i = 0; i < subsets.size(); ++i)
+      std::printf("\n--- subset %s: %s\n%s", subsets[i].name.c_str(), subsets[i].file.c_str(),
+                  eval::format_table(subset_reports[i]).c_str());
   }
   return kExitOk;
 }
@@ -136,6 +185,12 @@ void define_eval(CLI::App& command, Runner& run) {
   command.add_option("--levels", o->levels, "Caption levels to report (default: every level)")
       ->delimiter(',');
   command.add_flag("--json", o->json, "Print JSON (docs/EVAL.md) instead of the table");
+  command.add_option("--json-out", o->json_out,
+                     "Also write the JSON report (docs/EVAL.md) to this file: table and JSON "
+                     "from one evaluation");
+  command.add_option("--subset", o->subsets,
+                     "NAME=SPLITS_FILE (repeatable): also score the split's parts that the file "
+                     "lists, apart; the captions are encoded once for all");
   command.add_option("--save-embeddings", o->save_embeddings,
                      "Write both towers' embeddings with their ids to this safetensors file");
   command.add_option("--batch-size", o->batch_size, "Models or texts per forward pass")

@@ -248,16 +248,32 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
     std::stable_sort(order.begin(), order.end(),
                      [&](int64_t a, int64_t b) { return full_length[a] < full_length[b]; });
     const int64_t t_count = static_cast<int64_t>(texts.size());
+    // A chunk's pooled features: from the cache when it holds every text of
+    // the chunk (chunks are the same at every call, so a cached chunk is
+    // bitwise what the tower would give), else from the tower.
+    PooledTextCache* cache = options.pooled_text_cache;
+    auto pool_chunk = [&](const std::vector<std::string>& chunk) {
+      if (cache && std::all_of(chunk.begin(), chunk.end(),
+                               [&](const std::string& t) { return cache->pooled.contains(t); })) {
+        std::vector<at::Tensor> rows;
+        rows.reserve(chunk.size());
+        for (const std::string& t : chunk) rows.push_back(cache->pooled.at(t));
+        return at::stack(rows).to(device);
+      }
+      const auto [ids, mask] = text::to_tensors(tokenizer.batch(chunk, max_length));
+      at::Tensor pooled = model.pool_text(ids.to(device), mask.to(device));
+      if (cache)
+        for (size_t i = 0; i < chunk.size(); ++i) cache->pooled[chunk[i]] = pooled[i].cpu();
+      return pooled;
+    };
     std::vector<at::Tensor> parts;
     for (int64_t begin = 0; begin < t_count; begin += options.batch_size) {
       const int64_t end = std::min(t_count, begin + options.batch_size);
       std::vector<std::string> chunk;
       for (int64_t i = begin; i < end; ++i) chunk.push_back(texts[order[i]]);
-      const auto [ids, mask] = text::to_tensors(tokenizer.batch(chunk, max_length));
       const text::QuantityBatch quantities =
           model.reads_quantities() ? text::quantity_batch(chunk).to(device) : text::QuantityBatch{};
-      parts.push_back(
-          model.encode_text(ids.to(device), mask.to(device), quantities).to(at::kCPU, at::kFloat));
+      parts.push_back(model.project_text(pool_chunk(chunk), quantities).to(at::kCPU, at::kFloat));
       progress.advance(end - begin, {{"tower", "text"}});
     }
     const at::Tensor sorted = at::cat(parts);

@@ -355,6 +355,7 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
   // --text-lr 0 freezes the pretrained text tower (LiT-style): it stays in eval
   // mode, and its pooled features are computed once and cached.
   const bool frozen_text = options.text_lr == 0;
+  eval::PooledTextCache validation_text;  // with a frozen tower: validation captions pooled once
   auto set_modes = [&] {
     built.model->train();
     if (frozen_text) built.model->text()->eval();
@@ -811,6 +812,8 @@ TrainSummary train(const TrainOptions& options, Communicator& comm) {
       eval_options.max_text_length = options.max_text_length;
       eval_options.split = options.validation_split;
       eval_options.levels = options.levels;
+      // A frozen tower pools each validation caption once per run.
+      if (frozen_text) eval_options.pooled_text_cache = &validation_text;
       const eval::EvalReport report =
           eval::evaluate(*built.model, tokenizer, options.max_text_length, dataset,
                          caption_file.captions, validation_ids, eval_options);

@@ -166,6 +166,47 @@ TEST_F(EvalCli, JsonEqualsEvaluateInProcess) {
   EXPECT_EQ(file.metadata().at("brep_ids"), R"(["m3","m4","m5","m6","m7"])");
 }
 
+TEST_F(EvalCli, SubsetsScoreApartAndEqualRunsOnTheirOwnSplitsFiles) {
+  data::Splits few;
+  few.test = {"m4", "m6"};
+  data::write_splits(root_ / "few.json", few);
+  const fs::path json_out = root_ / "report.json";
+  const CliRun run = cadclip(
+      format("eval {} --data {} --threads 1 --batch-size 3 --subset few={} --json-out {}",
+             run_.string(), data_.string(), (root_ / "few.json").string(), json_out.string()));
+  ASSERT_EQ(run.status, 0) << run.out;
+  // The table, then the subset's table; the JSON file holds both.
+  EXPECT_NE(run.out.find("gallery 5 parts"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("--- subset few: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("gallery 2 parts"), std::string::npos) << run.out;
+  const nlohmann::json j = nlohmann::json::parse(read_text_file(json_out));
+  EXPECT_EQ(j["gallery"], 5);
+  ASSERT_TRUE(j["subsets"].contains("few")) << j.dump();
+  // The subset equals a run on the subset's splits file alone.
+  const CliRun alone =
+      cadclip(format("eval {} --data {} --threads 1 --batch-size 3 --json --splits {}",
+                     run_.string(), data_.string(), (root_ / "few.json").string()));
+  ASSERT_EQ(alone.status, 0) << alone.out;
+  nlohmann::json expected = nlohmann::json::parse(alone.out);
+  nlohmann::json got = j["subsets"]["few"];
+  for (nlohmann::json* x : {&expected, &got}) {
+    x->erase("seconds");
+    x->erase("split");
+    x->erase("checkpoint");
+    x->erase("data");
+  }
+  expect_same(got, expected, "");
+  EXPECT_EQ(got["gallery"], 2);
+}
+
+TEST_F(EvalCli, ASubsetWithoutAFileIsRefusedSayingHowToWriteIt) {
+  const CliRun run =
+      cadclip(format("eval {} --data {} --subset programs", run_.string(), data_.string()),
+              /*with_stderr=*/true);
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("NAME=SPLITS_FILE"), std::string::npos) << run.out;
+}
+
 TEST_F(EvalCli, PrintsTheTableForALevelAndSplit) {
   const CliRun run =
       cadclip(format("eval {} --data {} --split validation --levels expert --max-text-length 8",

@@ -348,6 +348,34 @@ TEST(Evaluate, JsonHasEveryField) {
   fs::remove_all(f.folder);
 }
 
+TEST(Evaluate, APooledTextCacheGivesTheSameReportAndHoldsEveryText) {
+  Fixture f = make_fixture("pooled_cache");
+  const EvalReport plain = run(f);
+  PooledTextCache cache;
+  EvalOptions options;
+  options.pooled_text_cache = &cache;
+  const EvalReport first = run(f, options);
+  // Every distinct caption text of the split is pooled once, a vector each.
+  std::set<std::string> texts;
+  for (const data::Caption& c : f.captions)
+    if (c.id != "other") texts.insert(c.text);
+  EXPECT_EQ(cache.pooled.size(), texts.size());
+  for (const auto& [text, pooled] : cache.pooled) EXPECT_EQ(pooled.dim(), 1) << text;
+  // A second call takes every chunk from the cache: the same embeddings to
+  // the bit, and so the same report, as without a cache.
+  const EvalReport second = run(f, options);
+  EXPECT_TRUE(at::equal(plain.embeddings.text, first.embeddings.text));
+  EXPECT_TRUE(at::equal(plain.embeddings.text, second.embeddings.text));
+  nlohmann::json a = to_json(plain), b = to_json(second);
+  a.erase("seconds");
+  b.erase("seconds");
+  EXPECT_EQ(a, b);
+  // The cache is what the second call used: features changed in it change the result.
+  for (auto& [text, pooled] : cache.pooled) pooled = at::zeros_like(pooled);
+  const EvalReport zeroed = run(f, options);
+  EXPECT_FALSE(at::equal(plain.embeddings.text, zeroed.embeddings.text));
+}
+
 TEST(Evaluate, EmbeddingsRoundTripThroughSafetensors) {
   Fixture f = make_fixture("save");
   const EvalReport report = run(f);

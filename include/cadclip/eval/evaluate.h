@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -20,11 +21,22 @@
 
 namespace cadclip::eval {
 
+// Pooled text-tower features by text. A frozen text tower gives the same
+// features for a text at every epoch, so the trainer's validation keeps them
+// here and runs the tower over its captions once per run; only the text head
+// (which trains) runs at every evaluation.
+struct PooledTextCache {
+  std::unordered_map<std::string, at::Tensor> pooled;  // text -> [text_width]
+};
+
 struct EvalOptions {
   std::vector<std::string> levels;  // caption levels to report; empty = every level present
   int64_t batch_size = 64;          // models or texts per forward pass
   int64_t max_text_length = 0;      // tokens per caption with [CLS]/[SEP]; 0 = the model's
   std::string split = "test";       // the split's name, only for the report
+  // When set, pooled features come from here and new ones are added: only for
+  // a text tower that does not change between calls.
+  PooledTextCache* pooled_text_cache = nullptr;
 };
 
 struct LevelReport {
