@@ -1,40 +1,55 @@
 #!/usr/bin/env bash
-# The longer run of docs/RESULTS.md: a synthetic set with a test gallery of
-# more than 5,000 parts, trained for about an hour and evaluated. Resumable:
-# run it again after an interruption and it continues where it stopped
-# (stages whose outputs exist are skipped; training resumes from `last`).
-#   scripts/long_run.sh [DIR=out/long]   env: CADCLIP_BIN, LONG_PARTS (12000),
-#   LONG_EPOCHS (48), LONG_THREADS (nproc)
+# The long run of docs/RESULTS.md: a mixed synthetic set (sketch-and-extrude
+# programs and parametric families) with a held-out program gallery of more
+# than 5,000 parts, trained for about an hour and evaluated on the whole test
+# split, on its programs and on its families. Resumable: run it again after an
+# interruption and it continues where it stopped (stages whose outputs exist
+# are skipped; training resumes from `last`).
+#   scripts/long_run.sh [DIR=out/long]   env: CADCLIP_BIN, LONG_PARTS (24000),
+#   LONG_PROGRAM_SHARE (0.625), LONG_PROGRAM_TEST_SHARE (0.34), LONG_EPOCHS (12),
+#   LONG_THREADS (nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cadclip=${CADCLIP_BIN:-build/release/apps/cadclip}
 [ -x "$cadclip" ] || { echo "$0: $cadclip is not built; run 'make demo' (or set CADCLIP_BIN)" >&2; exit 1; }
 dir=${1:-out/long}
-parts=${LONG_PARTS:-12000}
-epochs=${LONG_EPOCHS:-48}
+parts=${LONG_PARTS:-24000}
+program_share=${LONG_PROGRAM_SHARE:-0.625}
+program_test_share=${LONG_PROGRAM_TEST_SHARE:-0.34}
+epochs=${LONG_EPOCHS:-12}
 threads=${LONG_THREADS:-$(nproc)}
 mkdir -p "$dir"
 
+# 24,000 parts: 15,000 programs, a third of them (5,100) in the test split;
+# 9,000 family parts, a tenth in test.
 if [ ! -f "$dir/synth/manifest.json" ]; then
-  "$cadclip" synth --count "$parts" --seed 7 --out "$dir/synth"
-fi
-if [ ! -f "$dir/synth/splits_synth.json" ]; then
-  # 50% train, 5% validation, 45% test: the test gallery is what is measured.
-  cp "$dir/synth/splits.json" "$dir/synth/splits_synth.json"
-  python3 scripts/resplit.py "$dir/synth/splits_synth.json" "$dir/synth/splits.json" 0.50 0.05
+  "$cadclip" synth --kind mixed --program-share "$program_share" \
+    --program-test-share "$program_test_share" --count "$parts" --seed 7 --out "$dir/synth"
 fi
 "$cadclip" synth --stats "$dir/synth" | tee "$dir/synth_stats.txt"
 python3 scripts/facts_oracle.py "$dir/synth" | tee "$dir/oracles.txt"
 if [ ! -f "$dir/prepared/manifest.json" ]; then
   "$cadclip" prepare "$dir/synth/parts" --captions "$dir/synth/captions.jsonl" \
-    --splits "$dir/synth/splits.json" --out "$dir/prepared"
+    --splits "$dir/synth/splits.json" --assume-unit m --out "$dir/prepared"
 fi
 resume=()
 [ -f "$dir/run/checkpoints/last.json" ] && resume=(--resume)
 "$cadclip" train --data "$dir/prepared" --out "$dir/run" --epochs "$epochs" --batch-size 64 \
   --text-lr 0 --lr 1e-3 --max-text-length 128 --threads "$threads" \
   --seed 1 --checkpoint-every 50 --text-cache "$dir/text_cache.safetensors" "${resume[@]}"
+
+# One splits file per kind of part, for `cadclip eval --splits`.
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+splits = json.load(open(f"{d}/synth/splits.json"))
+kind = {p["id"]: p.get("kind", "family") for p in json.load(open(f"{d}/synth/manifest.json"))["parts"]}
+for k, name in (("program", "programs"), ("family", "families")):
+    json.dump({s: [i for i in ids if kind.get(i) == k] for s, ids in splits.items()},
+              open(f"{d}/splits_{name}.json", "w"))
+PY
 "$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test \
-  --save-embeddings "$dir/test_embeddings.safetensors" | tee "$dir/metrics.txt"
-"$cadclip" --log-level warn eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" \
-  --split test --json > "$dir/metrics.json"
+  --subset "programs=$dir/splits_programs.json" --subset "families=$dir/splits_families.json" \
+  --save-embeddings "$dir/test_embeddings.safetensors" --json-out "$dir/metrics.json" |
+  tee "$dir/metrics.txt"
+scripts/real_check.sh "$dir/run/checkpoints/best.json" "$dir/real-check" | tee "$dir/real_check.txt"
