@@ -292,6 +292,12 @@ def _merge_arcs(chain, tol):
             return "chain", out
 
 
+def _loop_extent(chain):
+    """The largest distance between two nodes of a chained loop (or an arc's radius)."""
+    points = [start for _, start, _ in chain] + [c.mid for c, _, _ in chain if c.kind == "arc"]
+    return max(_dist2(p, q) for p in points for q in points)
+
+
 class Loop:
     """A closed wire and its signed area in the sketch's 2-D frame."""
 
@@ -350,6 +356,9 @@ def _loop(json_loop, frame, tol, where, unit):
         maker.Add(edge.Edge())
     if not maker.IsDone():
         raise Refused("open-loop", f"{where}: the edges make no wire")
+    if abs(area) <= tol * _loop_extent(chain):
+        # Two half arcs on the same side of their circle (say) enclose nothing.
+        raise Refused("zero-area", f"{where}: the loop encloses no area")
     return Loop(maker.Wire(), area)
 
 

@@ -18,8 +18,9 @@ own coordinates that is in-plane for XZ and YZ sketches); circles and circles
 split into two half arcs; holes, several profiles per sketch and the disc
 that fills a hole as a profile of its own; NewBody/Join/Cut/Intersect;
 OneSide/Symmetric/TwoSides; empty extrudes; and at a small rate degenerate
-entities (zero-length lines, zero radii, open loops, zero extents). Profiles
-are made from shapes that cannot cross themselves, with holes placed inside.
+entities (zero-length lines, zero radii, open loops, zero extents, two half
+arcs on the same side of their circle). Profiles are made from shapes that
+cannot cross themselves, with holes placed inside.
 Arcs follow the DeepCAD arc rule: the arc passes through
 center + radius * R((start_angle + end_angle) / 2) * reference_vector.
 """
@@ -336,7 +337,7 @@ class Generator:
         origin, x, y, z = self.frame(placed)
         wn = z  # the sketch normal in world coordinates
         profiles = {}
-        n_shapes = 1 if single else self.rng.choices([1, 2, 3], weights=[55, 30, 15])[0]
+        n_shapes = 1 if single else self.rng.choices([1, 2, 3], weights=[60, 28, 12])[0]
         spots = []
         for _ in range(n_shapes):
             for _ in range(20):
@@ -392,10 +393,24 @@ class Generator:
         return sketch, (origin, x, y, z)
 
     def degenerate(self, sketch, used):
-        """Breaks one used profile of the sketch: a zero-length line, a zero radius or an
-        open loop. Returns the profile ids the extrude then uses."""
-        kind = self.rng.choice(["zero-length-line", "zero-radius", "open-loop"])
+        """Breaks one used profile of the sketch: a zero-length line, a zero radius, an
+        open loop, or two half arcs of one circle that the arc rule puts on the same side
+        (a loop enclosing nothing). Returns the profile ids the extrude then uses."""
+        kind = self.rng.choices(["zero-length-line", "zero-radius", "open-loop", "same-side-arcs"],
+                                weights=[1, 1, 1, 0.5])[0]
         self.tags.add("degenerate-" + kind)
+        if kind == "same-side-arcs":
+            c, r = (self.rng.uniform(-5, 5), self.rng.uniform(-5, 5)), self.length(2, 10)
+            a0 = self.angle()
+            p0, p1 = _on_circle(c, r, a0), _on_circle(c, r, a0 + math.pi)
+            # Both halves turn counterclockwise from p0: the second one, stored from p1
+            # to p0, then runs back over the first.
+            halves = [self.arc(c, r, p0, p1, a0, math.pi, (0.0, 0.0, 1.0)),
+                      self.arc(c, r, p0, p1, a0, math.pi, (0.0, 0.0, 1.0))]
+            halves[1]["start_point"], halves[1]["end_point"] = _pt(p1), _pt(p0)
+            pid = self.uid("P")
+            sketch["profiles"][pid] = {"loops": [{"is_outer": True, "profile_curves": halves}]}
+            return used + [pid]
         profile = sketch["profiles"][self.rng.choice(used)]
         loop = self.rng.choice(profile["loops"])
         curves = loop["profile_curves"]
@@ -451,7 +466,7 @@ class Generator:
 
     def program(self):
         rng = self.rng
-        n = rng.choices([1, 2, 3, 4, 5, 6], weights=[33, 30, 18, 10, 6, 3])[0]
+        n = rng.choices([1, 2, 3, 4, 5, 6], weights=[40, 28, 15, 9, 5, 3])[0]
         entities, sequence, placed, sketches = {}, [], [], []
         broken = rng.random() < 0.03
         for k in range(n):
