@@ -1,6 +1,7 @@
 // cadclip serve INDEX: the index over HTTP, with the JSON API of
 // docs/HTTP_API.md and the web page; Ctrl-C (SIGINT) or SIGTERM stops it.
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -32,6 +33,12 @@ extern "C" void on_stop_signal(int) {
 }
 
 int run_serve(const serve::ServeOptions& o) {
+  // main() makes glibc keep freed heap (up to 1 GiB per arena) for the
+  // training jobs' speed. A server would then stay at the resident size of
+  // its busiest moment on each of its threads' arenas: give memory back.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 32 << 20);
+  mallopt(M_TOP_PAD, 1 << 20);
   if (::pipe2(g_stop_pipe, O_CLOEXEC) != 0)
     throw Error(format("serve: cannot make a pipe: {}", std::strerror(errno)));
   struct sigaction action {};

@@ -106,7 +106,10 @@ class Stats:
             self.latencies.append(seconds)
             self.status[status] = self.status.get(status, 0) + 1
             by_design = 200 <= status < 300 or status == 503
-            if status == 422 and b"crash" in body and self.killed_uploads > 0:
+            # A worker killed while reading the part "crashed"; one killed
+            # before it took the part was "killed by signal".
+            killed_worker = b"crash" in body or b"killed by signal" in body
+            if status == 422 and killed_worker and self.killed_uploads > 0:
                 by_design = True  # the upload whose worker the soak killed
             if not by_design:
                 self.errors.append((kind, status, body[:300]))
@@ -214,8 +217,15 @@ def main():
     killed = False
     next_update = time.time() + args.update_every
     halfway = time.time() + args.seconds / 2
+    # Resident memory every 30 s: a leak grows to the end, warm-up levels off.
+    started = time.time()
+    rss_series = [(0.0, rss_start)]
+    next_sample = started + 30
     while time.time() < deadline:
         time.sleep(0.2)
+        if time.time() >= next_sample:
+            rss_series.append((time.time() - started, rss_kb(server.pid)))
+            next_sample += 30
         if not killed and time.time() >= halfway:
             for pid, cmdline in children(server.pid):
                 if b"prepare-worker" in b" ".join(cmdline):
@@ -258,6 +268,11 @@ def main():
     growth = (rss_end - rss_start) / rss_start if rss_start else float("nan")
     print(f"server VmRSS after warm-up {rss_start / 1024:.1f} MiB, at the end "
           f"{rss_end / 1024:.1f} MiB ({growth:+.1%}); server alive at the end: {alive}")
+    # Growth over the second half, once every request kind has run many times.
+    mid = next(kb for t, kb in rss_series if t >= args.seconds / 2) if len(rss_series) > 2 else rss_start
+    print(f"VmRSS growth over the second half: {(rss_end - mid) / mid:+.1%} "
+          f"({mid / 1024:.1f} -> {rss_end / 1024:.1f} MiB)")
+    print("VmRSS every 30 s (MiB): " + " ".join(f"{kb / 1024:.0f}" for _, kb in rss_series))
     print(f"load average at the end: {os.getloadavg()}")
     for failure in update_failures[:3]:
         print("index update failed:", failure)
