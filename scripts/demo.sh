@@ -53,16 +53,8 @@ train_s=$(( $(seconds) - t ))
 
 stage "4/5 eval: test split, every caption level; its programs and its families apart"
 t=$(seconds)
-# One splits file per kind of part, for `cadclip eval --splits`.
-python3 - "$dir" <<'PY'
-import json, sys
-d = sys.argv[1]
-splits = json.load(open(f"{d}/synth/splits.json"))
-kind = {p["id"]: p.get("kind", "family") for p in json.load(open(f"{d}/synth/manifest.json"))["parts"]}
-for k, name in (("program", "programs"), ("family", "families")):
-    json.dump({s: [i for i in ids if kind.get(i) == k] for s, ids in splits.items()},
-              open(f"{d}/splits_{name}.json", "w"))
-PY
+# One splits file per kind of part, for `cadclip eval --subset`.
+python3 scripts/split_by_kind.py "$dir"
 "$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test \
   --subset "programs=$dir/splits_programs.json" --subset "families=$dir/splits_families.json" \
   --save-embeddings "$dir/test_embeddings.safetensors" --json-out "$dir/metrics.json" |

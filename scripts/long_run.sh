@@ -38,16 +38,8 @@ resume=()
   --text-lr 0 --lr 1e-3 --max-text-length 128 --threads "$threads" \
   --seed 1 --checkpoint-every 50 --text-cache "$dir/text_cache.safetensors" "${resume[@]}"
 
-# One splits file per kind of part, for `cadclip eval --splits`.
-python3 - "$dir" <<'PY'
-import json, sys
-d = sys.argv[1]
-splits = json.load(open(f"{d}/synth/splits.json"))
-kind = {p["id"]: p.get("kind", "family") for p in json.load(open(f"{d}/synth/manifest.json"))["parts"]}
-for k, name in (("program", "programs"), ("family", "families")):
-    json.dump({s: [i for i in ids if kind.get(i) == k] for s, ids in splits.items()},
-              open(f"{d}/splits_{name}.json", "w"))
-PY
+# One splits file per kind of part, for `cadclip eval --subset`.
+python3 scripts/split_by_kind.py "$dir"
 "$cadclip" eval "$dir/run/checkpoints/best.json" --data "$dir/prepared" --split test \
   --subset "programs=$dir/splits_programs.json" --subset "families=$dir/splits_families.json" \
   --save-embeddings "$dir/test_embeddings.safetensors" --json-out "$dir/metrics.json" |
