@@ -11,7 +11,9 @@ ingest worker process is killed (SIGKILL) while it reads the part.
 
 Reports requests, answers by status, errors (anything but 2xx, 503 = busy by
 design, and the 422 of the upload whose worker was killed), latency p50 and
-p99, and the server's resident memory (VmRSS) after warm-up and at the end.
+p99, and the server's resident memory (VmRSS) after start, after a warm-up
+of --warmup seconds of the same load (the figure growth is measured from), and
+at the end.
 
   bench/serve/soak.py --cadclip build/release/apps/cadclip --seconds 600
 
@@ -172,6 +174,8 @@ def main():
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--update-every", type=float, default=60,
                         help="seconds between index rebuilds")
+    parser.add_argument("--warmup", type=float, default=120,
+                        help="seconds of the same load before the measured run (0: none)")
     parser.add_argument("--parts", type=int, default=120, help="synthetic parts to make")
     parser.add_argument("--work", help="scratch folder (default: a temporary one)")
     parser.add_argument("--serve-args", default="", help="extra `cadclip serve` options")
@@ -197,56 +201,71 @@ def main():
     # Ids in both libraries: every version of the index has them.
     ids = sorted(set.intersection(*[{os.path.splitext(f)[0] for f in os.listdir(lib)}
                                     for lib in libraries]))
-    # Warm-up: lazy parts of LibTorch, the index pages.
-    warm = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    for q in QUERIES:
-        warm.request("GET", "/api/search?q=" + urllib.parse.quote(q))
-        warm.getresponse().read()
-    rss_start = rss_kb(server.pid)
-
-    stats = Stats()
-    deadline = time.time() + args.seconds
-    threads = [threading.Thread(target=client,
-                                args=(port, deadline, stats, ids, parts, random.Random(i)))
-               for i in range(args.connections)]
-    for t in threads:
-        t.start()
-
+    rss_fresh = rss_kb(server.pid)
     updates = 0
     update_failures = []
-    killed = False
-    next_update = time.time() + args.update_every
-    halfway = time.time() + args.seconds / 2
-    # Resident memory every 30 s: a leak grows to the end, warm-up levels off.
-    started = time.time()
-    rss_series = [(0.0, rss_start)]
-    next_sample = started + 30
-    while time.time() < deadline:
-        time.sleep(0.2)
-        if time.time() >= next_sample:
-            rss_series.append((time.time() - started, rss_kb(server.pid)))
-            next_sample += 30
-        if not killed and time.time() >= halfway:
-            for pid, cmdline in children(server.pid):
-                if b"prepare-worker" in b" ".join(cmdline):
-                    with stats.lock:
-                        stats.killed_uploads += 1
-                    os.kill(pid, signal.SIGKILL)
-                    killed = True
-                    print(f"killed upload worker {pid} at {time.strftime('%H:%M:%S')}",
-                          flush=True)
-                    break
-        if time.time() >= next_update:
-            library = libraries[(updates + 1) % 2]
-            done = subprocess.run([cadclip, "--log-level", "warn", "index", run_dir, library,
-                                   "--out", index, "--no-thumbnails", "--wait", "--threads", "1"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            updates += 1
-            if done.returncode not in (0, 1):
-                update_failures.append(done.stderr[-500:])
-            next_update = time.time() + args.update_every
-    for t in threads:
-        t.join()
+
+    def drive(seconds, stats, kill_halfway):
+        """Clients for `seconds`, the index rebuilt every --update-every seconds,
+        an upload worker killed halfway when asked; returns (killed, RSS samples)."""
+        nonlocal updates
+        deadline = time.time() + seconds
+        threads = [threading.Thread(target=client,
+                                    args=(port, deadline, stats, ids, parts, random.Random(i)))
+                   for i in range(args.connections)]
+        for t in threads:
+            t.start()
+        killed = False
+        next_update = time.time() + args.update_every
+        halfway = time.time() + seconds / 2
+        # Resident memory every 30 s: a leak grows to the end, warm-up levels off.
+        started = time.time()
+        samples = [(0.0, rss_kb(server.pid))]
+        next_sample = started + 30
+        while time.time() < deadline:
+            time.sleep(0.2)
+            if time.time() >= next_sample:
+                samples.append((time.time() - started, rss_kb(server.pid)))
+                next_sample += 30
+            if kill_halfway and not killed and time.time() >= halfway:
+                for pid, cmdline in children(server.pid):
+                    if b"prepare-worker" in b" ".join(cmdline):
+                        with stats.lock:
+                            stats.killed_uploads += 1
+                        os.kill(pid, signal.SIGKILL)
+                        killed = True
+                        print(f"killed upload worker {pid} at {time.strftime('%H:%M:%S')}",
+                              flush=True)
+                        break
+            if time.time() >= next_update:
+                library = libraries[(updates + 1) % 2]
+                done = subprocess.run([cadclip, "--log-level", "warn", "index", run_dir, library,
+                                       "--out", index, "--no-thumbnails", "--wait", "--threads",
+                                       "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True)
+                updates += 1
+                if done.returncode not in (0, 1):
+                    update_failures.append(done.stderr[-500:])
+                next_update = time.time() + args.update_every
+        for t in threads:
+            t.join()
+        return killed, samples
+
+    # Warm-up: the same mix of requests, index updates included, so that every
+    # lazy part (LibTorch's kernels, oneDNN's primitives for the parts' shapes,
+    # each thread's heap, the index pages) exists before the first figure.
+    warm_stats = Stats()
+    if args.warmup > 0:
+        drive(args.warmup, warm_stats, kill_halfway=False)
+    rss_start = rss_kb(server.pid)
+    print(f"warm-up {args.warmup:.0f} s: {len(warm_stats.latencies)} requests, "
+          f"{len(warm_stats.errors)} errors; VmRSS {rss_fresh / 1024:.1f} MiB after start, "
+          f"{rss_start / 1024:.1f} MiB after warm-up", flush=True)
+    updates_in_warmup = updates
+
+    stats = Stats()
+    killed, rss_series = drive(args.seconds, stats, kill_halfway=True)
+    updates -= updates_in_warmup
     rss_end = rss_kb(server.pid)
     alive = server.poll() is None
     server.send_signal(signal.SIGTERM)
@@ -276,7 +295,7 @@ def main():
     print(f"load average at the end: {os.getloadavg()}")
     for failure in update_failures[:3]:
         print("index update failed:", failure)
-    ok = alive and not stats.errors and not update_failures
+    ok = alive and not stats.errors and not warm_stats.errors and not update_failures
     sys.exit(0 if ok else 1)
 
 

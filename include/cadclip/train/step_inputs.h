@@ -1,0 +1,84 @@
+// What one training step reads: the training set (which models, which of
+// their captions), the caption drawn for each sample, its tokens (a tower
+// being fine-tuned) or its row in the text-feature cache (a frozen tower), the
+// numbers it states, and the keys that tell false negatives apart.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cadclip/data/brep_graph.h"
+#include "cadclip/data/captions.h"
+#include "cadclip/data/dataset.h"
+#include "cadclip/text/quantities.h"
+#include "cadclip/text/tokenizer.h"
+
+namespace cadclip::train {
+
+// The training split: dataset indices with at least one caption of a chosen level.
+struct TrainingSet {
+  std::vector<int64_t> models;                 // dataset index per sample
+  std::vector<std::vector<int64_t>> captions;  // caption indices per sample
+  int64_t without_caption = 0;                 // split models with no usable caption
+  int64_t missing = 0;                         // split ids not in the dataset
+};
+
+// The models of `ids` in `dataset` with their captions of `levels` (empty: all).
+TrainingSet training_set(const data::Dataset& dataset, const std::vector<data::Caption>& captions,
+                         const std::vector<std::string>& ids,
+                         const std::vector<std::string>& levels);
+
+// Captions to token rows of at most max_length ids, counting the ones cut
+// (as transformers' truncation does: the first pieces, then [SEP]).
+class CaptionTokenizer {
+ public:
+  CaptionTokenizer(const text::Tokenizer& tokenizer, int64_t max_length);
+  std::vector<int64_t> operator()(const std::string& text);
+  // Token rows -> ids and attention mask [rows, longest row] on `device`.
+  std::pair<at::Tensor, at::Tensor> pad(const std::vector<std::vector<int64_t>>& rows,
+                                        c10::Device device) const;
+  int64_t truncated() const { return truncated_; }
+
+ private:
+  const text::Tokenizer& tokenizer_;
+  int64_t max_length_;
+  int64_t truncated_ = 0;
+};
+
+// One step's inputs for the samples of a batch.
+struct StepInputs {
+  std::vector<data::BRepGraph> graphs;       // [B]
+  std::vector<int64_t> captions;             // caption index per sample
+  std::vector<std::vector<int64_t>> tokens;  // per sample (tokenized batches only)
+  text::QuantityBatch quantities;            // on the device (model reads quantities)
+  at::Tensor caption_keys, geometry_keys;    // [B] int64 on the device
+};
+
+struct StepInputOptions {
+  uint64_t seed = 0;       // the caption choice: a function of (seed, epoch, sample)
+  bool tokenize = true;    // false: a frozen tower reads cached features instead
+  bool quantities = true;  // the model reads the numbers of its captions
+  c10::Device device = at::kCPU;
+};
+
+class StepInputMaker {
+ public:
+  StepInputMaker(const data::Dataset& dataset, const std::vector<data::Caption>& captions,
+                 const TrainingSet& set, CaptionTokenizer& tokenizer, StepInputOptions options);
+  // Inputs of `samples` (indices into the training set) in `epoch`. The caption
+  // drawn is stateless: the same whether or not the run was interrupted.
+  StepInputs make(int64_t epoch, const std::vector<int64_t>& samples) const;
+
+ private:
+  const data::Dataset& dataset_;
+  const std::vector<data::Caption>& captions_;
+  const TrainingSet& set_;
+  CaptionTokenizer& tokenizer_;
+  StepInputOptions options_;
+};
+
+}  // namespace cadclip::train

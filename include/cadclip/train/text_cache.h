@@ -1,0 +1,47 @@
+// A frozen text tower (--text-lr 0, LiT-style) gives every caption the same
+// pooled features at every step: they are computed once, before training,
+// and each step reads its rows. With a cache file (--text-cache FILE) the
+// features of an earlier run are read back when its key matches: the text
+// weights and tokenizer files, pooling, length, precision, chunk size, and
+// every caption's text in row order. What is read is bitwise what this run
+// would compute, so a run with the file trains exactly like one without.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cadclip/data/captions.h"
+#include "cadclip/model/model_config.h"
+#include "cadclip/train/step_inputs.h"
+
+namespace cadclip::train {
+
+struct TextCacheOptions {
+  std::string file;               // "" = computed, not kept
+  int64_t max_length = 128;       // tokens per caption (also in the key)
+  int64_t chunk = 128;            // captions per forward (also in the key: it changes the bits)
+  std::string precision;          // the text tower's (also in the key)
+  bool leader = true;             // this process writes the file and reports
+  c10::Device device = at::kCPU;  // where the text tower runs
+};
+
+class TextFeatureCache {
+ public:
+  // The pooled features of every caption of `set`, in text_precision cast to
+  // fp32. Tokenizes with `tokenizer`, which counts the captions it cuts.
+  static TextFeatureCache build(model::BuiltModel& built,
+                                const std::vector<data::Caption>& captions, const TrainingSet& set,
+                                CaptionTokenizer& tokenizer, const TextCacheOptions& options);
+  // The features of these caption indices: [n, text width] fp32 on the CPU.
+  at::Tensor rows(const std::vector<int64_t>& captions) const;
+  int64_t size() const { return features_.defined() ? features_.size(0) : 0; }
+
+ private:
+  at::Tensor features_;          // [captions used, text width]
+  std::vector<int64_t> row_of_;  // caption index -> row of features_ (-1: not used)
+};
+
+}  // namespace cadclip::train

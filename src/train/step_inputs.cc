@@ -1,0 +1,97 @@
+#include "cadclip/train/step_inputs.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <map>
+
+#include "cadclip/train/loss.h"
+#include "cadclip/train/sampler.h"
+
+namespace cadclip::train {
+
+TrainingSet training_set(const data::Dataset& dataset, const std::vector<data::Caption>& captions,
+                         const std::vector<std::string>& ids,
+                         const std::vector<std::string>& levels) {
+  std::map<std::string, std::vector<int64_t>> by_id;
+  for (size_t i = 0; i < captions.size(); ++i) {
+    const auto& c = captions[i];
+    if (!levels.empty() && std::find(levels.begin(), levels.end(), c.level) == levels.end())
+      continue;
+    by_id[c.id].push_back(static_cast<int64_t>(i));
+  }
+  TrainingSet set;
+  for (const auto& id : ids) {
+    const auto index = dataset.find(id);
+    if (!index) {
+      ++set.missing;
+      continue;
+    }
+    const auto it = by_id.find(id);
+    if (it == by_id.end()) {
+      ++set.without_caption;
+      continue;
+    }
+    set.models.push_back(*index);
+    set.captions.push_back(it->second);
+  }
+  return set;
+}
+
+CaptionTokenizer::CaptionTokenizer(const text::Tokenizer& tokenizer, int64_t max_length)
+    : tokenizer_(tokenizer), max_length_(max_length) {}
+
+std::vector<int64_t> CaptionTokenizer::operator()(const std::string& text) {
+  std::vector<int64_t> ids = tokenizer_.encode(text);
+  if (static_cast<int64_t>(ids.size()) > max_length_) {
+    ids.resize(static_cast<size_t>(max_length_ - 1));
+    ids.push_back(tokenizer_.sep_id());
+    ++truncated_;
+  }
+  return ids;
+}
+
+std::pair<at::Tensor, at::Tensor> CaptionTokenizer::pad(
+    const std::vector<std::vector<int64_t>>& rows, c10::Device device) const {
+  int64_t width = 0;
+  for (const auto& row : rows) width = std::max<int64_t>(width, static_cast<int64_t>(row.size()));
+  at::Tensor ids =
+      at::full({static_cast<int64_t>(rows.size()), width}, tokenizer_.pad_id(), at::kLong);
+  at::Tensor mask = at::zeros_like(ids);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const auto n = static_cast<int64_t>(rows[r].size());
+    ids[static_cast<int64_t>(r)].narrow(0, 0, n).copy_(at::tensor(rows[r]));
+    mask[static_cast<int64_t>(r)].narrow(0, 0, n).fill_(1);
+  }
+  return {ids.to(device), mask.to(device)};
+}
+
+StepInputMaker::StepInputMaker(const data::Dataset& dataset,
+                               const std::vector<data::Caption>& captions, const TrainingSet& set,
+                               CaptionTokenizer& tokenizer, StepInputOptions options)
+    : dataset_(dataset), captions_(captions), set_(set), tokenizer_(tokenizer), options_(options) {}
+
+StepInputs StepInputMaker::make(int64_t epoch, const std::vector<int64_t>& samples) const {
+  StepInputs in;
+  std::vector<int64_t> caption_keys, geometry_keys;
+  std::vector<std::vector<text::Quantity>> quantity_rows;
+  for (const int64_t sample : samples) {
+    in.graphs.push_back(dataset_.graph(set_.models[static_cast<size_t>(sample)]));
+    const auto& choices = set_.captions[static_cast<size_t>(sample)];
+    const uint64_t pick =
+        mix_hash(options_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(sample), 0xca9);
+    const int64_t chosen = choices[pick % choices.size()];
+    const data::Caption& caption = captions_[static_cast<size_t>(chosen)];
+    in.captions.push_back(chosen);
+    if (options_.tokenize) in.tokens.push_back(tokenizer_(caption.text));
+    if (options_.quantities) quantity_rows.push_back(text::extract_quantities(caption.text));
+    caption_keys.push_back(caption_key(caption.text, caption.facts));
+    geometry_keys.push_back(geometry_key(in.graphs.back().geometry_hash, -1 - sample));
+  }
+  if (options_.quantities) in.quantities = text::quantity_batch(quantity_rows).to(options_.device);
+  in.caption_keys = at::tensor(caption_keys).to(options_.device);
+  in.geometry_keys = at::tensor(geometry_keys).to(options_.device);
+  return in;
+}
+
+}  // namespace cadclip::train

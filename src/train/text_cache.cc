@@ -1,0 +1,134 @@
+#include "cadclip/train/text_cache.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "cadclip/core/format.h"
+#include "cadclip/core/hash.h"
+#include "cadclip/core/log.h"
+#include "cadclip/core/progress.h"
+#include "cadclip/core/safetensors.h"
+#include "cadclip/data/tensor_io.h"
+#include "cadclip/model/two_tower.h"
+
+namespace cadclip::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string cache_key(const model::BuiltModel& built, const std::vector<data::Caption>& captions,
+                      const std::vector<int64_t>& used, const TextCacheOptions& o) {
+  Sha256 key;
+  key.update(model::to_json(built.config).at("text").at("pooling").dump());
+  key.update_value(o.max_length);
+  key.update_value(o.chunk);
+  key.update(o.precision);
+  for (const char* file :
+       {"config.json", "tokenizer.json", "vocab.txt", "spm.model", "model.safetensors"}) {
+    const fs::path path = fs::path(built.config.text_folder) / file;
+    key.update(fs::exists(path) ? sha256_file_hex(path) : std::string("-"));
+  }
+  for (const int64_t c : used) {
+    key.update(captions[static_cast<size_t>(c)].text);
+    key.update(std::string_view("\0", 1));
+  }
+  return key.hex_digest();
+}
+
+// The file's features when its key is `key`; an undefined tensor otherwise.
+at::Tensor read_matching(const std::string& file, const std::string& key, bool leader) {
+  if (!fs::exists(file)) return {};
+  const SafetensorsReader reader = SafetensorsReader::open(file);
+  const auto it = reader.metadata().find("key");
+  if (it != reader.metadata().end() && it->second == key && reader.find("features") != nullptr)
+    return data::read_tensor(reader, reader.at("features"));
+  if (leader)
+    log::info("train", "{} was made for other captions or another text model: recomputing", file);
+  return {};
+}
+
+// Pools token rows in chunks, short captions together so that batches carry
+// little padding; row i of the result belongs to rows[i].
+at::Tensor pool_rows(model::BuiltModel& built, const std::vector<std::vector<int64_t>>& rows,
+                     const CaptionTokenizer& tokenizer, const TextCacheOptions& options) {
+  std::vector<int64_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return rows[a].size() < rows[b].size(); });
+  std::vector<at::Tensor> pooled(rows.size());
+  at::NoGradGuard no_grad;
+  std::unique_ptr<Progress> progress;
+  if (options.leader) {
+    ProgressOptions p;
+    p.total = static_cast<int64_t>(rows.size());
+    p.unit = "captions";
+    progress = std::make_unique<Progress>("text-cache", p);
+  }
+  const auto chunk = static_cast<size_t>(options.chunk);
+  for (size_t begin = 0; begin < order.size(); begin += chunk) {
+    std::vector<std::vector<int64_t>> batch_rows;
+    const size_t end = std::min(order.size(), begin + chunk);
+    for (size_t i = begin; i < end; ++i) batch_rows.push_back(rows[order[i]]);
+    const auto [ids, mask] = tokenizer.pad(batch_rows, options.device);
+    const at::Tensor features = built.model->pool_text(ids, mask);
+    for (size_t i = begin; i < end; ++i)
+      pooled[order[i]] = features[static_cast<int64_t>(i - begin)];
+    if (progress) progress->advance(static_cast<int64_t>(end - begin));
+  }
+  return at::stack(pooled).to(at::kFloat);
+}
+
+}  // namespace
+
+TextFeatureCache TextFeatureCache::build(model::BuiltModel& built,
+                                         const std::vector<data::Caption>& captions,
+                                         const TrainingSet& set, CaptionTokenizer& tokenizer,
+                                         const TextCacheOptions& options) {
+  TextFeatureCache cache;
+  cache.row_of_.assign(captions.size(), -1);
+  std::vector<int64_t> used;
+  for (const auto& choices : set.captions)
+    for (const int64_t c : choices)
+      if (cache.row_of_[static_cast<size_t>(c)] < 0) {
+        cache.row_of_[static_cast<size_t>(c)] = static_cast<int64_t>(used.size());
+        used.push_back(c);
+      }
+  std::vector<std::vector<int64_t>> rows;
+  for (const int64_t c : used) rows.push_back(tokenizer(captions[static_cast<size_t>(c)].text));
+  std::string key;
+  if (!options.file.empty()) {
+    key = cache_key(built, captions, used, options);
+    cache.features_ = read_matching(options.file, key, options.leader);
+    if (cache.features_.defined() && options.leader)
+      log::info("train", "text features of {} captions read from {}",
+                with_commas(static_cast<int64_t>(used.size())), options.file);
+  }
+  if (!cache.features_.defined()) {
+    cache.features_ = pool_rows(built, rows, tokenizer, options);
+    if (!key.empty() && options.leader) {
+      SafetensorsWriter writer;
+      data::add_tensor(writer, "features", cache.features_);
+      writer.set_metadata("key", key);
+      writer.write(options.file);
+    }
+  }
+  if (options.leader)
+    log::info(
+        "train", "text tower frozen (--text-lr 0): {} captions encoded once, {} cut to {} tokens",
+        with_commas(static_cast<int64_t>(used.size())), tokenizer.truncated(), options.max_length);
+  return cache;
+}
+
+at::Tensor TextFeatureCache::rows(const std::vector<int64_t>& captions) const {
+  std::vector<int64_t> rows;
+  rows.reserve(captions.size());
+  for (const int64_t c : captions) rows.push_back(row_of_[static_cast<size_t>(c)]);
+  return features_.index_select(0, at::tensor(rows));
+}
+
+}  // namespace cadclip::train
