@@ -8,7 +8,6 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -40,13 +39,12 @@ int run_serve(const serve::ServeOptions& o) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 32 << 20);
   mallopt(M_TOP_PAD, 1 << 20);
-  // oneDNN keeps up to 1,024 compiled convolutions, one per input shape, and
-  // every uploaded part of a new face count adds one: the server would grow
-  // for as long as new shapes come. A few are enough: a recompile is small
-  // next to reading and featurizing the part (docs/ROBUSTNESS.md, the soak).
-  // oneDNN reads this at its first convolution, which comes later. A value
-  // the user set is kept.
-  ::setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "8", /*overwrite=*/0);
+  // Each thread that allocates while others do gets a glibc arena of its own,
+  // and each arena keeps its own fragments of the sizes it has seen: with
+  // eight request threads, every uploaded part of a new size grew the server
+  // until each thread had met each size (docs/ROBUSTNESS.md, the soak). Two
+  // arenas hold the same work at the size of one pass.
+  mallopt(M_ARENA_MAX, 2);
   if (::pipe2(g_stop_pipe, O_CLOEXEC) != 0)
     throw Error(format("serve: cannot make a pipe: {}", std::strerror(errno)));
   struct sigaction action {};

@@ -48,14 +48,15 @@ def run(cmd, **kw):
 def make_work(cadclip, work, parts):
     """Synthetic library, prepared folder, tiny checkpoint; returns (run, libraries, parts)."""
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
-    run([cadclip, "--log-level", "warn", "synth", "--count", str(parts), "--seed", "3",
-         "--out", f"{work}/synth"], env=env)
-    run([cadclip, "--log-level", "warn", "prepare", f"{work}/synth/parts", "--captions",
-         f"{work}/synth/captions.jsonl", "--splits", f"{work}/synth/splits.json", "--out",
-         f"{work}/prepared"], env=env)
-    run([cadclip, "--log-level", "warn", "train", "--data", f"{work}/prepared", "--out",
-         f"{work}/run", "--epochs", "1", "--stop-after-steps", "2", "--batch-size", "16",
-         "--text-lr", "0", "--validation-split", ""], env=env)
+    if not os.path.exists(f"{work}/run/checkpoints/last.json"):  # else kept from an earlier soak
+        run([cadclip, "--log-level", "warn", "synth", "--count", str(parts), "--seed", "3",
+             "--out", f"{work}/synth"], env=env)
+        run([cadclip, "--log-level", "warn", "prepare", f"{work}/synth/parts", "--captions",
+             f"{work}/synth/captions.jsonl", "--splits", f"{work}/synth/splits.json", "--out",
+             f"{work}/prepared"], env=env)
+        run([cadclip, "--log-level", "warn", "train", "--data", f"{work}/prepared", "--out",
+             f"{work}/run", "--epochs", "1", "--stop-after-steps", "2", "--batch-size", "16",
+             "--text-lr", "0", "--validation-split", ""], env=env)
     step_files = sorted(os.path.join(f"{work}/synth/parts", f)
                         for f in os.listdir(f"{work}/synth/parts") if f.endswith(".step"))
     # Two libraries of CAD files that differ, so that each update changes the index.
@@ -65,7 +66,8 @@ def make_work(cadclip, work, parts):
         lib = f"{work}/library{k}"
         os.makedirs(lib, exist_ok=True)
         for f in picked:
-            os.symlink(f, os.path.join(lib, os.path.basename(f)))
+            if not os.path.lexists(os.path.join(lib, os.path.basename(f))):
+                os.symlink(f, os.path.join(lib, os.path.basename(f)))
         libraries.append(lib)
     return f"{work}/run", libraries, step_files
 
@@ -117,22 +119,37 @@ class Stats:
                 self.errors.append((kind, status, body[:300]))
 
 
-def client(port, deadline, stats, ids, parts, rng):
+# Each kind's share of the requests, in the order the client draws them.
+MIX = [("text", 0.55), ("post", 0.10), ("similar", 0.15), ("item", 0.10), ("upload", 0.10)]
+
+
+def draw_kind(rng, only):
+    """A request kind by MIX's shares, among `only` (a set of kinds; empty: all)."""
+    kinds = [(k, w) for k, w in MIX if not only or k in only]
+    r = rng.random() * sum(w for _, w in kinds)
+    for kind, weight in kinds:
+        r -= weight
+        if r < 0:
+            return kind
+    return kinds[-1][0]
+
+
+def client(port, deadline, stats, ids, parts, rng, only=()):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     while time.time() < deadline:
-        r = rng.random()
+        drawn = draw_kind(rng, only)
         headers = {}
         body = None
         method = "GET"
-        if r < 0.55:
+        if drawn == "text":
             kind, path = "text", "/api/search?k=10&q=" + urllib.parse.quote(rng.choice(QUERIES))
-        elif r < 0.65:
+        elif drawn == "post":
             kind, method, path = "post", "POST", "/api/search"
             body = json.dumps({"q": rng.choice(QUERIES), "k": 5}).encode()
             headers["Content-Type"] = "application/json"
-        elif r < 0.80 and ids:
+        elif drawn == "similar" and ids:
             kind, path = "similar", "/api/similar/" + urllib.parse.quote(rng.choice(ids)) + "?k=8"
-        elif r < 0.90 and ids:
+        elif drawn == "item" and ids:
             kind, path = "item", "/api/items/" + urllib.parse.quote(rng.choice(ids))
         else:
             part = rng.choice(parts)
@@ -176,13 +193,22 @@ def main():
                         help="seconds between index rebuilds")
     parser.add_argument("--warmup", type=float, default=120,
                         help="seconds of the same load before the measured run (0: none)")
+    parser.add_argument("--only", default="",
+                        help="comma-separated request kinds to send (text, post, similar, item, "
+                        "upload; default: all, in MIX's shares), to find which one costs memory")
     parser.add_argument("--parts", type=int, default=120, help="synthetic parts to make")
     parser.add_argument("--work", help="scratch folder (default: a temporary one)")
+    parser.add_argument("--server-prefix", default="",
+                        help="a command the server runs under, e.g. 'heaptrack -o FILE' (its "
+                        "memory figures are then the wrapper's)")
     parser.add_argument("--serve-args", default="", help="extra `cadclip serve` options")
     args = parser.parse_args()
     if args.seconds <= 0 or args.connections < 1:
         parser.error("--seconds and --connections must be positive")
 
+    only = set(filter(None, args.only.split(",")))
+    if only - {k for k, _ in MIX}:
+        parser.error(f"--only {args.only}: the kinds are " + ", ".join(k for k, _ in MIX))
     tmp = None if args.work else tempfile.TemporaryDirectory(prefix="cadclip-soak-")
     work = args.work or tmp.name
     os.makedirs(work, exist_ok=True)
@@ -193,9 +219,12 @@ def main():
          "--no-thumbnails"], stdout=subprocess.DEVNULL)
 
     log = open(f"{work}/serve.log", "w")
-    server = subprocess.Popen([cadclip, "serve", index, "--port", "0", *args.serve_args.split()],
+    server = subprocess.Popen([*args.server_prefix.split(), cadclip, "serve", index, "--port", "0",
+                               *args.serve_args.split()],
                               stdout=subprocess.PIPE, stderr=log, text=True)
     line = server.stdout.readline()
+    while line and "http://" not in line:  # a --server-prefix may print first
+        line = server.stdout.readline()
     port = int(line.rsplit(":", 1)[1].strip().strip("/"))
     print(f"server pid {server.pid} on port {port}; load average {os.getloadavg()}", flush=True)
     # Ids in both libraries: every version of the index has them.
@@ -211,7 +240,8 @@ def main():
         nonlocal updates
         deadline = time.time() + seconds
         threads = [threading.Thread(target=client,
-                                    args=(port, deadline, stats, ids, parts, random.Random(i)))
+                                    args=(port, deadline, stats, ids, parts, random.Random(i),
+                                          only))
                    for i in range(args.connections)]
         for t in threads:
             t.start()
