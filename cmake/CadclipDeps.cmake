@@ -40,7 +40,9 @@ find_package(LAPACK REQUIRED)
 add_library(cadclip_faiss INTERFACE)
 target_link_libraries(cadclip_faiss INTERFACE "${CADCLIP_FAISS_LIB}" cadclip::torch
                       LAPACK::LAPACK BLAS::BLAS)
-target_compile_options(cadclip_faiss INTERFACE -fopenmp)
+# Linked with OpenMP, not compiled with it: our index code only calls
+# omp_set_num_threads (omp.h needs no -fopenmp), and compiling with it defines
+# _OPENMP, which made the shared LibTorch precompiled header unusable there.
 target_link_options(cadclip_faiss INTERFACE -fopenmp)
 add_library(cadclip::faiss ALIAS cadclip_faiss)
 

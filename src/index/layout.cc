@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "cadclip/core/error.h"
@@ -130,10 +131,13 @@ IndexWriter IndexWriter::open(const fs::path& index, bool wait) {
               entry.path().string());
     fs::remove_all(entry.path());
   }
+  // A file written atomically is <name>.tmp<pid> until it is renamed.
+  const auto temporary_of = [](const std::string& name, std::string_view file) {
+    return name.starts_with(file) && std::string_view(name).substr(file.size()).starts_with(".tmp");
+  };
   for (const auto& entry : fs::directory_iterator(index)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with(std::string(kCurrentFile) + ".tmp") ||
-        name.starts_with(std::string(kVectorsFile) + ".tmp"))
+    if (temporary_of(name, kCurrentFile) || temporary_of(name, kVectorsFile))
       fs::remove(entry.path());
   }
   return writer;
