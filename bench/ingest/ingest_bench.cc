@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
 #include "cadclip/cad/synth.h"
 #include "cadclip/core/file.h"
@@ -37,19 +36,19 @@ using namespace cadclip;
 namespace {
 
 // What a program that only wants the shape does: read, transfer, take it.
-bool bare_read(const fs::path& path, cad::CadFormat format) {
+bool bare_read(const fs::path& path, data::CadFormat format) {
   TopoDS_Shape shape;
-  if (format == cad::CadFormat::kStep) {
+  if (format == data::CadFormat::kStep) {
     STEPControl_Reader reader;
     if (reader.ReadFile(path.c_str()) != IFSelect_RetDone) return false;
     reader.TransferRoots();
     shape = reader.OneShape();
-  } else if (format == cad::CadFormat::kIges) {
+  } else if (format == data::CadFormat::kIges) {
     IGESControl_Reader reader;
     if (reader.ReadFile(path.c_str()) != IFSelect_RetDone) return false;
     reader.TransferRoots();
     shape = reader.OneShape();
-  } else if (format == cad::CadFormat::kBrep) {
+  } else if (format == data::CadFormat::kBrep) {
     BRep_Builder builder;
     if (!BRepTools::Read(shape, path.c_str(), builder)) return false;
   }
@@ -58,7 +57,7 @@ bool bare_read(const fs::path& path, cad::CadFormat format) {
 
 struct Row {
   std::string name;
-  cad::CadFormat format;
+  data::CadFormat format;
   int faces = 0;
   bench::Stats bare, full;
 };
@@ -86,7 +85,7 @@ int main(int argc, char** argv) {
   for (const fs::path& input : inputs) {
     if (fs::is_directory(input)) {
       for (const auto& entry : fs::recursive_directory_iterator(input))
-        if (entry.is_regular_file() && cad::is_cad_path(entry.path()))
+        if (entry.is_regular_file() && data::is_cad_path(entry.path()))
           files.push_back(entry.path());
     } else if (fs::is_regular_file(input)) {
       files.push_back(input);
@@ -125,14 +124,14 @@ int main(int argc, char** argv) {
   const cad::IngestOptions options;
   std::vector<Row> rows;
   for (const fs::path& file : files) {
-    Row row{file.string(), cad::format_of(file)};
+    Row row{file.string(), data::format_of(file)};
     const Result<data::BRepGraph> probe = cad::ingest_file(file, options);
     if (!probe) {
       std::printf("skip %s: %s\n", file.c_str(), probe.status().reason().c_str());
       continue;
     }
     row.faces = static_cast<int>(probe->num_faces());
-    const bool has_bare = row.format != cad::CadFormat::kDeepcadJson;
+    const bool has_bare = row.format != data::CadFormat::kDeepcadJson;
     for (int i = 0; i < warmup; ++i) {
       if (has_bare) bare_read(file, row.format);
       (void)cad::ingest_file(file, options);
@@ -151,7 +150,7 @@ int main(int argc, char** argv) {
   std::printf("|---|---:|---:|---:|---:|\n");
   for (const Row& row : rows) {
     if (!synth_folder.empty() && row.name.rfind(synth_folder.string(), 0) == 0) continue;
-    const bool has_bare = row.format != cad::CadFormat::kDeepcadJson;
+    const bool has_bare = row.format != data::CadFormat::kDeepcadJson;
     std::printf("| %s | %d | %s | %.1f (%.1f-%.1f) | %s |\n", fs::path(row.name).filename().c_str(),
                 row.faces,
                 has_bare ? format("{} ({}-{})", fixed(row.bare.median * 1e3, 1),
@@ -172,7 +171,7 @@ int main(int argc, char** argv) {
   for (const Row& row : rows) {
     const bool synthetic = !synth_folder.empty() && row.name.rfind(synth_folder.string(), 0) == 0;
     Total& total =
-        totals[std::string(cad::format_name(row.format)) + (synthetic ? " (synthetic)" : "")];
+        totals[std::string(data::format_name(row.format)) + (synthetic ? " (synthetic)" : "")];
     ++total.files;
     total.faces += row.faces;
     total.bare += row.bare.median;

@@ -33,12 +33,11 @@ Result<data::BRepGraph> ingest_checked(const std::filesystem::path& path,
   if (!std::filesystem::is_regular_file(path, error))
     return Status::failure(format("{} is not a readable file", path.string()));
   const std::string id = path.stem().string();
-  const CadFormat kind = format_of(path);
-  if (kind == CadFormat::kUnknown)
-    return Status::failure(format(
-        "{}: unknown extension '{}'; cadclip reads .step/.stp, .iges/.igs, .brep and DeepCAD .json",
-        path.string(), path.extension().string()));
-  if (kind == CadFormat::kDeepcadJson) {
+  const data::CadFormat kind = data::format_of(path);
+  if (kind == data::CadFormat::kUnknown)
+    return Status::failure(format("{}: unknown extension '{}'; cadclip reads {}", path.string(),
+                                  path.extension().string(), data::kCadExtensions));
+  if (kind == data::CadFormat::kDeepcadJson) {
     Result<double> factor = millimetres_per_unit(options.assume_unit);
     if (!factor) return factor.status();
     Result<std::string> text = read_whole(path);
@@ -58,10 +57,6 @@ Result<data::BRepGraph> ingest_checked(const std::filesystem::path& path,
 }
 
 }  // namespace
-
-bool is_cad_path(const std::filesystem::path& path) {
-  return format_of(path) != CadFormat::kUnknown;
-}
 
 Result<data::BRepGraph> ingest_shape(const TopoDS_Shape& shape, std::string id, std::string unit,
                                      const IngestOptions& options, TopoDS_Shape* kept) {

@@ -259,44 +259,19 @@ Result<double> millimetres_per_unit(std::string_view unit) {
       format("unknown length unit '{}': use mm, cm, m, inch, ft or um (--assume-unit)", unit));
 }
 
-CadFormat format_of(const std::filesystem::path& path) {
-  const std::string extension = lower(path.extension().string());
-  if (extension == ".step" || extension == ".stp") return CadFormat::kStep;
-  if (extension == ".iges" || extension == ".igs") return CadFormat::kIges;
-  if (extension == ".brep") return CadFormat::kBrep;
-  if (extension == ".json") return CadFormat::kDeepcadJson;
-  return CadFormat::kUnknown;
-}
-
-std::string_view format_name(CadFormat format) {
-  switch (format) {
-    case CadFormat::kStep:
-      return "STEP";
-    case CadFormat::kIges:
-      return "IGES";
-    case CadFormat::kBrep:
-      return "BREP";
-    case CadFormat::kDeepcadJson:
-      return "DeepCAD JSON";
-    case CadFormat::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
 Result<LoadedShape> read_shape(const std::filesystem::path& path, const IngestOptions& options) {
-  const CadFormat kind = format_of(path);
+  const data::CadFormat kind = data::format_of(path);
   try {
     OCC_CATCH_SIGNALS
     switch (kind) {
-      case CadFormat::kStep:
+      case data::CadFormat::kStep:
         return read_step(path, options);
-      case CadFormat::kIges:
+      case data::CadFormat::kIges:
         return read_iges(path, options);
-      case CadFormat::kBrep:
+      case data::CadFormat::kBrep:
         return read_brep(path, options);
-      case CadFormat::kDeepcadJson:
-      case CadFormat::kUnknown:
+      case data::CadFormat::kDeepcadJson:
+      case data::CadFormat::kUnknown:
         break;
     }
   } catch (const Standard_Failure& failure) {

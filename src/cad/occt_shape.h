@@ -23,11 +23,6 @@ namespace cadclip::cad {
 // a failure naming the accepted spellings otherwise.
 Result<double> millimetres_per_unit(std::string_view unit);
 
-// The input formats, from the file extension (case-insensitive).
-enum class CadFormat { kStep, kIges, kBrep, kDeepcadJson, kUnknown };
-CadFormat format_of(const std::filesystem::path& path);
-std::string_view format_name(CadFormat format);
-
 // A file's whole content as OCCT gives it, in millimetres.
 struct LoadedShape {
   TopoDS_Shape shape;
@@ -87,10 +82,6 @@ Result<Thumbnail> draw_thumbnail(const TopoDS_Shape& model, std::string_view nam
 // Every use of a reader or writer in the cad layer holds this mutex, so that
 // threads may ingest or write files at once; featurization runs outside it.
 std::mutex& xstep_mutex();
-
-// OCCT's readers and writers report through the default messenger, which
-// prints to stdout; only apps/ may write there. Removes that printer (once).
-void quiet_occt_messages();
 
 // Writes `shape` (millimetres) as a STEP AP214 file stating millimetres. The
 // file appears atomically (written beside `path`, then renamed).

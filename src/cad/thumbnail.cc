@@ -44,7 +44,7 @@ void add_polylines(const TopoDS_Shape& compound, std::vector<Polyline>& out) {
 }
 
 Result<ModelShape> load_model(const std::filesystem::path& path, const IngestOptions& options) {
-  if (format_of(path) == CadFormat::kDeepcadJson) {
+  if (data::format_of(path) == data::CadFormat::kDeepcadJson) {
     Result<TopoDS_Shape> shape = deepcad_to_shape(read_text_file(path), path.string(), options);
     if (!shape) return shape.status();
     return select_model(shape.value());

@@ -19,6 +19,7 @@
 #include "cadclip/core/log.h"
 #include "cadclip/core/progress.h"
 #include "cadclip/data/batch.h"
+#include "cadclip/data/cad_formats.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/graph_codec.h"
@@ -268,7 +269,7 @@ IndexSummary build_index(const IndexOptions& o) {
 #ifdef CADCLIP_WITH_OCCT
     std::vector<fs::path> files;
     for (const auto& entry : fs::recursive_directory_iterator(library)) {
-      if (entry.is_regular_file() && cad::is_cad_path(entry.path())) files.push_back(entry.path());
+      if (entry.is_regular_file() && data::is_cad_path(entry.path())) files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
     std::set<std::string> ids;

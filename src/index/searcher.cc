@@ -13,6 +13,7 @@
 #include "cadclip/core/format.h"
 #include "cadclip/core/hash.h"
 #include "cadclip/data/batch.h"
+#include "cadclip/data/cad_formats.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/text/quantities.h"
@@ -215,7 +216,7 @@ bool can_ingest_parts() { return true; }
 
 data::BRepGraph ingest_isolated(const fs::path& path, const fs::path& scratch,
                                 const std::string& worker_binary) {
-  if (!cad::is_cad_path(path))
+  if (!data::is_cad_path(path))
     throw Error(
         format("{}: not a CAD file cadclip reads (.step .stp .iges .igs .brep, DeepCAD "
                ".json)",

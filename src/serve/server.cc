@@ -13,13 +13,13 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <thread>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/log.h"
+#include "cadclip/data/cad_formats.h"
 #include "cadclip/data/utf8.h"
 #include "cadclip/index/searcher.h"
 #include "cadclip/serve/text_batcher.h"
@@ -394,18 +394,14 @@ class Api {
     if (!has_file) throw HttpError{400, "the form has no field 'file' holding the part"};
     if (content.empty()) throw HttpError{400, "the uploaded part is empty"};
     // Only the extension of the client's name is used: it picks the reader.
-    const std::string extension = fs::path(filename).extension().string();
+    if (!data::is_cad_path(filename))
+      throw HttpError{415, format("'{}' is no part file cadclip reads; upload {}",
+                                  printable(filename, 80), data::kCadExtensions)};
     const std::string lower = [&] {
-      std::string s = extension;
+      std::string s = fs::path(filename).extension().string();
       for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       return s;
     }();
-    static const std::set<std::string> kKnown = {".step", ".stp",  ".iges",
-                                                 ".igs",  ".brep", ".json"};
-    if (!kKnown.count(lower))
-      throw HttpError{415, format("'{}' is no part file cadclip reads; upload .step, .stp, .iges, "
-                                  ".igs, .brep or DeepCAD .json",
-                                  printable(filename, 80))};
     const int64_t k = parse_k(req.has_param("k") ? req.get_param_value("k") : "");
     InFlight guard(in_flight_, o_.max_in_flight);
     // Each upload costs a worker process (LibTorch and Open CASCADE loaded):

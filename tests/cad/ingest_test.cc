@@ -35,7 +35,7 @@ TEST(Ingest, EveryCorpusFileGivesAGraphOrAStatedFailure) {
   ASSERT_TRUE(std::filesystem::is_directory(kCorpus)) << "run from the project root";
   std::map<std::string, std::filesystem::path> files;  // sorted: a stable report
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kCorpus))
-    if (entry.is_regular_file() && is_cad_path(entry.path()))
+    if (entry.is_regular_file() && data::is_cad_path(entry.path()))
       files[entry.path().string()] = entry.path();
   ASSERT_GE(files.size(), 30u);
   int graphs = 0;

@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "cadclip/core/error.h"
 #include "cadclip/data/brep_graph.h"
+#include "cadclip/data/cad_formats.h"
 
 namespace cadclip::cad {
 
@@ -26,8 +28,8 @@ struct IngestOptions {
 Result<data::BRepGraph> ingest_file(const std::filesystem::path& path,
                                     const IngestOptions& options);
 
-// True for the extensions ingest_file reads: .step .stp .iges .igs .brep .json
-// (case-insensitive).
-bool is_cad_path(const std::filesystem::path& path);
+// OCCT's readers and writers report through the default messenger, which
+// prints to stdout; only apps/ may write there. Removes that printer (once).
+void quiet_occt_messages();
 
 }  // namespace cadclip::cad

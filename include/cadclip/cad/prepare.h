@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cadclip/cad/ingest.h"
+#include "cadclip/data/cad_formats.h"
 #include "cadclip/data/captions.h"
 
 namespace cadclip::cad {
@@ -19,7 +20,7 @@ struct PrepareOptions {
   std::vector<std::string> inputs;  // CAD files, and folders searched recursively by extension
   std::string inputs_from;          // a text file naming more inputs, one per line ('#' comments;
                                     // relative paths are relative to the file); empty = none
-  std::vector<std::string> extensions = {"step", "stp", "iges", "igs", "brep", "json"};
+  std::vector<std::string> extensions = data::cad_extensions();
   // what a folder search picks up (case-insensitive)
   std::string out;  // the prepared folder (created; resumed when it holds an
                     // unfinished run)
