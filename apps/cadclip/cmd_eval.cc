@@ -80,9 +80,7 @@ std::vector<Subset> read_subsets(const std::vector<std::string>& specs, const st
           format("--subset {}: write NAME=SPLITS_FILE (e.g. programs=splits_programs.json)", spec));
     Subset s{spec.substr(0, equals), spec.substr(equals + 1), {}};
     const data::Splits splits = data::read_splits(s.file);
-    s.ids = split == "train"        ? splits.train
-            : split == "validation" ? splits.validation
-                                    : splits.test;
+    s.ids = *splits.named(split);  // --split is one of the three
     if (s.ids.empty())
       throw Error(format("--subset {}: {} lists no '{}' part; name a splits file with some", spec,
                          s.file, split));
@@ -110,9 +108,7 @@ int run_eval(const EvalCommandOptions& o) {
   const std::filesystem::path splits_file =
       o.splits.empty() ? folder / "splits.json" : std::filesystem::path(o.splits);
   const data::Splits splits = data::read_splits(splits_file);
-  const std::vector<std::string>& ids = o.split == "train"        ? splits.train
-                                        : o.split == "validation" ? splits.validation
-                                                                  : splits.test;
+  const std::vector<std::string>& ids = *splits.named(o.split);  // --split is one of the three
   if (ids.empty()) {
     throw Error(format("{}: split '{}' is empty; choose another with --split", splits_file.string(),
                        o.split));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
@@ -22,10 +23,7 @@ Splits read_splits(const std::filesystem::path& path) {
   Splits splits;
   std::map<std::string, std::string> seen;  // id -> split
   for (const auto& [key, list] : doc.items()) {
-    std::vector<std::string>* into = key == "train"                          ? &splits.train
-                                     : (key == "validation" || key == "val") ? &splits.validation
-                                     : key == "test"                         ? &splits.test
-                                                                             : nullptr;
+    std::vector<std::string>* into = splits.named(key == "val" ? "validation" : key);
     if (into == nullptr)
       throw Error(
           format("splits file {} has the key '{}'; only train, validation (or val) and test "
@@ -62,14 +60,21 @@ std::string_view hash_split(std::string_view id, const SplitRatios& ratios) {
   return "train";
 }
 
+const std::vector<std::string>* Splits::named(std::string_view name) const {
+  return name == "train"        ? &train
+         : name == "validation" ? &validation
+         : name == "test"       ? &test
+                                : nullptr;
+}
+
+std::vector<std::string>* Splits::named(std::string_view name) {
+  return const_cast<std::vector<std::string>*>(std::as_const(*this).named(name));
+}
+
 Splits split_by_hash(const std::vector<std::string>& ids, const SplitRatios& ratios) {
   Splits splits;
   for (const std::string& id : ids) {
-    const std::string_view split = hash_split(id, ratios);
-    (split == "train"        ? splits.train
-     : split == "validation" ? splits.validation
-                             : splits.test)
-        .push_back(id);
+    splits.named(hash_split(id, ratios))->push_back(id);
   }
   return splits;
 }

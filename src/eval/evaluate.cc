@@ -249,8 +249,11 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
                      [&](int64_t a, int64_t b) { return full_length[a] < full_length[b]; });
     const int64_t t_count = static_cast<int64_t>(texts.size());
     // A chunk's pooled features: from the cache when it holds every text of
-    // the chunk (chunks are the same at every call, so a cached chunk is
-    // bitwise what the tower would give), else from the tower.
+    // the chunk, else from the tower. A cached row comes from the chunk its
+    // text was first pooled in: bitwise what the tower gives now when the
+    // texts are the same at every call (the trainer's validation); for other
+    // texts (eval's subsets) it may differ in the last bits, as another
+    // batching of the same texts would.
     PooledTextCache* cache = options.pooled_text_cache;
     auto pool_chunk = [&](const std::vector<std::string>& chunk) {
       if (cache && std::all_of(chunk.begin(), chunk.end(),

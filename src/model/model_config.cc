@@ -6,9 +6,7 @@
 #include "cadclip/model/pooled_text.h"
 
 namespace cadclip::model {
-namespace {
-
-std::string precision_name(c10::ScalarType type) {
+std::string text_precision_name(c10::ScalarType type) {
   switch (type) {
     case c10::kBFloat16:
       return "bf16";
@@ -18,6 +16,8 @@ std::string precision_name(c10::ScalarType type) {
       return "fp32";
   }
 }
+
+namespace {
 
 template <class T>
 void read(const nlohmann::json& json, const char* key, T& value) {
@@ -59,7 +59,7 @@ nlohmann::json to_json(const ModelConfig& config) {
         {"max_logit_scale", t.max_logit_scale},
         {"text_head_hidden", t.text_head_hidden},
         {"quantity_width", t.quantity_width},
-        {"text_precision", precision_name(t.text_precision)}}},
+        {"text_precision", text_precision_name(t.text_precision)}}},
       {"text",
        {{"folder", config.text_folder},
         {"pooling", config.text.pooling},

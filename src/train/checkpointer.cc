@@ -47,10 +47,6 @@ void load_optimizer_state(torch::optim::AdamW& optimizer, torch::nn::Module& mod
   if (extra.defined()) load("siglip.bias", extra);
 }
 
-std::string precision_name(c10::ScalarType t) {
-  return t == c10::kBFloat16 ? "bf16" : t == c10::kHalf ? "fp16" : "fp32";
-}
-
 }  // namespace
 
 Checkpointer::Checkpointer(fs::path run_folder, Communicator& comm, RunParts parts)
@@ -125,8 +121,8 @@ std::vector<std::string> resume_conflicts(const model::ModelConfig& asked,
   check("--text-head-hidden", asked.two_tower.text_head_hidden, saved.two_tower.text_head_hidden);
   check("--quantity-width", asked.two_tower.quantity_width, saved.two_tower.quantity_width);
   check("--max-text-length", asked.text.max_length, saved.text.max_length);
-  check("--precision", precision_name(asked.two_tower.text_precision),
-        precision_name(saved.two_tower.text_precision));
+  check("--precision", model::text_precision_name(asked.two_tower.text_precision),
+        model::text_precision_name(saved.two_tower.text_precision));
   return conflicts;
 }
 

@@ -25,9 +25,9 @@ std::string cache_key(const model::BuiltModel& built, const std::vector<data::Ca
                       const std::vector<int64_t>& used, const TextCacheOptions& o) {
   Sha256 key;
   key.update(model::to_json(built.config).at("text").at("pooling").dump());
-  key.update_value(o.max_length);
+  key.update_value(built.config.text.max_length);
   key.update_value(o.chunk);
-  key.update(o.precision);
+  key.update(model::text_precision_name(built.config.two_tower.text_precision));
   for (const char* file :
        {"config.json", "tokenizer.json", "vocab.txt", "spm.model", "model.safetensors"}) {
     const fs::path path = fs::path(built.config.text_folder) / file;
@@ -118,9 +118,10 @@ TextFeatureCache TextFeatureCache::build(model::BuiltModel& built,
     }
   }
   if (options.leader)
-    log::info(
-        "train", "text tower frozen (--text-lr 0): {} captions encoded once, {} cut to {} tokens",
-        with_commas(static_cast<int64_t>(used.size())), tokenizer.truncated(), options.max_length);
+    log::info("train",
+              "text tower frozen (--text-lr 0): {} captions encoded once, {} cut to {} tokens",
+              with_commas(static_cast<int64_t>(used.size())), tokenizer.truncated(),
+              built.config.text.max_length);
   return cache;
 }
 

@@ -332,9 +332,7 @@ void Trainer::build_text_inputs() {
   if (!frozen_text_) return;
   TextCacheOptions cache;
   cache.file = o_.text_cache;
-  cache.max_length = o_.max_text_length;
   cache.chunk = o_.eval_batch_size;
-  cache.precision = o_.precision;
   cache.leader = leader_;
   cache.device = device_;
   text_cache_ =

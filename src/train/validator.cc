@@ -8,12 +8,11 @@
 namespace cadclip::train {
 
 std::vector<std::string> validation_ids(const data::Splits& splits, const std::string& name) {
-  if (name == "validation") return splits.validation;
-  if (name == "test") return splits.test;
-  if (name == "train") return splits.train;
-  if (!name.empty())
+  if (name.empty()) return {};
+  const std::vector<std::string>* ids = splits.named(name);
+  if (ids == nullptr)
     throw Error(format("--validation-split {} is not train, validation, test or empty", name));
-  return {};
+  return *ids;
 }
 
 Validator::Validator(const data::Dataset& dataset, const std::vector<data::Caption>& captions,

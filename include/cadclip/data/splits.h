@@ -13,6 +13,10 @@ namespace cadclip::data {
 
 struct Splits {
   std::vector<std::string> train, validation, test;
+
+  // The split called `name` ("train", "validation" or "test"); null for any other name.
+  const std::vector<std::string>* named(std::string_view name) const;
+  std::vector<std::string>* named(std::string_view name);
 };
 
 struct SplitRatios {

@@ -22,6 +22,8 @@ struct ModelConfig {
 
 // "fp32", "bf16" or "fp16" -> the ScalarType; throws cadclip::Error otherwise.
 c10::ScalarType parse_text_precision(const std::string& name);
+// The ScalarType -> "fp32", "bf16" or "fp16" (what parse_text_precision reads).
+std::string text_precision_name(c10::ScalarType type);
 
 nlohmann::json to_json(const ModelConfig& config);
 // Throws cadclip::Error naming the key when a value has the wrong type.

@@ -21,9 +21,7 @@ namespace cadclip::train {
 
 struct TextCacheOptions {
   std::string file;               // "" = computed, not kept
-  int64_t max_length = 128;       // tokens per caption (also in the key)
-  int64_t chunk = 128;            // captions per forward (also in the key: it changes the bits)
-  std::string precision;          // the text tower's (also in the key)
+  int64_t chunk = 128;            // captions per forward (in the key: it changes the bits)
   bool leader = true;             // this process writes the file and reports
   c10::Device device = at::kCPU;  // where the text tower runs
 };
