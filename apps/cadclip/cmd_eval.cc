@@ -22,16 +22,16 @@
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/splits.h"
 #include "cadclip/eval/evaluate.h"
-#include "cadclip/train/checkpoint.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "command.h"
 
 namespace cadclip::app {
 namespace {
 
 struct EvalCommandOptions {
-  std::string checkpoint;            // checkpoint pointer (<name>.json), folder, or run folder
-  std::string data;                  // prepared dataset folder
-  std::string split = "test";        // train, validation or test
+  std::string checkpoint;  // checkpoint pointer (<name>.json), folder, or run folder
+  std::string data;        // prepared dataset folder
+  data::Split split = data::Split::kTest;
   std::string splits;                // splits JSON to take the split from; empty = the dataset's
   std::vector<std::string> levels;   // caption levels; empty = every level present
   bool json = false;                 // JSON on stdout instead of the table
@@ -71,7 +71,7 @@ struct Subset {
   std::vector<std::string> ids;
 };
 
-std::vector<Subset> read_subsets(const std::vector<std::string>& specs, const std::string& split) {
+std::vector<Subset> read_subsets(const std::vector<std::string>& specs, data::Split split) {
   std::vector<Subset> subsets;
   for (const std::string& spec : specs) {
     const size_t equals = spec.find('=');
@@ -80,10 +80,10 @@ std::vector<Subset> read_subsets(const std::vector<std::string>& specs, const st
           format("--subset {}: write NAME=SPLITS_FILE (e.g. programs=splits_programs.json)", spec));
     Subset s{spec.substr(0, equals), spec.substr(equals + 1), {}};
     const data::Splits splits = data::read_splits(s.file);
-    s.ids = *splits.named(split);  // --split is one of the three
+    s.ids = splits.of(split);
     if (s.ids.empty())
       throw Error(format("--subset {}: {} lists no '{}' part; name a splits file with some", spec,
-                         s.file, split));
+                         s.file, data::split_name(split)));
     subsets.push_back(std::move(s));
   }
   return subsets;
@@ -108,19 +108,19 @@ int run_eval(const EvalCommandOptions& o) {
   const std::filesystem::path splits_file =
       o.splits.empty() ? folder / "splits.json" : std::filesystem::path(o.splits);
   const data::Splits splits = data::read_splits(splits_file);
-  const std::vector<std::string>& ids = *splits.named(o.split);  // --split is one of the three
+  const std::vector<std::string>& ids = splits.of(o.split);
   if (ids.empty()) {
     throw Error(format("{}: split '{}' is empty; choose another with --split", splits_file.string(),
-                       o.split));
+                       data::split_name(o.split)));
   }
 
-  model::BuiltModel built = train::load_model_from_checkpoint(o.checkpoint);
+  model::BuiltModel built = model::load_model_from_checkpoint(o.checkpoint);
   built.model->to(c10::Device(o.device));
   eval::EvalOptions options;
   options.levels = o.levels;
   options.batch_size = o.batch_size;
   options.max_text_length = o.max_text_length;
-  options.split = o.split;
+  options.split = data::split_name(o.split);
   // Subsets are parts of the same split, scored apart: the text tower pools
   // each caption once over all of them (the model does not change).
   const std::vector<Subset> subsets = read_subsets(o.subsets, o.split);
@@ -131,7 +131,7 @@ int run_eval(const EvalCommandOptions& o) {
                      captions.captions, ids, options);
   std::vector<eval::EvalReport> subset_reports;
   for (const Subset& subset : subsets) {
-    options.split = o.split + " (" + subset.name + ")";
+    options.split = format("{} ({})", data::split_name(o.split), subset.name);
     subset_reports.push_back(eval::evaluate(*built.model, *built.text.tokenizer,
                                             built.text.max_length, dataset, captions.captions,
                                             subset.ids, options));
@@ -170,9 +170,12 @@ void define_eval(CLI::App& command, Runner& run) {
   command.add_option("--data", o->data, "Prepared dataset folder")
       ->required()
       ->check(CLI::ExistingDirectory);
-  command.add_option("--split", o->split, "Split to evaluate")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"train", "validation", "test"}));
+  command
+      .add_option_function<std::string>(
+          "--split", [o](const std::string& name) { o->split = data::parse_split(name); },
+          "Split to evaluate")
+      ->check(CLI::IsMember({"train", "validation", "test"}))
+      ->default_str(std::string(data::split_name(o->split)));
   command
       .add_option("--splits", o->splits,
                   "Splits JSON to take --split from instead of the dataset's splits.json (e.g. "

@@ -13,12 +13,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/log.h"
+#include "cadclip/data/splits.h"
+#include "cadclip/model/model_config.h"
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/trainer.h"
 #include "command.h"
@@ -135,16 +138,23 @@ void define_train(CLI::App& command, Runner& run) {
   auto o = std::make_shared<train::TrainOptions>();
   auto nproc = std::make_shared<int>(1);
   auto backend = std::make_shared<std::string>("gloo");
-  o->text_model = default_text_model();
-  command.add_option("--data", o->data, "Prepared dataset folder")->required();
-  command.add_option("--out", o->out, "Run folder (checkpoints, metrics, options)")->required();
+  o->model.text_folder = default_text_model();
+  // First, so that the options given beside it override the file's: CLI11
+  // assigns given options in the order they are defined.
+  command.add_option_function<std::string>(
+      "--config", [o](const std::string& file) { *o = train::read_train_options(file, *o); },
+      "JSON file of options, as a run's options.json; options given beside it override it");
+  // Required, but possibly from --config: train() says when one is missing.
+  command.add_option("--data", o->data, "Prepared dataset folder (required)");
+  command.add_option("--out", o->out, "Run folder (checkpoints, metrics, options) (required)");
   command
-      .add_option("--text-model", o->text_model,
+      .add_option("--text-model", o->model.text_folder,
                   "Hugging Face folder of the pretrained text tower ($CADCLIP_TEXT_MODEL)")
       ->capture_default_str();
   command.add_option("--levels", o->levels, "Caption levels to sample (default: all)")
       ->delimiter(',');
-  command.add_option("--max-text-length", o->max_text_length, "Tokens per caption; longer = cut")
+  command
+      .add_option("--max-text-length", o->model.text.max_length, "Tokens per caption; longer = cut")
       ->capture_default_str();
   command.add_option("--epochs", o->epochs, "Passes over the training split")
       ->capture_default_str();
@@ -159,9 +169,15 @@ void define_train(CLI::App& command, Runner& run) {
       ->capture_default_str();
   command.add_option("--grad-clip", o->grad_clip, "Max gradient norm (0 = off)")
       ->capture_default_str();
-  command.add_option("--precision", o->precision, "Text tower precision")
+  command
+      .add_option_function<std::string>(
+          "--precision",
+          [o](const std::string& name) {
+            o->model.two_tower.text_precision = model::parse_text_precision(name);
+          },
+          "Text tower precision")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
-      ->capture_default_str();
+      ->default_str(model::text_precision_name(o->model.two_tower.text_precision));
   CLI::Option* device =
       command
           .add_option("--device", o->device, "cpu or cuda[:n] (--backend nccl: cuda:LOCAL_RANK)")
@@ -170,9 +186,12 @@ void define_train(CLI::App& command, Runner& run) {
       ->capture_default_str();
   command.add_option("--seed", o->seed, "Seed of init, shuffling and caption choice")
       ->capture_default_str();
-  command.add_option("--loss", o->loss, "Contrastive loss")
+  command
+      .add_option_function<std::string>(
+          "--loss", [o](const std::string& name) { o->loss = train::parse_loss_kind(name); },
+          "Contrastive loss")
       ->check(CLI::IsMember({"infonce", "siglip"}))
-      ->capture_default_str();
+      ->default_str(std::string(train::loss_kind_name(o->loss)));
   command.add_flag(
       "!--no-false-negative-mask", o->mask_false_negatives,
       "Treat captions stating the same facts (or text) and equal geometry as negatives too");
@@ -215,30 +234,39 @@ void define_train(CLI::App& command, Runner& run) {
       ->check(CLI::IsMember({"gloo", "nccl"}))
       ->capture_default_str();
   command
-      .add_option("--validation-split", o->validation_split,
-                  "Split evaluated after each epoch (empty = none)")
-      ->capture_default_str();
+      .add_option_function<std::string>(
+          "--validation-split",
+          [o](const std::string& name) {
+            o->validation_split =
+                name.empty() ? std::nullopt : std::optional(data::parse_split(name));
+          },
+          "Split evaluated after each epoch: train, validation or test (empty = none)")
+      ->default_str(std::string(data::split_name(*o->validation_split)));
   command.add_option("--eval-batch-size", o->eval_batch_size, "Batch size of validation")
       ->capture_default_str();
-  command.add_option("--embed-dim", o->embed_dim, "Shared embedding size")->capture_default_str();
+  command.add_option("--embed-dim", o->model.two_tower.embed_dim, "Shared embedding size")
+      ->capture_default_str();
   command
-      .add_option("--text-head-hidden", o->text_head_hidden,
+      .add_option("--text-head-hidden", o->model.two_tower.text_head_hidden,
                   "Width of a hidden GELU layer in the text head (0 = linear head); helps a "
                   "frozen text tower")
       ->capture_default_str();
   command
-      .add_option("--quantity-width", o->quantity_width,
+      .add_option("--quantity-width", o->model.two_tower.quantity_width,
                   "Width of the quantity branch that reads the numbers in captions (sizes, "
                   "counts, angles) beside the text tower; 0 = none")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  command.add_option("--brep-width", o->brep.width, "B-Rep encoder width")->capture_default_str();
-  command.add_option("--brep-layers", o->brep.layers, "B-Rep encoder layers")
+  command.add_option("--brep-width", o->model.brep.width, "B-Rep encoder width")
       ->capture_default_str();
-  command.add_option("--brep-heads", o->brep.heads, "B-Rep encoder heads")->capture_default_str();
-  command.add_option("--brep-ffn", o->brep.ffn_hidden, "B-Rep SwiGLU hidden width")
+  command.add_option("--brep-layers", o->model.brep.layers, "B-Rep encoder layers")
       ->capture_default_str();
-  command.add_option("--brep-dropout", o->brep.dropout, "B-Rep dropout")->capture_default_str();
+  command.add_option("--brep-heads", o->model.brep.heads, "B-Rep encoder heads")
+      ->capture_default_str();
+  command.add_option("--brep-ffn", o->model.brep.ffn_hidden, "B-Rep SwiGLU hidden width")
+      ->capture_default_str();
+  command.add_option("--brep-dropout", o->model.brep.dropout, "B-Rep dropout")
+      ->capture_default_str();
   command.add_flag("!--nondeterministic", o->deterministic,
                    "Allow nondeterministic ATen algorithms");
   command

@@ -80,6 +80,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? app::kExitOk : app::kExitError;
+  } catch (const Error& e) {
+    // An option that reads a file while parsing (train --config) found it bad.
+    std::fprintf(stderr, "cadclip: %s\n", e.what());
+    return app::kExitError;
   }
 
   try {

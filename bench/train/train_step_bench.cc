@@ -107,6 +107,8 @@ class StepBench {
     model::ModelConfig config;
     config.text_folder = text_model;
     config.text.max_length = kMaxTextLength;
+    config.two_tower.text_head_hidden = 0;  // the reference step's linear head, no quantities
+    config.two_tower.quantity_width = 0;
     built_ = model::build_model(config);
     const text::Tokenizer& tokenizer = *built_.text.tokenizer;
     int64_t width = 0;

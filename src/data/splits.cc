@@ -60,6 +60,32 @@ std::string_view hash_split(std::string_view id, const SplitRatios& ratios) {
   return "train";
 }
 
+std::string_view split_name(Split split) {
+  switch (split) {
+    case Split::kTrain:
+      return "train";
+    case Split::kValidation:
+      return "validation";
+    case Split::kTest:
+      return "test";
+  }
+  return "train";
+}
+
+Split parse_split(std::string_view name) {
+  if (name == "train") return Split::kTrain;
+  if (name == "validation" || name == "val") return Split::kValidation;
+  if (name == "test") return Split::kTest;
+  throw Error(format("split '{}' is not train, validation or test", name));
+}
+
+void to_json(nlohmann::json& json, Split split) { json = split_name(split); }
+void from_json(const nlohmann::json& json, Split& split) {
+  split = parse_split(json.get<std::string>());
+}
+
+const std::vector<std::string>& Splits::of(Split split) const { return *named(split_name(split)); }
+
 const std::vector<std::string>* Splits::named(std::string_view name) const {
   return name == "train"        ? &train
          : name == "validation" ? &validation

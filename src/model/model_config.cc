@@ -1,8 +1,8 @@
 #include "cadclip/model/model_config.h"
 
-#include <nlohmann/json.hpp>
-
 #include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/model/pooled_text.h"
 
 namespace cadclip::model {
@@ -17,21 +17,6 @@ std::string text_precision_name(c10::ScalarType type) {
   }
 }
 
-namespace {
-
-template <class T>
-void read(const nlohmann::json& json, const char* key, T& value) {
-  const auto it = json.find(key);
-  if (it == json.end()) return;  // keep the default
-  try {
-    value = it->get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(format("model config: '{}' has the wrong type ({})", key, e.what()));
-  }
-}
-
-}  // namespace
-
 c10::ScalarType parse_text_precision(const std::string& name) {
   if (name == "fp32") return c10::kFloat;
   if (name == "bf16") return c10::kBFloat16;
@@ -39,64 +24,60 @@ c10::ScalarType parse_text_precision(const std::string& name) {
   throw Error(format("text precision '{}' is not fp32, bf16 or fp16", name));
 }
 
-nlohmann::json to_json(const ModelConfig& config) {
-  const auto& b = config.brep;
-  const auto& t = config.two_tower;
-  return {
-      {"brep",
-       {{"width", b.width},
-        {"layers", b.layers},
-        {"heads", b.heads},
-        {"ffn_hidden", b.ffn_hidden},
-        {"face_channels", b.face_channels},
-        {"edge_width", b.edge_width},
-        {"max_hops", b.max_hops},
-        {"dropout", b.dropout},
-        {"attention_bias_init", b.attention_bias_init}}},
-      {"two_tower",
-       {{"embed_dim", t.embed_dim},
-        {"init_temperature", t.init_temperature},
-        {"max_logit_scale", t.max_logit_scale},
-        {"text_head_hidden", t.text_head_hidden},
-        {"quantity_width", t.quantity_width},
-        {"text_precision", text_precision_name(t.text_precision)}}},
-      {"text",
-       {{"folder", config.text_folder},
-        {"pooling", config.text.pooling},
-        {"max_length", config.text.max_length},
-        {"activation_checkpointing", config.text.activation_checkpointing}}},
-  };
+}  // namespace cadclip::model
+
+// The text precision as JSON: its name.
+template <>
+struct nlohmann::adl_serializer<c10::ScalarType> {
+  static void to_json(nlohmann::json& json, c10::ScalarType type) {
+    json = cadclip::model::text_precision_name(type);
+  }
+  static void from_json(const nlohmann::json& json, c10::ScalarType& type) {
+    type = cadclip::model::parse_text_precision(json.get<std::string>());
+  }
+};
+
+namespace cadclip::model {
+
+CADCLIP_JSON_FIELDS(BRepEncoderOptions, width, layers, heads, ffn_hidden, face_channels, edge_width,
+                    max_hops, dropout, attention_bias_init)
+CADCLIP_JSON_FIELDS(TwoTowerOptions, embed_dim, init_temperature, max_logit_scale, text_head_hidden,
+                    quantity_width, text_precision)
+
+void to_json(nlohmann::json& json, const ModelConfig& config) {
+  json = {{"brep", config.brep}, {"two_tower", config.two_tower}, {"text", config.text}};
+  json["text"]["folder"] = config.text_folder;
 }
 
-ModelConfig model_config_from_json(const nlohmann::json& json) {
+void from_json(const nlohmann::json& json, ModelConfig& config) {
+  if (!json.is_object()) throw JsonFieldError("(config)", "not a JSON object");
+  read_json_field(json, "brep", config.brep);
+  read_json_field(json, "two_tower", config.two_tower);
+  read_json_field(json, "text", config.text);
+  if (const auto it = json.find("text"); it != json.end() && it->is_object())
+    read_json_field(*it, "folder", config.text_folder);
+}
+
+ModelConfig read_model_config(const std::filesystem::path& config_json) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(read_text_file(config_json));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(format("{} is not valid JSON: {}", config_json.string(), e.what()));
+  }
   ModelConfig config;
-  if (!json.is_object()) throw Error("model config is not a JSON object");
-  const nlohmann::json empty = nlohmann::json::object();
-  const auto& b = json.contains("brep") ? json.at("brep") : empty;
-  read(b, "width", config.brep.width);
-  read(b, "layers", config.brep.layers);
-  read(b, "heads", config.brep.heads);
-  read(b, "ffn_hidden", config.brep.ffn_hidden);
-  read(b, "face_channels", config.brep.face_channels);
-  read(b, "edge_width", config.brep.edge_width);
-  read(b, "max_hops", config.brep.max_hops);
-  read(b, "dropout", config.brep.dropout);
-  read(b, "attention_bias_init", config.brep.attention_bias_init);
-  const auto& t = json.contains("two_tower") ? json.at("two_tower") : empty;
-  read(t, "embed_dim", config.two_tower.embed_dim);
-  read(t, "init_temperature", config.two_tower.init_temperature);
-  read(t, "max_logit_scale", config.two_tower.max_logit_scale);
-  read(t, "text_head_hidden", config.two_tower.text_head_hidden);  // absent before: 0
-  read(t, "quantity_width", config.two_tower.quantity_width);      // absent before: 0
-  std::string precision = "fp32";
-  read(t, "text_precision", precision);
-  config.two_tower.text_precision = parse_text_precision(precision);
-  const auto& x = json.contains("text") ? json.at("text") : empty;
-  read(x, "folder", config.text_folder);
-  read(x, "pooling", config.text.pooling);
-  read(x, "max_length", config.text.max_length);
-  read(x, "activation_checkpointing", config.text.activation_checkpointing);
-  return config;
+  if (const auto it = json.find("two_tower"); it != json.end() && it->is_object()) {
+    // Saved before these keys existed: a linear text head, no quantity branch.
+    if (!it->contains("text_head_hidden")) config.two_tower.text_head_hidden = 0;
+    if (!it->contains("quantity_width")) config.two_tower.quantity_width = 0;
+  }
+  try {
+    from_json(json, config);
+    return config;
+  } catch (const Error& e) {
+    throw Error(format("{}: {}; fix the file or save the checkpoint again", config_json.string(),
+                       e.what()));
+  }
 }
 
 BuiltModel build_model(const ModelConfig& config) {

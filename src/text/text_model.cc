@@ -10,6 +10,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/core/log.h"
 #include "cadclip/core/safetensors.h"
 #include "cadclip/text/bert.h"
@@ -17,6 +18,8 @@
 #include "json_config.h"
 
 namespace cadclip::text {
+
+CADCLIP_JSON_FIELDS(TextModelOptions, pooling, max_length, activation_checkpointing)
 namespace fs = std::filesystem;
 
 namespace {

@@ -53,7 +53,7 @@ Checkpointer::Checkpointer(fs::path run_folder, Communicator& comm, RunParts par
     : out_(std::move(run_folder)), comm_(comm), parts_(parts) {}
 
 void Checkpointer::save(const std::string& name, const RunPosition& position) const {
-  TrainingState s;
+  model::TrainingState s;
   s.epoch = position.epoch;
   s.step_in_epoch = position.step_in_epoch;
   s.global_step = position.global_step;
@@ -70,11 +70,11 @@ void Checkpointer::save(const std::string& name, const RunPosition& position) co
   s.extra = {{"skipped", position.skipped},
              {"consecutive_nonfinite", position.consecutive_nonfinite},
              {"world_size", comm_.world_size()}};
-  if (comm_.rank() == 0) save_checkpoint(out_, name, parts_.built, s);
+  if (comm_.rank() == 0) model::save_checkpoint(out_, name, parts_.built, s);
   comm_.barrier();
 }
 
-void Checkpointer::restore(const TrainingState& state, const fs::path& checkpoint) const {
+void Checkpointer::restore(const model::TrainingState& state, const fs::path& checkpoint) const {
   load_optimizer_state(parts_.optimizer, *parts_.built.model, parts_.siglip_bias, state.tensors);
   parts_.scaler.load_state(state.tensors);
   // Every rank's own RNG state (dropout): ranks draw different amounts when
@@ -127,13 +127,8 @@ std::vector<std::string> resume_conflicts(const model::ModelConfig& asked,
 }
 
 model::ModelConfig checkpoint_config(const fs::path& pointer) {
-  const fs::path folder = resolve_checkpoint(pointer);
-  try {
-    return model::model_config_from_json(
-        nlohmann::json::parse(read_text_file(folder / "config.json")));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(format("{}: config.json is not valid JSON: {}", folder.string(), e.what()));
-  }
+  const fs::path folder = model::resolve_checkpoint(pointer);
+  return model::read_model_config(folder / "config.json");
 }
 
 }  // namespace cadclip::train

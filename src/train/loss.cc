@@ -4,11 +4,27 @@
 
 #include <cctype>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "cadclip/core/error.h"
 #include "cadclip/train/sampler.h"
 
 namespace cadclip::train {
+
+std::string_view loss_kind_name(LossKind kind) {
+  return kind == LossKind::kSigLip ? "siglip" : "infonce";
+}
+
+LossKind parse_loss_kind(std::string_view name) {
+  if (name == "infonce") return LossKind::kInfoNce;
+  if (name == "siglip") return LossKind::kSigLip;
+  throw Error(format("loss '{}' is not infonce or siglip", name));
+}
+
+void to_json(nlohmann::json& json, LossKind kind) { json = loss_kind_name(kind); }
+void from_json(const nlohmann::json& json, LossKind& kind) {
+  kind = parse_loss_kind(json.get<std::string>());
+}
 namespace {
 
 // Pads `x` ([b, ...]) with zero rows to `rows`.

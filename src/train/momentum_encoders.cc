@@ -8,7 +8,7 @@
 
 namespace cadclip::train {
 
-MomentumEncoders::MomentumEncoders(model::BuiltModel& online, const TrainingState& state,
+MomentumEncoders::MomentumEncoders(model::BuiltModel& online, const model::TrainingState& state,
                                    bool resumed, const std::filesystem::path& checkpoint,
                                    const MomentumOptions& options)
     : options_(options) {

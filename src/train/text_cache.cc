@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <span>
 
 #include "cadclip/core/format.h"
 #include "cadclip/core/hash.h"
@@ -24,14 +25,21 @@ namespace fs = std::filesystem;
 std::string cache_key(const model::BuiltModel& built, const std::vector<data::Caption>& captions,
                       const std::vector<int64_t>& used, const TextCacheOptions& o) {
   Sha256 key;
-  key.update(model::to_json(built.config).at("text").at("pooling").dump());
+  key.update(nlohmann::json(built.config.text.pooling).dump());
   key.update_value(built.config.text.max_length);
   key.update_value(o.chunk);
   key.update(model::text_precision_name(built.config.two_tower.text_precision));
-  for (const char* file :
-       {"config.json", "tokenizer.json", "vocab.txt", "spm.model", "model.safetensors"}) {
+  for (const char* file : {"config.json", "tokenizer.json", "vocab.txt", "spm.model"}) {
     const fs::path path = fs::path(built.config.text_folder) / file;
     key.update(fs::exists(path) ? sha256_file_hex(path) : std::string("-"));
+  }
+  // The tower's weights by value, not its weight file: a resumed run reads
+  // them from a checkpoint's copy, whose file bytes differ from the
+  // pretrained folder's for the same values.
+  for (const auto& item : built.text.encoder->named_parameters()) {
+    const at::Tensor values = item.value().detach().to(at::kCPU).contiguous();
+    key.update(item.key());
+    key.update(std::span(static_cast<const std::byte*>(values.const_data_ptr()), values.nbytes()));
   }
   for (const int64_t c : used) {
     key.update(captions[static_cast<size_t>(c)].text);

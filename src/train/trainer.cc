@@ -20,8 +20,8 @@
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/splits.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/two_tower.h"
-#include "cadclip/train/checkpoint.h"
 #include "cadclip/train/checkpointer.h"
 #include "cadclip/train/loss_scaler.h"
 #include "cadclip/train/metrics_log.h"
@@ -38,54 +38,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json options_json(const TrainOptions& o) {
-  return {{"data", o.data},
-          {"out", o.out},
-          {"text_model", o.text_model},
-          {"levels", o.levels},
-          {"max_text_length", o.max_text_length},
-          {"epochs", o.epochs},
-          {"batch_size", o.batch_size},
-          {"lr", o.lr},
-          {"text_lr", o.text_lr},
-          {"weight_decay", o.weight_decay},
-          {"warmup", o.warmup},
-          {"grad_clip", o.grad_clip},
-          {"precision", o.precision},
-          {"device", o.device},
-          {"threads", o.threads},
-          {"seed", o.seed},
-          {"loss", o.loss},
-          {"mask_false_negatives", o.mask_false_negatives},
-          {"queue", o.queue},
-          {"queue_momentum", o.queue_momentum},
-          {"text_cache", o.text_cache},
-          {"max_nonfinite_steps", o.max_nonfinite_steps},
-          {"checkpoint_every", o.checkpoint_every},
-          {"stop_after_steps", o.stop_after_steps},
-          {"resume", o.resume},
-          {"validation_split", o.validation_split},
-          {"eval_batch_size", o.eval_batch_size},
-          {"embed_dim", o.embed_dim},
-          {"text_head_hidden", o.text_head_hidden},
-          {"quantity_width", o.quantity_width},
-          {"deterministic", o.deterministic},
-          {"brep",
-           {{"width", o.brep.width},
-            {"layers", o.brep.layers},
-            {"heads", o.brep.heads},
-            {"ffn_hidden", o.brep.ffn_hidden},
-            {"dropout", o.brep.dropout}}}};
-}
-
 // Refuses options that cannot make a run, before anything is read or written.
-LossKind check_options(const TrainOptions& options, const Communicator& comm) {
+void check_options(const TrainOptions& options, const Communicator& comm) {
   if (options.data.empty()) throw Error("train needs --data, a prepared dataset folder");
   if (options.out.empty()) throw Error("train needs --out, a folder for the run");
   if (options.epochs < 1) throw Error(format("--epochs {} must be at least 1", options.epochs));
-  if (options.max_text_length < 2)
-    throw Error(
-        format("--max-text-length {} leaves no room for [CLS] and [SEP]", options.max_text_length));
+  if (options.model.text.max_length < 2)
+    throw Error(format("--max-text-length {} leaves no room for [CLS] and [SEP]",
+                       options.model.text.max_length));
   if (options.queue < 0)
     throw Error(format("--queue {} must be 0 (off) or positive", options.queue));
   if (options.queue > 0 && comm.world_size() > 1)
@@ -96,22 +56,6 @@ LossKind check_options(const TrainOptions& options, const Communicator& comm) {
                comm.world_size()));
   if (options.queue > 0 && !(options.queue_momentum >= 0 && options.queue_momentum < 1))
     throw Error(format("--queue-momentum {} must be in [0, 1)", options.queue_momentum));
-  if (options.loss == "siglip") return LossKind::kSigLip;
-  if (options.loss == "infonce") return LossKind::kInfoNce;
-  throw Error(format("--loss {} is not infonce or siglip", options.loss));
-}
-
-// The model the options ask for.
-model::ModelConfig model_config(const TrainOptions& o) {
-  model::ModelConfig config;
-  config.brep = o.brep;
-  config.two_tower.embed_dim = o.embed_dim;
-  config.two_tower.text_head_hidden = o.text_head_hidden;
-  config.two_tower.quantity_width = o.quantity_width;
-  config.two_tower.text_precision = model::parse_text_precision(o.precision);
-  config.text_folder = o.text_model;
-  config.text.max_length = o.max_text_length;
-  return config;
 }
 
 void set_threads(const TrainOptions& o, const Communicator& comm) {
@@ -134,8 +78,7 @@ void set_threads(const TrainOptions& o, const Communicator& comm) {
 bool open_run_folder(const TrainOptions& o, const fs::path& last, bool leader) {
   const bool resuming = o.resume && fs::exists(last);
   if (resuming) {
-    const std::vector<std::string> conflicts =
-        resume_conflicts(model_config(o), checkpoint_config(last));
+    const std::vector<std::string> conflicts = resume_conflicts(o.model, checkpoint_config(last));
     if (!conflicts.empty()) {
       std::string list;
       for (const std::string& c : conflicts) list += (list.empty() ? "" : ", ") + c;
@@ -152,7 +95,7 @@ bool open_run_folder(const TrainOptions& o, const fs::path& last, bool leader) {
   }
   if (leader) {
     fs::create_directories(o.out);
-    write_text_atomic(fs::path(o.out) / "options.json", options_json(o).dump(2) + "\n");
+    write_text_atomic(fs::path(o.out) / "options.json", nlohmann::json(o).dump(2) + "\n");
   }
   return resuming;
 }
@@ -190,7 +133,7 @@ TrainingData read_training_data(const TrainOptions& o, bool leader) {
 // torch RNG where a resumed run expects it; run() is the loop.
 class Trainer {
  public:
-  Trainer(const TrainOptions& options, LossKind loss, Communicator& comm);
+  Trainer(const TrainOptions& options, Communicator& comm);
   TrainSummary run();
 
  private:
@@ -208,13 +151,12 @@ class Trainer {
   const TrainOptions& o_;
   Communicator& comm_;
   const bool leader_;
-  const LossKind loss_kind_;
   const c10::Device device_;
   const fs::path out_, last_;
   const bool resuming_;
   const bool frozen_text_;  // --text-lr 0: the text tower stays in eval mode, its features cached
   TrainingData data_;
-  TrainingState state_;
+  model::TrainingState state_;
   model::BuiltModel built_;
   std::vector<at::Tensor> parameters_;  // every trainable tensor, SigLIP's bias included
   at::Tensor siglip_bias_;
@@ -234,11 +176,10 @@ class Trainer {
   int64_t consecutive_nonfinite_ = 0;
 };
 
-Trainer::Trainer(const TrainOptions& options, LossKind loss, Communicator& comm)
+Trainer::Trainer(const TrainOptions& options, Communicator& comm)
     : o_(options),
       comm_(comm),
       leader_(comm.rank() == 0),
-      loss_kind_(loss),
       device_(options.device),
       out_(options.out),
       last_(out_ / "checkpoints" / "last.json"),
@@ -258,12 +199,13 @@ Trainer::Trainer(const TrainOptions& options, LossKind loss, Communicator& comm)
               sampler_->dropped_per_epoch());
   eval::EvalOptions eval_options;
   eval_options.batch_size = o_.eval_batch_size;
-  eval_options.max_text_length = o_.max_text_length;
-  eval_options.split = o_.validation_split;
+  eval_options.max_text_length = o_.model.text.max_length;
+  eval_options.split = o_.validation_split ? data::split_name(*o_.validation_split) : "";
   eval_options.levels = o_.levels;
-  validator_ = std::make_unique<Validator>(data_.dataset, data_.captions.captions,
-                                           validation_ids(data_.splits, o_.validation_split),
-                                           eval_options, frozen_text_);
+  validator_ = std::make_unique<Validator>(
+      data_.dataset, data_.captions.captions,
+      o_.validation_split ? data_.splits.of(*o_.validation_split) : std::vector<std::string>{},
+      eval_options, frozen_text_);
   if (leader_ && resuming_) keep_metrics_through(out_ / "metrics.jsonl", state_.global_step);
   metrics_ = std::make_unique<MetricsLog>(out_, leader_, /*append=*/resuming_);
   summary_.best_validation = state_.best_metric;
@@ -276,8 +218,8 @@ Trainer::Trainer(const TrainOptions& options, LossKind loss, Communicator& comm)
 // the same on every rank, SigLIP's bias, and the momentum side.
 void Trainer::build_model() {
   if (resuming_) {
-    built_ = load_model_from_checkpoint(last_);
-    state_ = load_training_state(last_);
+    built_ = model::load_model_from_checkpoint(last_);
+    state_ = model::load_training_state(last_);
     if (leader_)
       log::info("train", "resuming from {} at epoch {} step {}", last_.string(), state_.epoch,
                 state_.step_in_epoch);
@@ -285,7 +227,7 @@ void Trainer::build_model() {
     if (o_.resume && leader_)
       log::warn("train", "--resume: no {} yet, starting from scratch", last_.string());
     torch::manual_seed(o_.seed);
-    built_ = model::build_model(model_config(o_));
+    built_ = model::build_model(o_.model);
   }
   built_.model->to(device_);
   if (frozen_text_)
@@ -294,7 +236,7 @@ void Trainer::build_model() {
   for (const auto& p : built_.model->parameters())
     if (p.requires_grad()) parameters_.push_back(p);
   broadcast_from_rank0(comm_, parameters_);
-  if (loss_kind_ == LossKind::kSigLip) {
+  if (o_.loss == LossKind::kSigLip) {
     siglip_bias_ = at::full({}, -10.0, at::TensorOptions().device(device_)).set_requires_grad(true);
     if (auto it = state_.tensors.find("siglip.bias"); it != state_.tensors.end())
       siglip_bias_.detach().copy_(it->second);
@@ -303,7 +245,7 @@ void Trainer::build_model() {
   if (o_.queue > 0) {
     momentum_ = std::make_unique<MomentumEncoders>(
         built_, state_, o_.resume && state_.global_step > 0, last_,
-        MomentumOptions{o_.queue, o_.queue_momentum, o_.embed_dim, device_});
+        MomentumOptions{o_.queue, o_.queue_momentum, o_.model.two_tower.embed_dim, device_});
     if (leader_)
       log::info("train",
                 "momentum queue: {} rows per modality ({} filled), momentum {}, {} momentum "
@@ -316,8 +258,8 @@ void Trainer::build_optimizer() {
   const AdamWSettings adamw{o_.lr, o_.text_lr, o_.weight_decay};
   optimizer_ =
       std::make_unique<torch::optim::AdamW>(adamw_groups(*built_.model, siglip_bias_, adamw));
-  scaler_ =
-      std::make_unique<DynamicLossScaler>(o_.precision == "fp16", LossScalerOptions{}, device_);
+  scaler_ = std::make_unique<DynamicLossScaler>(o_.model.two_tower.text_precision == c10::kHalf,
+                                                LossScalerOptions{}, device_);
   checkpointer_ = std::make_unique<Checkpointer>(
       out_, comm_, RunParts{built_, *optimizer_, siglip_bias_, *scaler_, momentum_.get()});
   checkpointer_->restore(state_, last_);
@@ -325,7 +267,7 @@ void Trainer::build_optimizer() {
 
 // Caption tokens (a tuned tower) or the cached features (a frozen one).
 void Trainer::build_text_inputs() {
-  tokenizer_ = std::make_unique<CaptionTokenizer>(*built_.text.tokenizer, o_.max_text_length);
+  tokenizer_ = std::make_unique<CaptionTokenizer>(*built_.text.tokenizer, o_.model.text.max_length);
   inputs_.emplace(
       data_.dataset, data_.captions.captions, data_.set, *tokenizer_,
       StepInputOptions{o_.seed, !frozen_text_, built_.model->reads_quantities(), device_});
@@ -379,7 +321,7 @@ TrainSummary Trainer::run() {
     progress_->finish();
     log::info("train",
               "done: {} steps, {} skipped, {} captions truncated to {} tokens, last loss {}",
-              summary_.steps, summary_.skipped, tokenizer_->truncated(), o_.max_text_length,
+              summary_.steps, summary_.skipped, tokenizer_->truncated(), o_.model.text.max_length,
               fixed(summary_.last_loss, 4));
   }
   return finish();
@@ -411,7 +353,7 @@ bool Trainer::take_step(int64_t epoch, int64_t step) {
     negatives = momentum_->queue().negatives();
   }
   LossOptions loss_options;
-  loss_options.kind = loss_kind_;
+  loss_options.kind = o_.loss;
   loss_options.mask_false_negatives = o_.mask_false_negatives;
   LossResult result = contrastive_loss(comm_, pairs, output.logit_scale, siglip_bias_, loss_options,
                                        momentum_ ? &negatives : nullptr);
@@ -498,7 +440,7 @@ void Trainer::end_epoch(int64_t epoch) {
   double validation = -1;
   if (validator_->active() && leader_) {
     ValidationResult result =
-        validator_->run(*built_.model, *built_.text.tokenizer, o_.max_text_length);
+        validator_->run(*built_.model, *built_.text.tokenizer, o_.model.text.max_length);
     set_modes();
     validation = result.mean_r1;
     result.record["kind"] = "validation";
@@ -521,9 +463,9 @@ void Trainer::end_epoch(int64_t epoch) {
 }  // namespace
 
 TrainSummary train(const TrainOptions& options, Communicator& communicator) {
-  const LossKind loss = check_options(options, communicator);
+  check_options(options, communicator);
   set_threads(options, communicator);
-  return Trainer(options, loss, communicator).run();
+  return Trainer(options, communicator).run();
 }
 
 }  // namespace cadclip::train

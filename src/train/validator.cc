@@ -7,14 +7,6 @@
 
 namespace cadclip::train {
 
-std::vector<std::string> validation_ids(const data::Splits& splits, const std::string& name) {
-  if (name.empty()) return {};
-  const std::vector<std::string>* ids = splits.named(name);
-  if (ids == nullptr)
-    throw Error(format("--validation-split {} is not train, validation, test or empty", name));
-  return *ids;
-}
-
 Validator::Validator(const data::Dataset& dataset, const std::vector<data::Caption>& captions,
                      std::vector<std::string> ids, eval::EvalOptions options, bool frozen_text)
     : dataset_(dataset), captions_(captions), ids_(std::move(ids)), options_(std::move(options)) {

@@ -53,6 +53,16 @@ TEST(CliTest, SubcommandHelp) {
   EXPECT_NE(run.output.find("Usage: cadclip check"), std::string::npos) << run.output;
 }
 
+TEST(CliTest, ABadTrainConfigFileIsAClearErrorNamingTheKey) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "cadclip-cli-bad-config.json";
+  std::ofstream(file) << R"({"epochs": 2, "model": {"brep": {"widht": 3}}})";
+  const CliRun run = run_cadclip("train --config " + file.string() + " --out /nonexistent/run");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("unknown option(s) model.brep.widht"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("terminate"), std::string::npos) << run.output;
+}
+
 TEST(CliTest, UnknownSubcommandIsAClearError) {
   const CliRun run = run_cadclip("trian");
   EXPECT_EQ(run.exit_code, 2) << run.output;

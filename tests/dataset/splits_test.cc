@@ -82,5 +82,25 @@ TEST(Splits, BadFilesAreErrorsNamingTheProblem) {
   EXPECT_NE(message_for("{broken").find("not a JSON object"), std::string::npos);
 }
 
+TEST(Splits, SplitNamesParseOnceAndPickTheirList) {
+  Splits splits;
+  splits.train = {"a"};
+  splits.validation = {"b"};
+  splits.test = {"c"};
+  for (const Split split : {Split::kTrain, Split::kValidation, Split::kTest})
+    EXPECT_EQ(parse_split(split_name(split)), split);
+  EXPECT_EQ(parse_split("val"), Split::kValidation);  // Text2CAD's spelling
+  EXPECT_EQ(splits.of(Split::kValidation), std::vector<std::string>{"b"});
+  EXPECT_EQ(splits.of(Split::kTest), std::vector<std::string>{"c"});
+  try {
+    parse_split("dev");
+    FAIL() << "an unknown split was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("split 'dev' is not train, validation or test"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace cadclip::data

@@ -22,8 +22,8 @@
 #include "cadclip/data/shard.h"
 #include "cadclip/data/splits.h"
 #include "cadclip/eval/evaluate.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/model_config.h"
-#include "cadclip/train/checkpoint.h"
 
 namespace cadclip::eval {
 namespace {
@@ -123,7 +123,7 @@ class EvalCli : public ::testing::Test {
     // A checkpoint of a tiny untrained model.
     torch::manual_seed(0);
     const model::ModelConfig config = testing::tiny_model_config();
-    train::save_checkpoint(run_, "last", model::build_model(config), train::TrainingState{});
+    model::save_checkpoint(run_, "last", model::build_model(config), model::TrainingState{});
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -140,7 +140,7 @@ TEST_F(EvalCli, JsonEqualsEvaluateInProcess) {
   const nlohmann::json j = nlohmann::json::parse(run.out);
 
   at::set_num_threads(1);
-  model::BuiltModel built = train::load_model_from_checkpoint(run_);
+  model::BuiltModel built = model::load_model_from_checkpoint(run_);
   const data::Dataset dataset = data::Dataset::open(data_);
   const data::CaptionFile captions = data::read_captions(data_ / "captions.jsonl", {});
   EvalOptions options;

@@ -16,8 +16,8 @@
 #include "cadclip/data/captions.h"
 #include "cadclip/data/shard.h"
 #include "cadclip/data/splits.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/model_config.h"
-#include "cadclip/train/checkpoint.h"
 
 namespace cadclip::index::testing {
 
@@ -35,7 +35,7 @@ inline fs::path fresh_folder(const std::string& name) {
 inline void write_checkpoint(const fs::path& run, int seed) {
   torch::manual_seed(seed);
   const model::ModelConfig config = cadclip::testing::tiny_model_config();
-  train::save_checkpoint(run, "last", model::build_model(config), train::TrainingState{});
+  model::save_checkpoint(run, "last", model::build_model(config), model::TrainingState{});
 }
 
 inline const std::vector<std::string>& caption_texts() {

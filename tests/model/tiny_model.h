@@ -18,7 +18,8 @@ inline model::ModelConfig tiny_model_config(int64_t max_text_length = 16) {
   config.brep.face_channels = 4;
   config.brep.edge_width = 4;
   config.two_tower.embed_dim = 8;
-  config.two_tower.quantity_width = 4;  // so that eval, index and search pass quantities too
+  config.two_tower.text_head_hidden = 0;  // a linear text head
+  config.two_tower.quantity_width = 4;    // so that eval, index and search pass quantities too
   config.text_folder = "tests/data/text/bert";
   config.text.max_length = max_text_length;
   return config;

@@ -48,7 +48,15 @@ BRepEncoderOptions tiny_brep() {
   return o;
 }
 
-TwoTower tiny_model(TwoTowerOptions options = {}) {
+// A linear text head and no quantity branch unless a test asks for them.
+TwoTowerOptions plain_options() {
+  TwoTowerOptions o;
+  o.text_head_hidden = 0;
+  o.quantity_width = 0;
+  return o;
+}
+
+TwoTower tiny_model(TwoTowerOptions options = plain_options()) {
   torch::manual_seed(0);
   options.embed_dim = 8;
   return TwoTower(BRepEncoder(tiny_brep()), torch::nn::AnyModule(MeanText(50, 12)),
@@ -94,7 +102,7 @@ TEST(TwoTower, ClampsTheLogitScaleAt100) {
 }
 
 TEST(TwoTower, RunsTheTextTowerInBf16AndReturnsFp32) {
-  TwoTowerOptions options;
+  TwoTowerOptions options = plain_options();
   options.text_precision = at::kBFloat16;
   TwoTower model = tiny_model(options);
   const at::Tensor ids = at::tensor({1, 2, 3}, at::kLong).view({1, 3});
@@ -145,7 +153,7 @@ TEST(TwoTower, EncodesGraphsGroupedBySizeAsIfPaddedTogether) {
 }
 
 TEST(TwoTower, PutsAHiddenGeluLayerInTheTextHeadWhenAsked) {
-  TwoTowerOptions options;
+  TwoTowerOptions options = plain_options();
   options.text_head_hidden = 20;
   TwoTower model = tiny_model(options);
   const auto params = model->named_parameters();
@@ -163,7 +171,7 @@ TEST(TwoTower, PutsAHiddenGeluLayerInTheTextHeadWhenAsked) {
 }
 
 TEST(TwoTower, ReadsTheNumbersOfEachTextThroughTheQuantityBranch) {
-  TwoTowerOptions options;
+  TwoTowerOptions options = plain_options();
   options.quantity_width = 6;
   TwoTower model = tiny_model(options);
   const auto params = model->named_parameters();

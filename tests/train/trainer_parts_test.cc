@@ -62,24 +62,6 @@ TEST(CaptionTokenizerTest, CutsLongCaptionsAtTheLimitEndingInSepAndCountsThem) {
   EXPECT_EQ(ids[0][static_cast<int64_t>(short_row.size())].item<int64_t>(), tokenizer->pad_id());
 }
 
-TEST(ValidationIdsTest, NamesASplitOrNoneAndRefusesOthers) {
-  data::Splits splits;
-  splits.train = {"a"};
-  splits.validation = {"b"};
-  splits.test = {"c"};
-  EXPECT_EQ(validation_ids(splits, "validation"), std::vector<std::string>{"b"});
-  EXPECT_EQ(validation_ids(splits, "test"), std::vector<std::string>{"c"});
-  EXPECT_TRUE(validation_ids(splits, "").empty());
-  try {
-    validation_ids(splits, "val");
-    FAIL() << "an unknown split was taken";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--validation-split val is not train, validation"),
-              std::string::npos)
-        << e.what();
-  }
-}
-
 TEST(ResumeConflictsTest, NameEachFlagThatWouldBuildAnotherModel) {
   model::ModelConfig saved;
   model::ModelConfig asked = saved;

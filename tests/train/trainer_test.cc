@@ -28,7 +28,7 @@
 #include "cadclip/data/captions.h"
 #include "cadclip/data/shard.h"
 #include "cadclip/data/splits.h"
-#include "cadclip/train/checkpoint.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "cadclip/train/trainer.h"
 
 namespace cadclip::train {
@@ -67,8 +67,8 @@ TrainOptions tiny_options(const fs::path& data, const std::string& run) {
   o.data = data.string();
   o.out = (data.parent_path() / (data.filename().string() + "_" + run)).string();
   fs::remove_all(o.out);
-  o.text_model = "tests/data/text/bert";
-  o.max_text_length = 16;
+  o.model.text_folder = "tests/data/text/bert";
+  o.model.text.max_length = 16;
   o.batch_size = 4;
   o.epochs = 2;
   o.lr = 3e-3;
@@ -76,14 +76,14 @@ TrainOptions tiny_options(const fs::path& data, const std::string& run) {
   o.warmup = 0;
   o.threads = 1;
   o.seed = 7;
-  o.validation_split = "";
-  o.embed_dim = 16;
-  o.brep.width = 32;
-  o.brep.layers = 2;
-  o.brep.heads = 2;
-  o.brep.ffn_hidden = 48;
-  o.brep.face_channels = 8;
-  o.brep.edge_width = 8;
+  o.validation_split = std::nullopt;
+  o.model.two_tower.embed_dim = 16;
+  o.model.brep.width = 32;
+  o.model.brep.layers = 2;
+  o.model.brep.heads = 2;
+  o.model.brep.ffn_hidden = 48;
+  o.model.brep.face_channels = 8;
+  o.model.brep.edge_width = 8;
   return o;
 }
 
@@ -101,7 +101,7 @@ void expect_same_tensors(const TensorBytes& expected, const TensorBytes& actual,
 
 // Every tensor of a checkpoint folder's model files, by name.
 TensorBytes checkpoint_bytes(const fs::path& run) {
-  const fs::path folder = resolve_checkpoint(run);
+  const fs::path folder = model::resolve_checkpoint(run);
   TensorBytes out;
   for (const char* file : {"model.safetensors", "text/model.safetensors"}) {
     const SafetensorsReader reader = SafetensorsReader::open(folder / file);
@@ -121,8 +121,8 @@ TEST(TrainerTest, ATinyModelOverfitsATinyDataset) {
   o.lr = 5e-3;
   o.text_lr = 5e-3;
   o.weight_decay = 0;
-  o.validation_split = "train";  // evaluate on what it trained on
-  o.brep.dropout = 0;
+  o.validation_split = data::Split::kTrain;  // evaluate on what it trained on
+  o.model.brep.dropout = 0;
   const TrainSummary summary = train(o, *make_single_process_communicator());
   EXPECT_EQ(summary.skipped, 0);
   EXPECT_DOUBLE_EQ(summary.best_validation, 1.0) << "text->CAD R@1 on the training set";
@@ -143,8 +143,9 @@ TEST(TrainerTest, ANonFiniteLossIsLoggedCountedAndSkipped) {
   EXPECT_EQ(summary.steps, 3);  // 2 epochs x 2 steps, one skipped
   EXPECT_NE(log.find("step 1 (epoch 0, step 1): loss is nan; step skipped"), std::string::npos)
       << log;
-  EXPECT_TRUE(scan_health(SafetensorsReader::open(resolve_checkpoint(o.out) / "model.safetensors"))
-                  .healthy());
+  EXPECT_TRUE(
+      scan_health(SafetensorsReader::open(model::resolve_checkpoint(o.out) / "model.safetensors"))
+          .healthy());
 }
 
 TEST(TrainerTest, KNonFiniteStepsInARowStopTheRunWithoutASickCheckpoint) {
@@ -161,7 +162,7 @@ TEST(TrainerTest, KNonFiniteStepsInARowStopTheRunWithoutASickCheckpoint) {
         << e.what();
   }
   // The checkpoint of epoch 1 is the last one, and it is healthy.
-  const fs::path folder = resolve_checkpoint(o.out);
+  const fs::path folder = model::resolve_checkpoint(o.out);
   EXPECT_EQ(folder.filename(), "last-step2");
   for (const char* file : {"model.safetensors", "text/model.safetensors", "state.safetensors"})
     EXPECT_TRUE(scan_health(SafetensorsReader::open(folder / file)).healthy()) << file;
@@ -172,7 +173,7 @@ TEST(TrainerTest, ACheckpointWithANaNPlantedInItIsRefused) {
   TrainOptions o = tiny_options(data, "run");
   o.epochs = 1;
   train(o, *make_single_process_communicator());
-  const fs::path model_file = resolve_checkpoint(o.out) / "model.safetensors";
+  const fs::path model_file = model::resolve_checkpoint(o.out) / "model.safetensors";
   const SafetensorsReader reader = SafetensorsReader::open(model_file);
   const TensorInfo& victim = reader.at("brep_head.weight");
   const uint64_t header = 8 + [&] {
@@ -187,7 +188,7 @@ TEST(TrainerTest, ACheckpointWithANaNPlantedInItIsRefused) {
     file.write(reinterpret_cast<const char*>(&nan), 4);
   }
   try {
-    load_model_from_checkpoint(o.out);
+    model::load_model_from_checkpoint(o.out);
     FAIL() << "a sick checkpoint was loaded";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("brep_head.weight (1 NaN)"), std::string::npos)
@@ -207,17 +208,17 @@ TEST(TrainerTest, ACrashWhileSavingLeavesALoadableCheckpoint) {
     ASSERT_GE(child, 0);
     if (child == 0) {
       at::set_num_threads(1);
-      model::BuiltModel built = load_model_from_checkpoint(o.out);
-      TrainingState state;
+      model::BuiltModel built = model::load_model_from_checkpoint(o.out);
+      model::TrainingState state;
       for (int step = 100;; ++step) {
         state.global_step = step;
-        save_checkpoint(o.out, "last", built, state);
+        model::save_checkpoint(o.out, "last", built, state);
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(150 + 170 * attempt));
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
-    EXPECT_NO_THROW(load_model_from_checkpoint(o.out)) << "attempt " << attempt;
+    EXPECT_NO_THROW(model::load_model_from_checkpoint(o.out)) << "attempt " << attempt;
   }
 }
 
@@ -242,7 +243,7 @@ TEST(TrainerTest, AResumedRunEndsWithBitwiseTheSameWeights) {
 // The training state's tensors (optimizer, RNG, queue, momentum weights), by name.
 TensorBytes state_bytes(const fs::path& run) {
   const SafetensorsReader reader =
-      SafetensorsReader::open(resolve_checkpoint(run) / "state.safetensors");
+      SafetensorsReader::open(model::resolve_checkpoint(run) / "state.safetensors");
   TensorBytes out;
   for (const TensorInfo& t : reader.tensors()) {
     const auto bytes = reader.bytes(t);
@@ -284,7 +285,7 @@ TEST(TrainerTest, AResumedRunWithAMomentumQueueEndsBitwiseTheSame) {
     expect_same_tensors(state_bytes(whole.out), state_bytes(part.out), "state ");
     // The queue is full and was used: its keys are the training pairs' caption keys.
     const SafetensorsReader reader =
-        SafetensorsReader::open(resolve_checkpoint(whole.out) / "state.safetensors");
+        SafetensorsReader::open(model::resolve_checkpoint(whole.out) / "state.safetensors");
     const auto position = reader.bytes(reader.at("queue.position"));
     int64_t filled = 0;
     std::memcpy(&filled, position.data() + 8, 8);
@@ -313,13 +314,35 @@ TEST(TrainerTest, ATextCacheFileGivesBitwiseTheSameRunAndIsRemadeForOtherSetting
   EXPECT_EQ(fs::last_write_time(cache), written);
   expect_same_tensors(checkpoint_bytes(plain.out), checkpoint_bytes(cached.out));
 
-  cached.max_text_length = 8;  // other features: the file is not used, and is remade
+  cached.model.text.max_length = 8;  // other features: the file is not used, and is remade
   fs::remove_all(cached.out);
   ::testing::internal::CaptureStderr();
   train(cached, *make_single_process_communicator());
   const std::string log2 = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(log2.find("was made for other captions or another text model"), std::string::npos)
       << log2;
+}
+
+// A resumed run's text tower comes from the checkpoint's copy of its folder,
+// whose weight file differs in bytes, not in values, from the pretrained one.
+TEST(TrainerTest, AResumedRunReadsTheTextCacheFileOfItsFirstPart) {
+  const fs::path data = tiny_dataset("text_cache_resume", 8);
+  const fs::path cache = data.string() + "_features.safetensors";
+  fs::remove(cache);
+  TrainOptions o = tiny_options(data, "run");
+  o.text_lr = 0;
+  o.text_cache = cache.string();
+  o.stop_after_steps = 1;
+  train(o, *make_single_process_communicator());  // writes the file
+  ASSERT_TRUE(fs::exists(cache));
+  const auto written = fs::last_write_time(cache);
+  o.stop_after_steps = 0;
+  o.resume = true;
+  ::testing::internal::CaptureStderr();
+  train(o, *make_single_process_communicator());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("text features of 8 captions read from"), std::string::npos) << log;
+  EXPECT_EQ(fs::last_write_time(cache), written);
 }
 
 TEST(TrainerTest, ACheckpointWithoutAQueueDoesNotResumeWithOne) {
@@ -360,8 +383,8 @@ TEST(TrainerTest, AResumeWithOtherModelOptionsIsRefusedNamingThem) {
   TrainOptions other = o;
   other.resume = true;
   other.stop_after_steps = 0;
-  other.brep.width = 48;
-  other.embed_dim = 24;
+  other.model.brep.width = 48;
+  other.model.two_tower.embed_dim = 24;
   try {
     train(other, *make_single_process_communicator());
     FAIL() << "a run was resumed with another B-Rep width and embedding size";
@@ -384,14 +407,14 @@ TEST(TrainerTest, ACheckpointChangedAfterSavingIsRefusedEvenWithFiniteValues) {
   TrainOptions o = tiny_options(data, "run");
   o.epochs = 1;
   train(o, *make_single_process_communicator());
-  const fs::path folder = resolve_checkpoint(o.out);
+  const fs::path folder = model::resolve_checkpoint(o.out);
   for (const char* file : {"model.safetensors", "text/model.safetensors"}) {
     SCOPED_TRACE(file);
     const std::string original = read_text_file(folder / file);
     overwrite_first_float(folder / file, 123.0f);
     for (const fs::path& path : {fs::path(o.out), folder.parent_path() / "last.json", folder}) {
       try {
-        load_model_from_checkpoint(path);
+        model::load_model_from_checkpoint(path);
         ADD_FAILURE() << "a changed " << file << " was loaded through " << path;
       } catch (const Error& e) {
         const std::string message = e.what();
@@ -400,11 +423,11 @@ TEST(TrainerTest, ACheckpointChangedAfterSavingIsRefusedEvenWithFiniteValues) {
       }
     }
     write_text_atomic(folder / file, original);
-    EXPECT_NO_THROW(load_model_from_checkpoint(o.out));
+    EXPECT_NO_THROW(model::load_model_from_checkpoint(o.out));
   }
   overwrite_first_float(folder / "state.safetensors", 123.0f);
   try {
-    load_training_state(o.out);
+    model::load_training_state(o.out);
     ADD_FAILURE() << "a changed state.safetensors was loaded";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("state.safetensors"), std::string::npos) << e.what();
@@ -544,7 +567,7 @@ TEST(TrainerLaunchTest, NprocTwoTrainsWithTwoLocalRanks) {
   EXPECT_NE(output.find("rank 1 finished"), std::string::npos) << output;
   EXPECT_NE(output.find("validation text->CAD R@1"), std::string::npos) << output;
   // 10 models, 2 per rank and step: 3 steps per epoch (the last global batch is 2).
-  EXPECT_EQ(resolve_checkpoint(out).filename(), "last-step6");
+  EXPECT_EQ(model::resolve_checkpoint(out).filename(), "last-step6");
 }
 
 }  // namespace

@@ -5,14 +5,25 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace cadclip::data {
 
+enum class Split { kTrain, kValidation, kTest };
+// "train", "validation", "test"; parse_split also reads Text2CAD's "val" and
+// throws cadclip::Error naming the value otherwise.
+std::string_view split_name(Split split);
+Split parse_split(std::string_view name);
+void to_json(nlohmann::json& json, Split split);
+void from_json(const nlohmann::json& json, Split& split);
+
 struct Splits {
   std::vector<std::string> train, validation, test;
+
+  const std::vector<std::string>& of(Split split) const;
 
   // The split called `name` ("train", "validation" or "test"); null for any other name.
   const std::vector<std::string>* named(std::string_view name) const;

@@ -1,9 +1,16 @@
-// Reading a two-tower model back from a checkpoint that train::save_checkpoint
-// wrote (model.safetensors, text/, config.json); lives in the model layer so
-// that eval, index and serve can load a checkpoint without the train layer.
+// Checkpoints, written and read in one place: weights as safetensors (brep,
+// heads and temperature in model.safetensors; the text tower as a Hugging
+// Face folder in text/), the model config as JSON, the training state in
+// state.safetensors. Written atomically (a new folder, then a pointer file
+// replaced atomically), and health-checked for NaN/Inf before writing and
+// after reading. In the model layer, so that eval, index and serve load a
+// checkpoint without the train layer.
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -11,6 +18,23 @@
 #include "cadclip/model/model_config.h"
 
 namespace cadclip::model {
+
+// What a training run saves beside the weights to resume.
+struct TrainingState {
+  int64_t epoch = 0;                                // epoch in progress
+  int64_t step_in_epoch = 0;                        // steps already taken in that epoch
+  int64_t global_step = 0;                          // optimizer steps taken in all
+  double best_metric = -1;                          // best validation text->CAD R@1 so far
+  std::map<std::string, at::Tensor> tensors;        // optimizer moments, scaler, RNG state, queues
+  nlohmann::json extra = nlohmann::json::object();  // small values (skipped steps, ...)
+};
+
+// Writes <run>/checkpoints/<name>.json -> a new folder holding model.safetensors,
+// text/ (config, tokenizer files, model.safetensors), config.json and
+// state.safetensors; then removes folders that no pointer names. Refuses
+// (cadclip::Error naming the tensors) when any tensor holds NaN or Inf.
+void save_checkpoint(const std::filesystem::path& run_folder, const std::string& name,
+                     const BuiltModel& model, const TrainingState& state);
 
 // The checkpoint folder a path resolves to: `path` is a checkpoint pointer
 // (<name>.json), a checkpoint folder, or a run folder (then
@@ -40,5 +64,9 @@ SafetensorsReader open_checkpoint_file(const std::filesystem::path& path);
 // text/model.safetensors (hex). Equal weights, equal identity, wherever the
 // folder lies.
 std::string checkpoint_identity(const std::filesystem::path& path);
+
+// The training state of a checkpoint (see resolve_checkpoint), checked as
+// load_model_from_checkpoint checks the weights.
+TrainingState load_training_state(const std::filesystem::path& path);
 
 }  // namespace cadclip::model

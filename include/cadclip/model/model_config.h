@@ -20,14 +20,27 @@ struct ModelConfig {
   text::TextModelOptions text;  // pooling, max length, activation checkpointing
 };
 
+// The JSON forms, one per struct: {"brep": {...}, "two_tower": {...}, "text":
+// {"folder", "pooling", "max_length", "activation_checkpointing"}}. Reading
+// keeps the default of an absent key; a value of the wrong type throws
+// cadclip::JsonFieldError naming its key path.
+void to_json(nlohmann::json& json, const BRepEncoderOptions& options);
+void from_json(const nlohmann::json& json, BRepEncoderOptions& options);
+void to_json(nlohmann::json& json, const TwoTowerOptions& options);
+void from_json(const nlohmann::json& json, TwoTowerOptions& options);
+void to_json(nlohmann::json& json, const ModelConfig& config);
+void from_json(const nlohmann::json& json, ModelConfig& config);
+
 // "fp32", "bf16" or "fp16" -> the ScalarType; throws cadclip::Error otherwise.
 c10::ScalarType parse_text_precision(const std::string& name);
 // The ScalarType -> "fp32", "bf16" or "fp16" (what parse_text_precision reads).
 std::string text_precision_name(c10::ScalarType type);
 
-nlohmann::json to_json(const ModelConfig& config);
-// Throws cadclip::Error naming the key when a value has the wrong type.
-ModelConfig model_config_from_json(const nlohmann::json& json);
+// The model config of a checkpoint's config.json; throws cadclip::Error
+// naming the file and key when it is not valid JSON or a value has the wrong
+// type. Checkpoints saved before two_tower.text_head_hidden and
+// quantity_width existed lack them: their models had neither (0).
+ModelConfig read_model_config(const std::filesystem::path& config_json);
 
 // A built model with its text side.
 struct BuiltModel {

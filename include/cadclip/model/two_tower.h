@@ -28,11 +28,11 @@ struct TwoTowerOptions {
   // GELU first. A frozen sentence encoder's pooled vector holds sizes and counts
   // only nonlinearly (docs/MODEL.md: a probe of log part sizes from frozen
   // MiniLM features, R^2 0.5 linear, 0.75 with one hidden layer).
-  int64_t text_head_hidden = 0;
+  int64_t text_head_hidden = 512;
   // > 0: the quantity branch (model/quantity_encoder.h) with this width reads
   // the numbers of each caption, and the text head sees its output beside the
   // pooled features. 0: no branch; the text head sees the pooled features only.
-  int64_t quantity_width = 0;
+  int64_t quantity_width = 128;
   // Precision of the text tower's forward: kFloat (fp32), kBFloat16 or kHalf
   // (autocast on the input's device). The B-Rep tower and both heads are fp32.
   c10::ScalarType text_precision = c10::kFloat;

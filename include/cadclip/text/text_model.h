@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <utility>
@@ -22,6 +23,9 @@ struct TextModelOptions {
                                           // max_seq_length, else model_max_length, else 512
   bool activation_checkpointing = false;  // recompute layers in backward (training)
 };
+// Its JSON form (the "text" object of a checkpoint's config.json, less "folder").
+void to_json(nlohmann::json& json, const TextModelOptions& options);
+void from_json(const nlohmann::json& json, TextModelOptions& options);
 
 struct TextModel {
   std::filesystem::path folder;  // where config.json and the weights are

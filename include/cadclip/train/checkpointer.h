@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/model_config.h"
-#include "cadclip/train/checkpoint.h"
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/loss_scaler.h"
 #include "cadclip/train/momentum_encoders.h"
@@ -49,7 +49,7 @@ class Checkpointer {
   // Puts a checkpoint's optimizer moments, loss scale and this rank's RNG
   // state back. Refuses (naming `checkpoint`) a mid-epoch checkpoint of
   // another process count, whose batches this run could not repeat.
-  void restore(const TrainingState& state, const std::filesystem::path& checkpoint) const;
+  void restore(const model::TrainingState& state, const std::filesystem::path& checkpoint) const;
 
  private:
   std::filesystem::path out_;

@@ -5,13 +5,21 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 #include "cadclip/train/communicator.h"
 
 namespace cadclip::train {
 
 enum class LossKind { kInfoNce, kSigLip };
+// "infonce" / "siglip", as the command line and options.json spell them;
+// parse_loss_kind throws cadclip::Error naming the value otherwise.
+std::string_view loss_kind_name(LossKind kind);
+LossKind parse_loss_kind(std::string_view name);
+void to_json(nlohmann::json& json, LossKind kind);
+void from_json(const nlohmann::json& json, LossKind& kind);
 
 // One process's share of a step. Rows may differ in number between ranks
 // (the uneven last batch): they are padded, gathered and masked, and the loss

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/model_config.h"
-#include "cadclip/train/checkpoint.h"
 #include "cadclip/train/momentum_queue.h"
 
 namespace cadclip::train {
@@ -31,7 +31,7 @@ class MomentumEncoders {
   // trainable weights from `state` when saved there. `resumed`: state is a
   // checkpoint's past step 0, which must then hold the momentum weights and the
   // queue; else cadclip::Error naming `checkpoint` and what is missing.
-  MomentumEncoders(model::BuiltModel& online, const TrainingState& state, bool resumed,
+  MomentumEncoders(model::BuiltModel& online, const model::TrainingState& state, bool resumed,
                    const std::filesystem::path& checkpoint, const MomentumOptions& options);
   // One EMA step of the momentum weights towards the online ones.
   void follow_online();

@@ -4,33 +4,43 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cadclip/data/splits.h"
 #include "cadclip/model/model_config.h"
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/loss.h"
 
 namespace cadclip::train {
 
+// The model a run trains unless told otherwise: the model's own defaults,
+// with captions cut at 128 tokens incl. [CLS]/[SEP] (text.max_length).
+inline model::ModelConfig default_train_model() {
+  model::ModelConfig config;
+  config.text.max_length = 128;
+  return config;
+}
+
 struct TrainOptions {
-  std::string data;                  // prepared dataset folder (cadclip prepare / synth)
-  std::string out;                   // run folder: checkpoints/, metrics.jsonl, tensorboard/
-  std::string text_model;            // Hugging Face folder of the pretrained text tower
-  std::vector<std::string> levels;   // caption levels to sample; empty = all
-  int64_t max_text_length = 128;     // tokens per caption incl. [CLS]/[SEP]; longer = cut
-  int64_t epochs = 10;               // passes over the training split
-  int64_t batch_size = 64;           // pairs per process and step
-  double lr = 5e-4;                  // peak learning rate of the new modules (B-Rep, heads)
-  double text_lr = 3e-5;             // peak learning rate of the pretrained text tower
-  double weight_decay = 0.05;        // AdamW decoupled weight decay (not on norms and biases)
-  double warmup = 0.05;              // share of all steps spent warming up linearly
-  double grad_clip = 1.0;            // max global gradient norm; 0 = no clipping
-  std::string precision = "fp32";    // text tower precision: fp32, bf16 or fp16
-  std::string device = "cpu";        // cpu or cuda[:n]
-  int threads = 0;                   // intra-op threads; 0 = cores / processes
-  uint64_t seed = 0;                 // model init, shuffling, caption choice
-  std::string loss = "infonce";      // infonce or siglip
+  std::string data;  // prepared dataset folder (cadclip prepare / synth)
+  std::string out;   // run folder: checkpoints/, metrics.jsonl, tensorboard/
+  // The model to train (B-Rep tower, heads, text tower folder and precision).
+  model::ModelConfig model = default_train_model();
+  std::vector<std::string> levels;  // caption levels to sample; empty = all
+  int64_t epochs = 10;              // passes over the training split
+  int64_t batch_size = 64;          // pairs per process and step
+  double lr = 5e-4;                 // peak learning rate of the new modules (B-Rep, heads)
+  double text_lr = 3e-5;            // peak learning rate of the pretrained text tower
+  double weight_decay = 0.05;       // AdamW decoupled weight decay (not on norms and biases)
+  double warmup = 0.05;             // share of all steps spent warming up linearly
+  double grad_clip = 1.0;           // max global gradient norm; 0 = no clipping
+  std::string device = "cpu";       // cpu or cuda[:n]
+  int threads = 0;                  // intra-op threads; 0 = cores / processes
+  uint64_t seed = 0;                // model init, shuffling, caption choice
+  LossKind loss = LossKind::kInfoNce;
   bool mask_false_negatives = true;  // same facts/caption or geometry are not negatives
   int64_t queue = 0;                 // momentum queue rows per modality (MoCo); 0 = off
   double queue_momentum = 0.995;     // EMA factor of the momentum encoders (with queue > 0)
@@ -40,19 +50,22 @@ struct TrainOptions {
   bool resume = false;               // continue from <out>/checkpoints/last.json
   std::string text_cache;  // frozen text tower: file of pooled caption features, reused by
                            // runs whose key (weights, captions, settings) matches; "" = none
-  std::string validation_split = "validation";  // split evaluated after each epoch; "" = none
-  int64_t eval_batch_size = 128;                // models or captions per forward in validation
-  model::BRepEncoderOptions brep;               // the B-Rep tower's size
-  int64_t embed_dim = 256;                      // shared embedding size
-  // The text head: a hidden GELU layer of this width (0 = linear), reading the
-  // pooled text features and the quantity branch (numbers in the caption) of
-  // this width (0 = none). docs/RESULTS.md, "Closing the gap", measures both.
-  int64_t text_head_hidden = 512;
-  int64_t quantity_width = 128;
+  // The split evaluated after each epoch; none = no validation.
+  std::optional<data::Split> validation_split = data::Split::kValidation;
+  int64_t eval_batch_size = 128;   // models or captions per forward in validation
   bool deterministic = true;       // deterministic ATen algorithms
   int64_t debug_nan_at_step = -1;  // debug: poison the loss with NaN from this global step
   int64_t debug_nan_count = 1;     // ... for this many steps
 };
+
+// The JSON form: what <out>/options.json holds and `cadclip train --config`
+// reads (the model as in a checkpoint's config.json, under "model").
+void to_json(nlohmann::json& json, const TrainOptions& options);
+void from_json(const nlohmann::json& json, TrainOptions& options);
+// `options` with the values of a JSON file such as a run's options.json (keys
+// it lacks keep their value); throws cadclip::Error naming the file and the
+// key that is unknown or has the wrong type.
+TrainOptions read_train_options(const std::filesystem::path& file, TrainOptions options = {});
 
 struct TrainSummary {
   int64_t steps = 0;            // optimizer steps taken in this run

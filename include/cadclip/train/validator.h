@@ -18,10 +18,6 @@
 
 namespace cadclip::train {
 
-// The ids of split `name` ("train", "validation", "test"; "" = none); any
-// other name is refused, saying which are known.
-std::vector<std::string> validation_ids(const data::Splits& splits, const std::string& name);
-
 struct ValidationResult {
   double mean_r1 = -1;    // mean text->CAD R@1 over levels, in [0, 1]
   nlohmann::json record;  // for metrics.jsonl: per level R@1 and MRR, the gallery

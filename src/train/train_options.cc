@@ -1,0 +1,45 @@
+// TrainOptions as JSON: <out>/options.json and `cadclip train --config`.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/json_fields.h"
+#include "cadclip/train/trainer.h"
+
+namespace cadclip::train {
+
+CADCLIP_JSON_FIELDS(TrainOptions, data, out, model, levels, epochs, batch_size, lr, text_lr,
+                    weight_decay, warmup, grad_clip, device, threads, seed, loss,
+                    mask_false_negatives, queue, queue_momentum, max_nonfinite_steps,
+                    checkpoint_every, stop_after_steps, resume, text_cache, validation_split,
+                    eval_batch_size, deterministic, debug_nan_at_step, debug_nan_count)
+
+TrainOptions read_train_options(const std::filesystem::path& file, TrainOptions options) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(read_text_file(file));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(format("--config {} is not valid JSON: {}", file.string(), e.what()));
+  }
+  // A misspelt key would silently leave its default: refuse it.
+  const std::vector<std::string> unknown = unknown_keys(json, nlohmann::json(TrainOptions{}));
+  if (!unknown.empty()) {
+    std::string list;
+    for (const std::string& key : unknown) list += (list.empty() ? "" : ", ") + key;
+    throw Error(
+        format("--config {}: unknown option(s) {}; the file takes the keys a run's "
+               "options.json has",
+               file.string(), list));
+  }
+  try {
+    from_json(json, options);
+  } catch (const Error& e) {
+    throw Error(format("--config {}: {}", file.string(), e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(format("--config {}: {}", file.string(), e.what()));
+  }
+  return options;
+}
+
+}  // namespace cadclip::train
