@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "cadclip/core/error.h"
 
@@ -85,6 +86,32 @@ std::string read_text_file(const std::filesystem::path& path) {
   text << in.rdbuf();
   if (in.bad()) throw Error(format("reading {} failed: {}", path.string(), errno_text()));
   return text.str();
+}
+
+ScratchDir::ScratchDir(std::filesystem::path path) : path_(std::move(path)) {
+  std::filesystem::create_directories(path_);
+}
+
+ScratchDir::ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) {
+  other.path_.clear();
+}
+
+ScratchDir& ScratchDir::operator=(ScratchDir&& other) noexcept {
+  if (this != &other) {
+    remove();
+    path_ = std::move(other.path_);
+    other.path_.clear();
+  }
+  return *this;
+}
+
+ScratchDir::~ScratchDir() { remove(); }
+
+void ScratchDir::remove() {
+  if (path_.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+  path_.clear();
 }
 
 }  // namespace cadclip

@@ -143,12 +143,6 @@ IndexWriter IndexWriter::open(const fs::path& index, bool wait) {
   return writer;
 }
 
-IndexWriter::~IndexWriter() {
-  if (staging_.empty()) return;
-  std::error_code ignored;  // a failed build: the current version stays as it was
-  fs::remove_all(staging_, ignored);
-}
-
 std::optional<fs::path> IndexWriter::current() const {
   if (fs::exists(index_ / kCurrentFile)) {
     const fs::path version = named_version(index_);
@@ -164,7 +158,7 @@ std::optional<fs::path> IndexWriter::current() const {
 }
 
 fs::path IndexWriter::begin_version() {
-  CADCLIP_CHECK(staging_.empty(), "begin_version() twice without commit_version()");
+  CADCLIP_CHECK(staging_.path().empty(), "begin_version() twice without commit_version()");
   int64_t last = 0;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(index_ / kVersionsDir, ec)) {
@@ -173,19 +167,19 @@ fs::path IndexWriter::begin_version() {
     if (n) last = std::max(last, *n);
   }
   next_ = last + 1;
-  staging_ = index_ / kVersionsDir / format("{}{}{}", next_, kBuilding, ::getpid());
-  fs::create_directories(staging_ / kThumbnailDir);
-  write_text_atomic(staging_ / kReaderLock, "");
-  return staging_;
+  staging_ = ScratchDir(index_ / kVersionsDir / format("{}{}{}", next_, kBuilding, ::getpid()));
+  fs::create_directories(staging_.path() / kThumbnailDir);
+  write_text_atomic(staging_.path() / kReaderLock, "");
+  return staging_.path();
 }
 
 fs::path IndexWriter::commit_version() {
-  CADCLIP_CHECK(!staging_.empty(), "commit_version() without begin_version()");
+  CADCLIP_CHECK(!staging_.path().empty(), "commit_version() without begin_version()");
   const fs::path version = index_ / kVersionsDir / std::to_string(next_);
-  sync_path(staging_ / kThumbnailDir);
-  sync_path(staging_);
-  fs::rename(staging_, version);
-  staging_.clear();
+  sync_path(staging_.path() / kThumbnailDir);
+  sync_path(staging_.path());
+  fs::rename(staging_.path(), version);
+  staging_.release();
   sync_path(index_ / kVersionsDir);
   // The commit point: readers that open the index from now on get `version`.
   write_text_atomic(index_ / kCurrentFile, format("{}/{}\n", kVersionsDir, next_));

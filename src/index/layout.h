@@ -19,6 +19,8 @@
 #include <optional>
 #include <string>
 
+#include "cadclip/core/file.h"
+
 namespace cadclip::index::detail {
 
 inline constexpr const char* kCurrentFile = "CURRENT";
@@ -51,7 +53,6 @@ class IndexWriter {
  public:
   static IndexWriter open(const std::filesystem::path& index, bool wait);
   IndexWriter(IndexWriter&&) noexcept = default;
-  ~IndexWriter();
 
   // The folder of the version readers open now: nullopt when INDEX holds no
   // index yet, INDEX itself for an index made before versions.
@@ -70,7 +71,9 @@ class IndexWriter {
 
   std::filesystem::path index_;
   FileLock lock_;
-  std::filesystem::path staging_;  // begin_version()'s folder, until committed
+  // begin_version()'s folder until committed; a failed build's goes with
+  // the writer, and the current version stays as it was.
+  ScratchDir staging_;
   int64_t next_ = 0;
 };
 

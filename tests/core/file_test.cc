@@ -71,5 +71,31 @@ TEST(ReadTextFileTest, MissingFileNamesThePath) {
   }
 }
 
+TEST(ScratchDirTest, RemovesItsFolderUnlessReleased) {
+  const auto dir = fresh_dir("scratch");
+  {
+    ScratchDir scratch(dir / "a" / "b");
+    ASSERT_TRUE(std::filesystem::is_directory(dir / "a" / "b"));
+    write_text_atomic(scratch.path() / "sub" / "x.txt", "scratch");
+    ScratchDir moved = std::move(scratch);
+    EXPECT_TRUE(scratch.path().empty());
+    EXPECT_EQ(moved.path(), dir / "a" / "b");
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "a" / "b"));  // with what it held
+  EXPECT_TRUE(std::filesystem::exists(dir / "a"));         // its parents stay
+  {
+    ScratchDir kept(dir / "kept");
+    kept.release();
+  }
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "kept"));
+  {
+    ScratchDir first(dir / "first");
+    first = ScratchDir(dir / "second");  // the folder it held goes at once
+    EXPECT_FALSE(std::filesystem::exists(dir / "first"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "second"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cadclip

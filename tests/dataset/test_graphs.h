@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "cadclip/core/file.h"
 #include "cadclip/data/brep_graph.h"
 
 namespace cadclip::data::testing {
@@ -47,22 +48,17 @@ inline BRepGraph chain_graph(const std::string& id, int faces, float seed) {
 }
 
 // A fresh empty folder under the system's temporary folder, removed on exit.
-class ScratchDir {
+class ScratchDir : public cadclip::ScratchDir {
  public:
-  explicit ScratchDir(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() /
-              ("cadclip-" + name + "-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
+  explicit ScratchDir(const std::string& name) : cadclip::ScratchDir(emptied(name)) {}
 
  private:
-  std::filesystem::path path_;
+  static std::filesystem::path emptied(const std::string& name) {
+    const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                       ("cadclip-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path);
+    return path;
+  }
 };
 
 inline bool same_graph(const BRepGraph& a, const BRepGraph& b) {
