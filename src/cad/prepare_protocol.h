@@ -1,6 +1,5 @@
-// The prepare job's private parts: the frames that the job and its worker
-// processes exchange over a socket, the worker process handle, and the
-// journal of finished inputs.
+// The ingest pool's private parts: the frames that it and its worker
+// processes exchange over a socket, and the worker process handle.
 #pragma once
 
 #include <sys/types.h>
@@ -11,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "cadclip/cad/ingest.h"
 
 namespace cadclip::cad::prepare_detail {
 
@@ -32,6 +33,11 @@ enum class FrameKind : uint8_t {
   kThumbnail = 'D',  // worker -> job, after kResult: u64 header length, header JSON
                      // {"ok", "reason", "strokes", "seconds"}, the SVG (when ok)
 };
+
+// The kOptions payload: the ingest options, and the drawing's style
+// (ThumbnailOptions' size_px, stroke_px, margin_px).
+std::string options_payload(const IngestOptions& ingest, int size_px, double stroke_px,
+                            double margin_px);
 
 // u64 header length, header JSON, then the body: the payload of kResult and
 // kThumbnail frames. split_payload returns false for a garbled payload.
@@ -91,49 +97,6 @@ class WorkerProcess {
   void close_fd();
   pid_t pid_ = -1;
   int fd_ = -1;
-};
-
-struct JournalEntry {
-  std::string path;      // the input file as the job found it
-  std::string id;        // its model id
-  uint64_t size = 0;     // file size when ingested
-  int64_t mtime_ns = 0;  // modification time when ingested
-  bool ok = false;
-  std::string kind;                   // failures: ingest, crash, timeout
-  std::string reason;                 // failures: why
-  std::vector<std::string> warnings;  // prepared models: what ingest skipped without failing
-  double seconds = 0;                 // ingest time in the worker
-  int64_t faces = 0, edges = 0;
-  // Drawings (prepared models of a run with thumbnails): "" = none asked, "ok", or why there
-  // is none: "draw" (HLR failed or drew nothing), "crash", "timeout".
-  std::string thumbnail;
-  std::string thumbnail_reason;                   // when not "ok"
-  uint64_t svg_size = 0;                          // the SVG: the payload's last svg_size bytes
-  uint64_t payload_offset = 0, payload_size = 0;  // encoded graph, then the SVG, in the journal
-};
-
-// Append-only record of finished inputs (prepared or failed) with their
-// graphs. A record torn by an interruption is cut off when reopened.
-class Journal {
- public:
-  // Opens `file`, creating it; reads the records there. Throws cadclip::Error.
-  explicit Journal(const std::filesystem::path& file);
-  ~Journal();
-  Journal(const Journal&) = delete;
-  Journal& operator=(const Journal&) = delete;
-
-  const std::vector<JournalEntry>& entries() const { return entries_; }
-  int64_t dropped_bytes() const { return dropped_bytes_; }  // torn tail cut off on open
-  void append(JournalEntry entry, std::string_view payload);
-  std::string payload(const JournalEntry& entry) const;
-  void sync();
-
- private:
-  std::filesystem::path file_;
-  int fd_ = -1;
-  uint64_t end_ = 0;
-  int64_t dropped_bytes_ = 0;
-  std::vector<JournalEntry> entries_;
 };
 
 }  // namespace cadclip::cad::prepare_detail

@@ -23,21 +23,24 @@
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/graph_codec.h"
+#include "cadclip/data/ingest_failure.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "layout.h"
 #include "store.h"
 
 #ifdef CADCLIP_WITH_OCCT
-#include "cadclip/cad/ingest.h"
-#include "cadclip/cad/prepare.h"
+#include "cadclip/cad/ingest_pool.h"
 #endif
 
 namespace cadclip::index {
 namespace {
 
 namespace fs = std::filesystem;
+using data::FailureKind;
+using data::IngestFailure;
 
 constexpr int64_t kAutoApproximateFrom = 20000;
+constexpr std::string_view kDrawingPrefix = "thumbnail_";
 
 // One part of the library as found on disk, before embedding.
 struct Found {
@@ -45,15 +48,21 @@ struct Found {
   int64_t dataset_row = -1;  // prepared library: the row in the dataset
 };
 
-struct Failure {
-  std::string path, id, kind, reason;
+// A line of failures.jsonl (a file not indexed), or of warnings.jsonl (a part
+// indexed without a drawing, its kind written "thumbnail_<kind>").
+struct Listed {
+  std::string path, id;
+  IngestFailure failure;
+  bool drawing = false;
 };
 
-// A part's drawing as a prepare run with thumbnails left it (thumbnails.jsonl):
-// the SVG file, or why there is none.
+// A part's drawing, or why there is none.
 struct Drawing {
-  fs::path svg;  // empty: none
-  std::string path, kind, reason;
+  std::string path;   // the CAD file it shows (as the ingest named it)
+  fs::path svg_file;  // a prepared folder's drawing, read when its part is embedded
+  bool drawn = false;
+  std::string svg;
+  IngestFailure none;  // when not drawn
 };
 
 std::vector<nlohmann::json> read_json_lines(const fs::path& file) {
@@ -78,12 +87,23 @@ std::vector<nlohmann::json> read_json_lines(const fs::path& file) {
   return lines;
 }
 
+FailureKind kind_named(const std::string& name, const fs::path& file) {
+  const std::optional<FailureKind> kind = data::failure_kind_from_name(name);
+  if (!kind)
+    throw Error(
+        format("{} names the failure kind '{}', which cadclip does not know; the file is "
+               "damaged: delete it and run the job that wrote it again",
+               file.string(), name));
+  return *kind;
+}
+
 // The drawings of a prepared folder by id; none when it was prepared without
 // thumbnails.
 std::map<std::string, Drawing> read_drawings(const fs::path& prepared) {
   std::map<std::string, Drawing> drawings;
-  if (!fs::exists(prepared / "thumbnails.jsonl")) return drawings;
-  for (const nlohmann::json& j : read_json_lines(prepared / "thumbnails.jsonl")) {
+  const fs::path list = prepared / "thumbnails.jsonl";
+  if (!fs::exists(list)) return drawings;
+  for (const nlohmann::json& j : read_json_lines(list)) {
     Drawing d;
     d.path = j.value("path", "");
     if (j.contains("svg") && j["svg"].is_string()) {
@@ -93,16 +113,45 @@ std::map<std::string, Drawing> read_drawings(const fs::path& prepared) {
         throw Error(
             format("{} names the drawing '{}', which is not an .svg file in {}; the "
                    "file is damaged: prepare the folder again with --thumbnails",
-                   (prepared / "thumbnails.jsonl").string(), svg.string(),
-                   (prepared / "thumbnails").string()));
-      d.svg = prepared / svg;
+                   list.string(), svg.string(), (prepared / "thumbnails").string()));
+      d.svg_file = prepared / svg;
     } else {
-      d.kind = j.value("kind", "draw");
-      d.reason = j.value("reason", "no drawing was made");
+      d.none = {kind_named(j.value("kind", "draw"), list),
+                j.value("reason", "no drawing was made")};
     }
     drawings[j.value("id", "")] = std::move(d);
   }
   return drawings;
+}
+
+std::vector<Listed> read_listed(const fs::path& path) {
+  std::vector<Listed> listed;
+  if (!fs::exists(path)) return listed;
+  for (const nlohmann::json& j : read_json_lines(path)) {
+    std::string kind = j.value("kind", "");
+    const bool drawing = kind.starts_with(kDrawingPrefix);
+    if (drawing) kind.erase(0, kDrawingPrefix.size());
+    listed.push_back({j.value("path", ""),
+                      j.value("id", ""),
+                      {kind_named(kind, path), j.value("reason", "")},
+                      drawing});
+  }
+  return listed;
+}
+
+void write_listed(const fs::path& path, std::vector<Listed> listed) {
+  std::sort(listed.begin(), listed.end(),
+            [](const Listed& a, const Listed& b) { return a.path < b.path; });
+  std::string text;
+  for (const Listed& l : listed) {
+    const std::string kind = (l.drawing ? std::string(kDrawingPrefix) : std::string()) +
+                             std::string(data::failure_kind_name(l.failure.kind));
+    text +=
+        nlohmann::json{{"path", l.path}, {"id", l.id}, {"kind", kind}, {"reason", l.failure.reason}}
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        "\n";
+  }
+  write_text_atomic(path, text);
 }
 
 // Large libraries: an inverted file with about 4 sqrt(n) lists (a power of
@@ -148,33 +197,6 @@ std::map<std::string, std::string> first_captions(const fs::path& path) {
   return out;
 }
 
-// [n, d] embeddings of graphs, batch by batch.
-at::Tensor embed_graphs(model::TwoTowerImpl& model, const std::vector<data::BRepGraph>& graphs) {
-  c10::InferenceMode inference;
-  return model.encode_brep(graphs).contiguous();
-}
-
-std::vector<Failure> read_failures(const fs::path& path) {
-  std::vector<Failure> failures;
-  if (!fs::exists(path)) return failures;
-  for (const nlohmann::json& j : read_json_lines(path))
-    failures.push_back(
-        {j.value("path", ""), j.value("id", ""), j.value("kind", ""), j.value("reason", "")});
-  return failures;
-}
-
-void write_failures(const fs::path& path, std::vector<Failure> failures) {
-  std::sort(failures.begin(), failures.end(),
-            [](const Failure& a, const Failure& b) { return a.path < b.path; });
-  std::string text;
-  for (const Failure& f : failures) {
-    text += nlohmann::json{{"path", f.path}, {"id", f.id}, {"kind", f.kind}, {"reason", f.reason}}
-                .dump() +
-            "\n";
-  }
-  write_text_atomic(path, text);
-}
-
 std::string thumbnail_name(const std::string& id) { return sha256_hex(id).substr(0, 24) + ".svg"; }
 
 // Test hook: CADCLIP_DEBUG_KILL_INDEX_AT=<point> kills this process there
@@ -199,6 +221,342 @@ void copy_version(const fs::path& from, const fs::path& to) {
   }
 }
 
+// Whether the next version starts empty rather than as a copy of `current`:
+// there is none, it is incomplete, or it was built with other weights (which
+// only --overwrite replaces).
+bool starts_empty(const std::optional<fs::path>& current, const std::string& identity,
+                  const IndexOptions& o, const fs::path& index_folder, const fs::path& checkpoint) {
+  if (!current) return true;
+  const detail::Catalog old = detail::Catalog::open(*current, /*create=*/false);
+  const std::optional<std::string> previous = old.meta("checkpoint_identity");
+  if (!previous) {
+    log::warn("index", "{} is incomplete (its catalog names no checkpoint); building it anew",
+              current->string());
+    return true;
+  }
+  if (*previous == identity) return false;
+  if (!o.overwrite)
+    throw Error(
+        format("{} was built with other weights (checkpoint {}); pass --overwrite to "
+               "rebuild it with {}",
+               index_folder.string(), old.meta("checkpoint").value_or("?"), checkpoint.string()));
+  log::warn("index", "rebuilding {}: the checkpoint changed", index_folder.string());
+  return true;
+}
+
+std::vector<Found> found_in_dataset(const data::Dataset& dataset) {
+  std::vector<Found> found;
+  for (int64_t i = 0; i < dataset.size(); ++i) {
+    Found f;
+    f.dataset_row = i;
+    f.item.id = dataset.id(i);
+    f.item.name = f.item.id;
+    f.item.content_hash = sha256_hex(data::encode_graph(dataset.graph(i)));
+    found.push_back(std::move(f));
+  }
+  return found;
+}
+
+// The CAD files of `library` by path; a file whose id (its stem) an earlier
+// one gives joins `failures`.
+std::vector<Found> found_in_folder(const fs::path& library, std::vector<Listed>& failures) {
+#ifdef CADCLIP_WITH_OCCT
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(library)) {
+    if (entry.is_regular_file() && data::is_cad_path(entry.path())) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Found> found;
+  std::set<std::string> ids;
+  for (const fs::path& file : files) {
+    const std::string id = file.stem().string();
+    if (!ids.insert(id).second) {
+      failures.push_back({file.string(),
+                          id,
+                          {FailureKind::kDuplicateId,
+                           format("another file of the library already gives the id '{}'; "
+                                  "rename one of them",
+                                  id)}});
+      continue;
+    }
+    Found f;
+    f.item.id = id;
+    f.item.name = id;
+    f.item.source = file.string();
+    f.item.content_hash = sha256_file_hex(file);
+    found.push_back(std::move(f));
+  }
+  return found;
+#else
+  (void)failures;
+  throw Error(
+      format("{} is no prepared folder (no manifest.json), and this cadclip was built "
+             "without Open CASCADE, so it cannot read CAD files; prepare the library "
+             "on a machine with OCCT",
+             library.string()));
+#endif
+}
+
+// What changed in the library since the current version.
+struct Changes {
+  std::vector<Found*> todo;       // new and changed parts, to embed, in the order found
+  std::set<std::string> present;  // every id the library holds now
+  std::vector<std::string> gone;  // ids in the index that left the library
+};
+
+// Unchanged parts keep their embedding (a caption file may change on its own,
+// so their captions are brought up to date).
+Changes find_changes(std::vector<Found>& found, std::map<std::string, detail::StoredItem>& existing,
+                     const std::map<std::string, std::string>& captions, detail::Catalog& catalog,
+                     IndexSummary& summary) {
+  Changes changes;
+  for (Found& f : found) {
+    changes.present.insert(f.item.id);
+    const auto caption = captions.find(f.item.id);
+    const std::string now = caption == captions.end() ? "" : caption->second;
+    const auto it = existing.find(f.item.id);
+    if (it != existing.end() && it->second.item.content_hash == f.item.content_hash &&
+        it->second.item.source == f.item.source) {
+      ++summary.unchanged;
+      if (now != it->second.item.caption) {
+        it->second.item.caption = now;
+        catalog.put(it->second.item, it->second.embedding);
+      }
+      continue;
+    }
+    f.item.caption = now;
+    changes.todo.push_back(&f);
+  }
+  for (const auto& [id, s] : existing) {
+    if (!changes.present.count(id)) changes.gone.push_back(id);
+  }
+  return changes;
+}
+
+// Embeds parts batch by batch in the order they are added, so that the
+// batches (and so the embeddings) are those of any run over the same parts,
+// and records each in the catalog with its drawing.
+class Embedder {
+ public:
+  Embedder(model::TwoTowerImpl& model, detail::Catalog& catalog, const fs::path& out,
+           const IndexOptions& o, const std::map<std::string, detail::StoredItem>& existing,
+           IndexSummary& summary, std::vector<Listed>& warnings, Progress& progress)
+      : model_(model),
+        catalog_(catalog),
+        out_(out),
+        o_(o),
+        existing_(existing),
+        summary_(summary),
+        warnings_(warnings),
+        progress_(progress) {}
+
+  // `drawing`: none when the run draws no thumbnails.
+  void add(Found& part, data::BRepGraph graph, std::optional<Drawing> drawing) {
+    (existing_.count(part.item.id) ? summary_.changed : summary_.added) += 1;
+    embedded_.insert(part.item.id);
+    batch_.push_back({&part, std::move(graph), std::move(drawing)});
+    if (static_cast<int64_t>(batch_.size()) >= o_.batch_size) flush();
+  }
+  // A part that will not come (its file failed).
+  void skip() { progress_.advance(1); }
+  void flush();
+  // Ids added so far.
+  const std::set<std::string>& embedded() const { return embedded_; }
+
+ private:
+  struct Pending {
+    Found* part;
+    data::BRepGraph graph;
+    std::optional<Drawing> drawing;
+  };
+  void record_drawing(Item& item, std::optional<Drawing>& drawing);
+
+  model::TwoTowerImpl& model_;
+  detail::Catalog& catalog_;
+  const fs::path out_;
+  const IndexOptions& o_;
+  const std::map<std::string, detail::StoredItem>& existing_;
+  IndexSummary& summary_;
+  std::vector<Listed>& warnings_;
+  Progress& progress_;
+  std::vector<Pending> batch_;
+  std::set<std::string> embedded_;
+};
+
+void Embedder::flush() {
+  if (batch_.empty()) return;
+  std::vector<data::BRepGraph> graphs;
+  for (Pending& p : batch_) graphs.push_back(std::move(p.graph));
+  at::Tensor emb;  // [b, d]
+  {
+    c10::InferenceMode inference;
+    emb = model_.encode_brep(graphs).contiguous();
+  }
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    Item& item = batch_[i].part->item;
+    fill_from_graph(item, graphs[i]);
+    record_drawing(item, batch_[i].drawing);
+    const at::Tensor row = emb[static_cast<int64_t>(i)].contiguous();
+    catalog_.put(item, {row.data_ptr<float>(), static_cast<size_t>(row.numel())});
+  }
+  progress_.advance(static_cast<int64_t>(batch_.size()));
+  batch_.clear();
+}
+
+void Embedder::record_drawing(Item& item, std::optional<Drawing>& drawing) {
+  item.thumbnail.clear();
+  const fs::path thumbnail_file = out_ / detail::kThumbnailDir / thumbnail_name(item.id);
+  if (o_.thumbnails && drawing) {
+    Drawing& d = *drawing;
+    if (!d.svg_file.empty()) {
+      if (fs::exists(d.svg_file)) {
+        d.drawn = true;
+        d.svg = read_text_file(d.svg_file);
+      } else {
+        d.none = {FailureKind::kMissing,
+                  format("{} is gone; prepare the library again with --thumbnails to draw it",
+                         d.svg_file.string())};
+      }
+    }
+    if (d.drawn) {
+      item.thumbnail = thumbnail_name(item.id);
+      write_text_atomic(thumbnail_file, d.svg);
+      ++summary_.thumbnails;
+    } else {
+      log::warn("index", "no thumbnail for {} ({}): {}", item.id,
+                data::failure_kind_name(d.none.kind), d.none.reason);
+      warnings_.push_back({d.path.empty() ? item.source : d.path, item.id, d.none,
+                           /*drawing=*/true});
+    }
+  }
+  if (item.thumbnail.empty()) fs::remove(thumbnail_file);  // a changed part's old drawing
+}
+
+// A prepared library: graphs from its shards, drawings from its
+// thumbnails.jsonl (those of `cadclip prepare --thumbnails`, made by its workers).
+void embed_prepared(const data::Dataset& dataset, const fs::path& library,
+                    const std::vector<Found*>& todo, bool thumbnails, Embedder& embedder) {
+  std::map<std::string, Drawing> drawings;
+  if (thumbnails) drawings = read_drawings(library);
+  for (Found* f : todo) {
+    const auto drawing = drawings.find(f->item.id);
+    embedder.add(*f, dataset.graph(f->dataset_row),
+                 drawing == drawings.end() ? std::nullopt : std::optional(drawing->second));
+  }
+}
+
+#ifdef CADCLIP_WITH_OCCT
+// A folder of CAD files: each part ingested in the ingest pool's worker
+// processes, which also draw it, so that Open CASCADE's HLR runs in the same
+// contained processes as the reading: a crash or hang while drawing costs
+// that part its thumbnail, never the job (the worker sent the graph first).
+// Parts go to the embedder in id order, whichever worker was faster (the
+// order of a prepared library's shards); files that fail join `failures`.
+void ingest_parts(const IndexOptions& o, std::vector<Found*> todo, Embedder& embedder,
+                  std::vector<Listed>& failures) {
+  std::sort(todo.begin(), todo.end(),
+            [](const Found* a, const Found* b) { return a->item.id < b->item.id; });
+  std::vector<cad::IngestInput> inputs;
+  for (const Found* f : todo)
+    inputs.push_back({fs::path(f->item.source).lexically_normal(), f->item.id, o.thumbnails});
+  cad::IngestPoolOptions pool;
+  pool.workers = o.workers;
+  pool.file_timeout_s = o.file_timeout_s;
+  pool.ingest.assume_unit = o.assume_unit;
+  pool.worker_binary = o.worker_binary;
+  // Outcomes come in any order; they are taken in the order of `inputs`.
+  std::vector<std::optional<cad::IngestOutcome>> waiting(inputs.size());
+  size_t next = 0;
+  cad::IngestPool(pool).run(inputs, [&](cad::IngestOutcome outcome) {
+    const size_t index = outcome.index;
+    waiting[index] = std::move(outcome);
+    for (; next < waiting.size() && waiting[next]; waiting[next++].reset()) {
+      cad::IngestOutcome& done = *waiting[next];
+      const std::string path = inputs[next].path.string();
+      if (done.failure) {
+        failures.push_back({path, done.id, std::move(*done.failure)});
+        embedder.skip();
+        continue;
+      }
+      data::BRepGraph graph =
+          data::decode_graph(std::as_bytes(std::span(done.graph.data(), done.graph.size())),
+                             format("the worker's graph of {}", path));
+      std::optional<Drawing> drawing;
+      if (o.thumbnails)
+        drawing = Drawing{
+            path,
+            {},
+            done.drawn,
+            std::move(done.svg),
+            done.no_drawing.value_or(IngestFailure{FailureKind::kDraw, "no drawing was made"})};
+      embedder.add(*todo[next], std::move(graph), std::move(drawing));
+    }
+  });
+}
+#endif
+
+// What the version records about how it was made.
+struct Provenance {
+  std::string identity;  // of the checkpoint's weights
+  fs::path checkpoint, library;
+  int64_t embed_dim = 0;
+};
+
+// Writes the vectors (always rebuilt from the catalog, so that they follow
+// its order), the catalog's facts and the options used, then makes the
+// version current. Returns its folder.
+std::string finish_version(detail::IndexWriter& writer, std::optional<detail::Catalog>& catalog,
+                           const fs::path& out, const IndexOptions& o, const Provenance& made,
+                           IndexSummary& summary) {
+  const int64_t d = made.embed_dim;
+  const std::vector<detail::StoredItem> all = catalog->items();
+  std::vector<float> matrix;
+  matrix.reserve(all.size() * d);
+  for (const detail::StoredItem& s : all) {
+    if (static_cast<int64_t>(s.embedding.size()) != d)
+      throw Error(format("{}: part '{}' has an embedding of size {}, the model {}", out.string(),
+                         s.item.id, s.embedding.size(), d));
+    matrix.insert(matrix.end(), s.embedding.begin(), s.embedding.end());
+  }
+  summary.factory = choose_factory(o, static_cast<int64_t>(all.size()));
+  const std::string search_params = default_search_params(o, summary.factory);
+  log::info("index", "building a FAISS '{}' index over {} vectors", summary.factory, all.size());
+  detail::VectorIndex vectors = detail::VectorIndex::build(
+      matrix.data(), static_cast<int64_t>(all.size()), d, summary.factory);
+  vectors.set_search_params(search_params);
+  catalog->set_meta("checkpoint_identity", made.identity);
+  catalog->set_meta("checkpoint", made.checkpoint.string());
+  catalog->set_meta("factory", summary.factory);
+  catalog->set_meta("search_params", search_params);
+  catalog->set_meta("embed_dim", std::to_string(d));
+  catalog->set_meta("library", made.library.string());
+  catalog->set_meta("catalog_version", std::to_string(detail::kCatalogVersion));
+  vectors.write(out / detail::kVectorsFile);
+  // The catalog names its vectors, so a version whose files do not belong
+  // together is refused when opened.
+  catalog->set_meta("vectors_sha256", sha256_file_hex(out / detail::kVectorsFile));
+  debug_kill_point("vectors");
+  catalog->commit();
+  catalog.reset();
+  summary.parts = static_cast<int64_t>(all.size());
+  nlohmann::json used = {{"checkpoint", o.checkpoint},
+                         {"library", o.library},
+                         {"out", o.out},
+                         {"factory", o.factory},
+                         {"search_params", o.search_params},
+                         {"captions", o.captions},
+                         {"thumbnails", o.thumbnails},
+                         {"batch_size", o.batch_size},
+                         {"workers", o.workers},
+                         {"file_timeout_s", o.file_timeout_s},
+                         {"assume_unit", o.assume_unit},
+                         {"overwrite", o.overwrite},
+                         {"wait", o.wait}};
+  write_text_atomic(out / "options.json", used.dump(2) + "\n");
+  debug_kill_point("commit");
+  return writer.commit_version().string();
+}
+
 }  // namespace
 
 IndexSummary build_index(const IndexOptions& o) {
@@ -220,283 +578,78 @@ IndexSummary build_index(const IndexOptions& o) {
   // which readers keep using until it is complete and swapped in.
   detail::IndexWriter writer = detail::IndexWriter::open(index_folder, o.wait);
   const std::optional<fs::path> current = writer.current();
-  bool start_empty = !current.has_value();
-  if (current) {
-    const detail::Catalog old = detail::Catalog::open(*current, /*create=*/false);
-    const std::optional<std::string> previous = old.meta("checkpoint_identity");
-    if (!previous) {
-      log::warn("index", "{} is incomplete (its catalog names no checkpoint); building it anew",
-                current->string());
-      start_empty = true;
-    } else if (*previous != identity) {
-      if (!o.overwrite)
-        throw Error(format(
-            "{} was built with other weights (checkpoint {}); pass --overwrite to "
-            "rebuild it with {}",
-            index_folder.string(), old.meta("checkpoint").value_or("?"), checkpoint.string()));
-      log::warn("index", "rebuilding {}: the checkpoint changed", index_folder.string());
-      start_empty = true;
-    }
-  }
+  const bool start_empty = starts_empty(current, identity, o, index_folder, checkpoint);
   const fs::path out = writer.begin_version();
   if (!start_empty) copy_version(*current, out);
-
-  std::optional<detail::Catalog> catalog_holder = detail::Catalog::open(out, /*create=*/true);
-  detail::Catalog& catalog = *catalog_holder;
+  std::optional<detail::Catalog> catalog = detail::Catalog::open(out, /*create=*/true);
   std::map<std::string, detail::StoredItem> existing;
-  for (detail::StoredItem& s : catalog.items()) existing.emplace(s.item.id, std::move(s));
+  for (detail::StoredItem& s : catalog->items()) existing.emplace(s.item.id, std::move(s));
 
-  // What the library holds now.
+  // What the library holds now, and what changed.
   const bool prepared = fs::exists(library / "manifest.json");
   fs::path captions_path = o.captions;
   if (captions_path.empty() && prepared && fs::exists(library / "captions.jsonl"))
     captions_path = library / "captions.jsonl";
-  const std::map<std::string, std::string> captions = first_captions(captions_path);
-  std::vector<Found> found;
-  std::vector<Failure> failures;
+  std::vector<Listed> failures;
   std::optional<data::Dataset> dataset;
-  if (prepared) {
-    dataset = data::Dataset::open(library);
-    for (int64_t i = 0; i < dataset->size(); ++i) {
-      Found f;
-      f.dataset_row = i;
-      f.item.id = dataset->id(i);
-      f.item.name = f.item.id;
-      f.item.content_hash = sha256_hex(data::encode_graph(dataset->graph(i)));
-      found.push_back(std::move(f));
-    }
-  } else {
-#ifdef CADCLIP_WITH_OCCT
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::recursive_directory_iterator(library)) {
-      if (entry.is_regular_file() && data::is_cad_path(entry.path())) files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    std::set<std::string> ids;
-    for (const fs::path& file : files) {
-      const std::string id = file.stem().string();
-      if (!ids.insert(id).second) {
-        failures.push_back({file.string(), id, "duplicate_id",
-                            format("another file of the library already gives the id '{}'; "
-                                   "rename one of them",
-                                   id)});
-        continue;
-      }
-      Found f;
-      f.item.id = id;
-      f.item.name = id;
-      f.item.source = file.string();
-      f.item.content_hash = sha256_file_hex(file);
-      found.push_back(std::move(f));
-    }
-#else
-    throw Error(
-        format("{} is no prepared folder (no manifest.json), and this cadclip was built "
-               "without Open CASCADE, so it cannot read CAD files; prepare the library "
-               "on a machine with OCCT",
-               library.string()));
-#endif
-  }
-
-  // What changed.
+  if (prepared) dataset = data::Dataset::open(library);
+  std::vector<Found> found =
+      prepared ? found_in_dataset(*dataset) : found_in_folder(library, failures);
   IndexSummary summary;
-  std::vector<Found*> todo;
-  std::set<std::string> present;
-  for (Found& f : found) {
-    present.insert(f.item.id);
-    const auto it = existing.find(f.item.id);
-    if (it != existing.end() && it->second.item.content_hash == f.item.content_hash &&
-        it->second.item.source == f.item.source) {
-      ++summary.unchanged;
-      const auto caption = captions.find(f.item.id);
-      const std::string now = caption == captions.end() ? "" : caption->second;
-      if (now != it->second.item.caption) {  // a caption file may change on its own
-        it->second.item.caption = now;
-        catalog.put(it->second.item, it->second.embedding);
-      }
-      continue;
-    }
-    const auto caption = captions.find(f.item.id);
-    if (caption != captions.end()) f.item.caption = caption->second;
-    todo.push_back(&f);
-  }
-  std::vector<std::string> gone;
-  for (const auto& [id, s] : existing) {
-    if (!present.count(id)) gone.push_back(id);
-  }
+  const Changes changes =
+      find_changes(found, existing, first_captions(captions_path), *catalog, summary);
   log::info("index", "{} parts in the library: {} to embed, {} unchanged, {} removed",
-            with_commas(found.size()), todo.size(), summary.unchanged, gone.size());
+            with_commas(found.size()), changes.todo.size(), summary.unchanged, changes.gone.size());
 
-  // Graphs of what must be embedded, and drawings of them by id.
-  std::vector<std::pair<Found*, data::BRepGraph>> graphs;
-  std::map<std::string, Drawing> drawings;
-  // A prepared library has no CAD sources to draw from here, only the drawings
-  // of `cadclip prepare --thumbnails`, made by its workers.
-  if (prepared && o.thumbnails) drawings = read_drawings(library);
-  if (prepared) {
-    for (Found* f : todo) graphs.emplace_back(f, data::BRepGraph{});  // read batch by batch
-  } else if (!todo.empty()) {
-#ifdef CADCLIP_WITH_OCCT
-    cad::PrepareOptions prepare;
-    for (Found* f : todo) prepare.inputs.push_back(f->item.source);
-    prepare.out = (out / "work" / "prepared").string();
-    prepare.workers = o.workers;
-    prepare.file_timeout_s = o.file_timeout_s;
-    prepare.ingest.assume_unit = o.assume_unit;
-    prepare.overwrite = true;
-    prepare.worker_binary = o.worker_binary;
-    // The workers that read the shapes draw them too (protocol in
-    // src/cad/prepare_protocol.h), so that Open CASCADE's HLR runs in the same
-    // contained processes as the reading: a crash or hang while drawing costs
-    // that part its thumbnail, never the job. The part itself stays indexed,
-    // since its embedding needs only the graph, which the worker sent before
-    // drawing; the reason goes to warnings.jsonl.
-    prepare.thumbnails = o.thumbnails;
-    fs::remove_all(prepare.out);
-    cad::run_prepare(prepare);
-    drawings = read_drawings(prepare.out);
-    const data::Dataset ingested = data::Dataset::open(prepare.out);
-    std::map<std::string, Found*> by_id;
-    for (Found* f : todo) by_id[f->item.id] = f;
-    for (int64_t i = 0; i < ingested.size(); ++i) {
-      const auto it = by_id.find(ingested.id(i));
-      if (it != by_id.end()) graphs.emplace_back(it->second, ingested.graph(i));
-    }
-    for (Failure& f : read_failures(fs::path(prepare.out) / "failures.jsonl"))
-      failures.push_back(std::move(f));
-#endif
-  }
-
-  // Counted after ingest: a file that failed is neither added nor changed.
-  for (const auto& [found_part, graph] : graphs)
-    (existing.count(found_part->item.id) ? summary.changed : summary.added) += 1;
-
-  // Embed, draw, and record.
-  std::vector<std::string> failed_ids;
-  for (const Failure& f : failures) failed_ids.push_back(f.id);
-  catalog.begin();
-  for (const std::string& id : gone) {
+  catalog->begin();
+  for (const std::string& id : changes.gone) {
     const std::string thumb = existing[id].item.thumbnail;
     if (!thumb.empty()) fs::remove(out / detail::kThumbnailDir / thumb);
-    catalog.remove(id);
+    catalog->remove(id);
+  }
+  // Embed (ingesting a folder of CAD files on the way), draw, and record;
+  // counted as they come: a file that fails is neither added nor changed.
+  std::vector<Listed> warnings;
+  std::set<std::string> redone;  // embedded again, failed, or gone from the index
+  {
+    Progress progress("index",
+                      {.total = static_cast<int64_t>(changes.todo.size()), .unit = "parts"});
+    Embedder embedder(*built.model, *catalog, out, o, existing, summary, warnings, progress);
+    if (prepared) {
+      embed_prepared(*dataset, library, changes.todo, o.thumbnails, embedder);
+    } else {
+#ifdef CADCLIP_WITH_OCCT
+      ingest_parts(o, changes.todo, embedder, failures);
+#endif
+    }
+    embedder.flush();
+    progress.finish();
+    redone = embedder.embedded();
   }
   // A part that changed into a file that fails is no longer in the library.
-  for (const std::string& id : failed_ids) {
-    if (existing.count(id) && present.count(id)) {
-      catalog.remove(id);
+  for (const Listed& f : failures) {
+    redone.insert(f.id);
+    if (existing.count(f.id) && changes.present.count(f.id)) {
+      catalog->remove(f.id);
       ++summary.removed;
     }
   }
-  summary.removed += static_cast<int64_t>(gone.size());
-  // Parts without a drawing: this run's, and an earlier run's for parts kept unchanged.
-  std::vector<Failure> warnings;
-  std::set<std::string> redone(failed_ids.begin(), failed_ids.end());  // or gone from the index
-  for (const auto& [found_part, graph] : graphs) redone.insert(found_part->item.id);
-  for (Failure& w : read_failures(out / "warnings.jsonl"))
-    if (present.count(w.id) && !redone.count(w.id) && existing.count(w.id) &&
+  summary.removed += static_cast<int64_t>(changes.gone.size());
+  // Parts without a drawing: an earlier run's for parts kept unchanged, and this run's.
+  std::vector<Listed> kept;
+  for (Listed& w : read_listed(out / "warnings.jsonl"))
+    if (changes.present.count(w.id) && !redone.count(w.id) && existing.count(w.id) &&
         existing[w.id].item.thumbnail.empty())
-      warnings.push_back(std::move(w));
-  Progress progress("index", {.total = static_cast<int64_t>(graphs.size()), .unit = "parts"});
-  for (size_t start = 0; start < graphs.size(); start += o.batch_size) {
-    const size_t end = std::min(graphs.size(), start + static_cast<size_t>(o.batch_size));
-    std::vector<data::BRepGraph> batch;
-    for (size_t i = start; i < end; ++i) {
-      if (graphs[i].first->dataset_row >= 0)
-        graphs[i].second = dataset->graph(graphs[i].first->dataset_row);
-      batch.push_back(graphs[i].second);
-    }
-    const at::Tensor emb = embed_graphs(*built.model, batch);  // [b, d]
-    for (size_t i = start; i < end; ++i) {
-      Item& item = graphs[i].first->item;
-      fill_from_graph(item, graphs[i].second);
-      item.thumbnail.clear();
-      const fs::path thumbnail_file = out / detail::kThumbnailDir / thumbnail_name(item.id);
-      const auto drawing = drawings.find(item.id);
-      if (o.thumbnails && drawing != drawings.end()) {
-        if (!drawing->second.svg.empty() && !fs::exists(drawing->second.svg)) {
-          drawing->second.kind = "missing";
-          drawing->second.reason =
-              format("{} is gone; prepare the library again with --thumbnails to draw it",
-                     drawing->second.svg.string());
-          drawing->second.svg.clear();
-        }
-        if (!drawing->second.svg.empty()) {
-          item.thumbnail = thumbnail_name(item.id);
-          write_text_atomic(thumbnail_file, read_text_file(drawing->second.svg));
-          ++summary.thumbnails;
-        } else {
-          log::warn("index", "no thumbnail for {} ({}): {}", item.id, drawing->second.kind,
-                    drawing->second.reason);
-          warnings.push_back({drawing->second.path.empty() ? item.source : drawing->second.path,
-                              item.id, "thumbnail_" + drawing->second.kind,
-                              drawing->second.reason});
-        }
-      }
-      if (item.thumbnail.empty()) fs::remove(thumbnail_file);  // a changed part's old drawing
-      const at::Tensor row = emb[static_cast<int64_t>(i - start)].contiguous();
-      catalog.put(item, {row.data_ptr<float>(), static_cast<size_t>(row.numel())});
-      graphs[i].second = data::BRepGraph{};
-    }
-    progress.advance(static_cast<int64_t>(end - start));
-  }
-  progress.finish();
-#ifdef CADCLIP_WITH_OCCT
-  fs::remove_all(out / "work");
-#endif
+      kept.push_back(std::move(w));
+  warnings.insert(warnings.begin(), kept.begin(), kept.end());
 
-  // The vectors, always rebuilt from the catalog so that they follow its order.
-  const std::vector<detail::StoredItem> all = catalog.items();
-  const int64_t d = built.config.two_tower.embed_dim;
-  std::vector<float> matrix;
-  matrix.reserve(all.size() * d);
-  for (const detail::StoredItem& s : all) {
-    if (static_cast<int64_t>(s.embedding.size()) != d)
-      throw Error(format("{}: part '{}' has an embedding of size {}, the model {}", out.string(),
-                         s.item.id, s.embedding.size(), d));
-    matrix.insert(matrix.end(), s.embedding.begin(), s.embedding.end());
-  }
-  summary.factory = choose_factory(o, static_cast<int64_t>(all.size()));
-  const std::string search_params = default_search_params(o, summary.factory);
-  log::info("index", "building a FAISS '{}' index over {} vectors", summary.factory, all.size());
-  detail::VectorIndex vectors = detail::VectorIndex::build(
-      matrix.data(), static_cast<int64_t>(all.size()), d, summary.factory);
-  vectors.set_search_params(search_params);
-  catalog.set_meta("checkpoint_identity", identity);
-  catalog.set_meta("checkpoint", checkpoint.string());
-  catalog.set_meta("factory", summary.factory);
-  catalog.set_meta("search_params", search_params);
-  catalog.set_meta("embed_dim", std::to_string(d));
-  catalog.set_meta("library", library.string());
-  catalog.set_meta("catalog_version", std::to_string(detail::kCatalogVersion));
-  vectors.write(out / detail::kVectorsFile);
-  // The catalog names its vectors, so a version whose files do not belong
-  // together is refused when opened.
-  catalog.set_meta("vectors_sha256", sha256_file_hex(out / detail::kVectorsFile));
-  debug_kill_point("vectors");
-  catalog.commit();
-  catalog_holder.reset();
-
-  summary.parts = static_cast<int64_t>(all.size());
   summary.failed = static_cast<int64_t>(failures.size());
-  write_failures(out / "failures.jsonl", failures);
   summary.thumbnail_failures = static_cast<int64_t>(warnings.size());
-  write_failures(out / "warnings.jsonl", warnings);
-  nlohmann::json used = {{"checkpoint", o.checkpoint},
-                         {"library", o.library},
-                         {"out", o.out},
-                         {"factory", o.factory},
-                         {"search_params", o.search_params},
-                         {"captions", o.captions},
-                         {"thumbnails", o.thumbnails},
-                         {"batch_size", o.batch_size},
-                         {"workers", o.workers},
-                         {"file_timeout_s", o.file_timeout_s},
-                         {"assume_unit", o.assume_unit},
-                         {"overwrite", o.overwrite},
-                         {"wait", o.wait}};
-  write_text_atomic(out / "options.json", used.dump(2) + "\n");
-  debug_kill_point("commit");
-  summary.version = writer.commit_version().string();
+  write_listed(out / "failures.jsonl", std::move(failures));
+  write_listed(out / "warnings.jsonl", std::move(warnings));
+  summary.version =
+      finish_version(writer, catalog, out, o,
+                     {identity, checkpoint, library, built.config.two_tower.embed_dim}, summary);
   return summary;
 }
 

@@ -2,28 +2,18 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "cadclip/core/error.h"
-#include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/hash.h"
 #include "cadclip/data/batch.h"
-#include "cadclip/data/cad_formats.h"
-#include "cadclip/data/dataset.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 #include "layout.h"
 #include "store.h"
-
-#ifdef CADCLIP_WITH_OCCT
-#include "cadclip/cad/prepare.h"
-#endif
 
 namespace cadclip::index {
 
@@ -205,57 +195,7 @@ std::vector<Hit> Searcher::search_like_item(std::string_view id, int64_t k) cons
 }
 
 std::vector<Hit> Searcher::search_like_file(const fs::path& path, int64_t k) const {
-  static std::atomic<int64_t> counter{0};
-  const fs::path scratch =
-      fs::temp_directory_path() / format("cadclip-like-{}-{}", ::getpid(), counter.fetch_add(1));
-  return search(embed_graph(ingest_isolated(path, scratch, state_->options.worker_binary)), k);
+  return search(embed_graph(ingest_isolated(path, state_->options.worker_binary)), k);
 }
-
-#ifdef CADCLIP_WITH_OCCT
-bool can_ingest_parts() { return true; }
-
-data::BRepGraph ingest_isolated(const fs::path& path, const fs::path& scratch,
-                                const std::string& worker_binary) {
-  if (!data::is_cad_path(path))
-    throw Error(
-        format("{}: not a CAD file cadclip reads (.step .stp .iges .igs .brep, DeepCAD "
-               ".json)",
-               path.string()));
-  struct Cleanup {
-    fs::path path;
-    ~Cleanup() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  } cleanup{scratch};
-  cad::PrepareOptions prepare;
-  prepare.inputs = {path.string()};
-  prepare.out = (scratch / "prepared").string();
-  prepare.workers = 1;
-  prepare.file_timeout_s = 60;
-  prepare.overwrite = true;
-  prepare.worker_binary = worker_binary;
-  const cad::PrepareSummary summary = cad::run_prepare(prepare);
-  if (summary.prepared == 1) return data::Dataset::open(prepare.out).graph(0);
-  std::string reason = "the worker gave no result";
-  const fs::path failures = fs::path(prepare.out) / "failures.jsonl";
-  if (fs::exists(failures)) {
-    const std::string text = read_text_file(failures);
-    try {
-      const auto line = nlohmann::json::parse(text.substr(0, text.find('\n')));
-      reason = line.value("kind", std::string()) + ": " + line.value("reason", std::string());
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
-  throw Error(format("{} could not be read as a part: {}", path.filename().string(), reason));
-}
-#else
-bool can_ingest_parts() { return false; }
-
-data::BRepGraph ingest_isolated(const fs::path& path, const fs::path&, const std::string&) {
-  throw Error(format("{}: this cadclip was built without Open CASCADE and cannot read CAD files",
-                     path.string()));
-}
-#endif
 
 }  // namespace cadclip::index

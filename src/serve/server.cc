@@ -144,10 +144,6 @@ class Api {
                              .max_batch = options.max_batch,
                              .max_queued = options.max_in_flight,
                              .window_ms = options.batch_window_ms}) {}
-  ~Api() {
-    std::error_code ignored;
-    fs::remove_all(scratch_root_, ignored);
-  }
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
@@ -407,16 +403,8 @@ class Api {
     // Each upload costs a worker process (LibTorch and Open CASCADE loaded):
     // fewer of them run at once than searches.
     InFlight upload_guard(uploads_in_flight_, o_.max_uploads, "part uploads");
-    const fs::path scratch = scratch_root_ / format("upload-{}", uploads_.fetch_add(1));
-    fs::create_directories(scratch);
-    struct Cleanup {
-      fs::path path;
-      ~Cleanup() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-      }
-    } cleanup{scratch};
-    const fs::path part = scratch / ("upload" + lower);
+    const ScratchDir scratch(scratch_root_.path() / format("upload-{}", uploads_.fetch_add(1)));
+    const fs::path part = scratch.path() / ("upload" + lower);
     {
       std::ofstream file(part, std::ios::binary);
       file.write(content.data(), static_cast<std::streamsize>(content.size()));
@@ -424,14 +412,14 @@ class Api {
     }
     data::BRepGraph graph;
     try {
-      graph = index::ingest_isolated(part, scratch / "work", o_.worker_binary);
+      graph = index::ingest_isolated(part, o_.worker_binary);
     } catch (const Error& e) {
       // The reason names the server's scratch files; the client knows its part by its name.
       std::string reason = e.what();
       const std::string shown = filename.empty() ? "the upload" : printable(filename, 80);
       replace_all(reason, part.string(), shown);
-      replace_all(reason, scratch.string(), "(upload)");
-      replace_all(reason, scratch_root_.string(), "(upload)");
+      replace_all(reason, scratch.path().string(), "(upload)");
+      replace_all(reason, scratch_root_.path().string(), "(upload)");
       replace_all(reason, part.filename().string(), shown);
       throw HttpError{422, format("the part could not be read: {}", reason)};
     }
@@ -487,8 +475,8 @@ class Api {
 
   ServeOptions o_;
   index::Searcher searcher_;
-  TextBatcher batcher_;  // after searcher_, which it uses
-  fs::path scratch_root_ = make_scratch_root();
+  TextBatcher batcher_;                                 // after searcher_, which it uses
+  const ScratchDir scratch_root_{make_scratch_root()};  // removed with the server
   std::atomic<int> in_flight_{0};
   std::atomic<int> uploads_in_flight_{0};
   std::atomic<int64_t> uploads_{0};

@@ -15,6 +15,7 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/data/dataset.h"
+#include "cadclip/data/ingest_failure.h"
 #include "cadclip/eval/evaluate.h"
 #include "cadclip/index/build_index.h"
 #include "cadclip/index/searcher.h"
@@ -161,6 +162,7 @@ TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
   EXPECT_EQ(s.thumbnails, 3);
   const std::string failures = read_text_file(fs::path(s.version) / "failures.jsonl");
   EXPECT_NE(failures.find("broken.step"), std::string::npos) << failures;
+  EXPECT_NE(failures.find("\"kind\":\"ingest\""), std::string::npos) << failures;
   {
     SearcherOptions with_workers;
     with_workers.worker_binary = CADCLIP_BINARY;  // this test binary is no worker
@@ -173,7 +175,7 @@ TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
     EXPECT_TRUE(fs::exists(searcher.version_folder() / "thumbnails" / b->thumbnail));
     // A part file is ingested in a worker and finds its own copy first.
     EXPECT_EQ(searcher.search_like_file(parts[2], 3).front().item->id, "c");
-    EXPECT_THROW(searcher.search_like_file(library / "broken.step", 3), Error);
+    EXPECT_THROW(searcher.search_like_file(library / "broken.step", 3), data::IngestError);
   }
   // c changes, a goes, d arrives; b is not embedded again.
   fs::remove(library / "c.step");

@@ -2,8 +2,9 @@
 // (shards, captions.jsonl, splits.json, manifest.json, failures.jsonl,
 // warnings.jsonl, options.json, and with thumbnails thumbnails/ and thumbnails.jsonl;
 // docs/FORMATS.md). Files are ingested by fresh worker
-// processes, so a file that crashes or hangs Open CASCADE costs only itself,
-// and a journal lets an interrupted run finish without redoing finished files.
+// processes (cad::IngestPool), so a file that crashes or hangs Open CASCADE
+// costs only itself, and a journal lets an interrupted run finish without
+// redoing finished files.
 #pragma once
 
 #include <cstdint>
@@ -64,8 +65,8 @@ struct PrepareSummary {
 // summary, never an exception.
 PrepareSummary run_prepare(const PrepareOptions& options);
 
-// The body of the hidden `cadclip prepare-worker` subcommand that run_prepare
-// starts: reads file requests on file descriptor 3 and answers on it until
+// The body of the hidden `cadclip prepare-worker` subcommand that the ingest
+// pool starts: reads file requests on file descriptor 3 and answers on it until
 // the requests end. `parent_pid` is the job's process; the worker ends when it
 // does. Returns the process exit status.
 int run_prepare_worker(int parent_pid);

@@ -1,5 +1,5 @@
 // `cadclip index`: a trained checkpoint and a part library (a folder of CAD
-// files, ingested on the fly by the prepare job's worker processes, or a
+// files, ingested on the fly by the ingest pool's worker processes, or a
 // prepared folder) in, an index folder out. Each run writes a new version,
 // INDEX/versions/<n>/ (vectors.faiss, catalog.sqlite, thumbnails/,
 // failures.jsonl: files not indexed, warnings.jsonl: parts indexed without a

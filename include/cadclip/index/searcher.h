@@ -90,11 +90,12 @@ class Searcher {
 // True when this build can read CAD files (Open CASCADE is linked).
 bool can_ingest_parts();
 
-// Ingests one CAD file in a worker process (the prepare job with one input),
-// using `scratch` as its work folder (removed afterwards). A failure names the
-// file and the reason, including a worker that crashed.
+// Ingests one CAD file in a fresh worker process (cad::ingest_in_worker,
+// 60 s at most). Throws data::IngestError "<file name> could not be read as a
+// part: <kind>: <reason>" when it cannot be ingested (a worker that crashed
+// included), and cadclip::Error when it is no CAD file, the worker cannot be
+// started, or this build has no Open CASCADE.
 data::BRepGraph ingest_isolated(const std::filesystem::path& path,
-                                const std::filesystem::path& scratch,
                                 const std::string& worker_binary);
 
 }  // namespace cadclip::index

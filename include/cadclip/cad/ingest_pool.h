@@ -1,0 +1,84 @@
+// CAD files ingested in `cadclip prepare-worker` processes, so that a file
+// which crashes or hangs Open CASCADE costs only itself: the pool starts the
+// workers, hands each a file at a time, replaces a worker that crashed, hung
+// or garbled its answer, and streams every input's outcome to the caller.
+// `cadclip prepare`, `cadclip index` and part searches ingest through it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cadclip/cad/ingest.h"
+#include "cadclip/cad/thumbnail.h"
+#include "cadclip/data/brep_graph.h"
+#include "cadclip/data/ingest_failure.h"
+
+namespace cadclip::cad {
+
+struct IngestPoolOptions {
+  int workers = 0;              // worker processes at most; 0 = one per core (never more than
+                                // the files to ingest)
+  double file_timeout_s = 300;  // a file still ingesting after this many seconds fails (kTimeout)
+                                // and its worker is replaced; its drawing gets as long again,
+                                // counted from the graph's arrival; 0 = no limit
+  double max_file_mb = 1024;    // larger files fail (kTooLarge) without being opened; 0 = no limit
+  std::string worker_binary;    // the cadclip executable the workers run; empty = this one
+  IngestOptions ingest;         // loading and featurization limits
+  ThumbnailOptions thumbnail;   // the drawing's size_px, stroke_px and margin_px
+};
+
+struct IngestInput {
+  std::filesystem::path path;  // the CAD file, as the failure reasons will name it
+  std::string id;              // the model id the graph gets
+  bool thumbnail = false;      // also draw the shape once its graph is made
+};
+
+// What became of one input.
+struct IngestOutcome {
+  size_t index = 0;  // the input's position in the span given to run()
+  std::string id;
+  std::optional<data::IngestFailure> failure;  // none: ingested
+  std::string graph;                           // ingested: the encoded graph (data/graph_codec.h)
+  std::vector<std::string> warnings;           // ingested: what ingest skipped without failing
+  double seconds = 0;                          // in the worker (until it failed)
+  int64_t faces = 0, edges = 0;
+  // Ingested inputs that asked for a drawing: the SVG, or why there is none
+  // (kDraw, or kCrash / kTimeout of the drawing alone: the graph is kept).
+  bool drawn = false;
+  std::string svg;
+  std::optional<data::IngestFailure> no_drawing;
+};
+
+class IngestPool {
+ public:
+  // Called once per input, on the thread that called run(), in the order the
+  // outcomes come; the time it takes is not counted against any file.
+  using OnOutcome = std::function<void(IngestOutcome outcome)>;
+
+  // Throws cadclip::Error for negative limits.
+  explicit IngestPool(IngestPoolOptions options);
+
+  // Ingests every input and returns when each has its outcome: failures
+  // known before opening at once, then the rest, largest files first, in
+  // workers started for this run and stopped before it returns. Throws
+  // cadclip::Error when no worker can be started (a wrong worker binary) or
+  // an exception of on_outcome; a bad or crashing file is an outcome.
+  void run(std::span<const IngestInput> inputs, const OnOutcome& on_outcome);
+
+ private:
+  IngestPoolOptions options_;
+};
+
+// One file in one fresh worker: its graph, or an IngestError "<file name>
+// could not be read as a part: <kind>: <reason>". Throws cadclip::Error when
+// the worker cannot be started. `options.workers` is not used.
+data::BRepGraph ingest_in_worker(const std::filesystem::path& path,
+                                 const IngestPoolOptions& options);
+
+}  // namespace cadclip::cad
