@@ -10,7 +10,7 @@
 // encode_text, logit_scale, contrastive_loss, loss.item(), backward,
 // average_gradients, the loss scaler's non-finite check, clip_grad_norm_,
 // AdamW::step, clamp_logit_scale_. It runs with the cadclip binary's heap
-// settings (mallopt). The dump's size groups come from data::group_by_size
+// settings (mallopt). The dump's size groups come from group_by_size
 // with its default overhead, the one BRepEncoder::forward_graphs uses.
 // Commands on stdin, one answer line each on stdout:
 //   step          one training step; answers its wall and CPU seconds
@@ -39,6 +39,7 @@
 
 #include "../../tests/model/reference_dump.h"
 #include "cadclip/core/safetensors.h"
+#include "cadclip/core/size_groups.h"
 #include "cadclip/data/batch.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
@@ -140,7 +141,7 @@ class StepBench {
 
     std::vector<int64_t> face_counts;
     for (const auto& g : graphs_) face_counts.push_back(g.num_faces());
-    size_groups_ = data::group_by_size(face_counts);
+    size_groups_ = group_by_size(face_counts);
     int64_t faces = 0, largest = 0, tokens = attention_.sum().item<int64_t>();
     for (int64_t n : face_counts) faces += n, largest = std::max(largest, n);
     std::fprintf(stderr,

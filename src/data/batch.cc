@@ -192,40 +192,6 @@ BRepBatch collate(const std::vector<BRepGraph>& graphs) {
   return collate(std::span<const BRepGraph* const>(pointers));
 }
 
-std::vector<std::vector<int64_t>> group_by_size(std::span<const int64_t> face_counts,
-                                                int64_t group_overhead) {
-  if (group_overhead < 0) {
-    throw Error(format("group_by_size: group_overhead = {} must be >= 0", group_overhead));
-  }
-  const int64_t n = static_cast<int64_t>(face_counts.size());
-  std::vector<int64_t> order(face_counts.size());
-  for (int64_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return face_counts[a] < face_counts[b]; });
-
-  // best[j]: least cost of the first j sorted graphs; cut[j]: where its last group starts.
-  std::vector<double> best(n + 1, 0.0);
-  std::vector<int64_t> cut(n + 1, 0);
-  for (int64_t j = 1; j <= n; ++j) {
-    const double slots = static_cast<double>(face_counts[order[j - 1]] + 1);
-    best[j] = std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < j; ++i) {
-      const double cost = best[i] + static_cast<double>(j - i) * slots * slots +
-                          static_cast<double>(group_overhead);
-      if (cost < best[j]) {
-        best[j] = cost;
-        cut[j] = i;
-      }
-    }
-  }
-  std::vector<std::vector<int64_t>> groups;
-  for (int64_t j = n; j > 0; j = cut[j]) {
-    groups.emplace_back(order.begin() + cut[j], order.begin() + j);
-  }
-  std::reverse(groups.begin(), groups.end());
-  return groups;
-}
-
 std::vector<std::pair<std::string, at::Tensor>> BRepBatch::named_tensors() const {
   return {{"face_grids", face_grids},
           {"face_types", face_types},

@@ -23,6 +23,7 @@
 #include "cadclip/core/progress.h"
 #include "cadclip/core/safetensors.h"
 #include "cadclip/data/batch.h"
+#include "cadclip/text/length_groups.h"
 #include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 
@@ -208,12 +209,10 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
     report.uncaptioned = g_count - std::accumulate(captioned.begin(), captioned.end(), int64_t{0});
   }
 
-  // Token counts without the limit: they order the texts into batches of
-  // similar length and tell which captions the limit cuts.
-  std::vector<int64_t> full_length(texts.size());
-  for (size_t t = 0; t < texts.size(); ++t) {
-    full_length[t] = static_cast<int64_t>(tokenizer.encode(texts[t]).size());
-  }
+  // Each text tokenized once: the rows, and the lengths that tell which
+  // captions the limit cuts.
+  const text::TokenRows token_rows = text::tokenize_rows(tokenizer, texts, max_length);
+  const std::vector<int64_t>& full_length = token_rows.full_lengths;
 
   torch::NoGradGuard no_grad;
   EvalModeGuard eval_mode(model);
@@ -240,50 +239,41 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
   emb.brep = at::cat(brep_parts).contiguous();
   const auto brep_done = std::chrono::steady_clock::now();
 
-  // The text tower over the distinct texts, shortest first.
-  at::Tensor distinct_text;  // [T, d]
+  // The text tower over the distinct texts, shortest first. A pass's pooled
+  // features come from the cache when it holds every text of the pass, else
+  // from the tower. A cached row comes from the pass its text was first
+  // pooled in: bitwise what the tower gives now when the texts are the same at
+  // every call (the trainer's validation); for other texts (eval's subsets)
+  // it may differ in the last bits, as another batching of the same texts
+  // would.
+  at::Tensor distinct_text = at::empty({0, emb.brep.size(1)}, at::kFloat);  // [T, d]
   if (!texts.empty()) {
-    std::vector<int64_t> order(texts.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t a, int64_t b) { return full_length[a] < full_length[b]; });
-    const int64_t t_count = static_cast<int64_t>(texts.size());
-    // A chunk's pooled features: from the cache when it holds every text of
-    // the chunk, else from the tower. A cached row comes from the chunk its
-    // text was first pooled in: bitwise what the tower gives now when the
-    // texts are the same at every call (the trainer's validation); for other
-    // texts (eval's subsets) it may differ in the last bits, as another
-    // batching of the same texts would.
     PooledTextCache* cache = options.pooled_text_cache;
-    auto pool_chunk = [&](const std::vector<std::string>& chunk) {
-      if (cache && std::all_of(chunk.begin(), chunk.end(),
-                               [&](const std::string& t) { return cache->pooled.contains(t); })) {
-        std::vector<at::Tensor> rows;
-        rows.reserve(chunk.size());
-        for (const std::string& t : chunk) rows.push_back(cache->pooled.at(t));
-        return at::stack(rows).to(device);
-      }
-      const auto [ids, mask] = text::to_tensors(tokenizer.batch(chunk, max_length));
-      at::Tensor pooled = model.pool_text(ids.to(device), mask.to(device));
-      if (cache)
-        for (size_t i = 0; i < chunk.size(); ++i) cache->pooled[chunk[i]] = pooled[i].cpu();
-      return pooled;
-    };
-    std::vector<at::Tensor> parts;
-    for (int64_t begin = 0; begin < t_count; begin += options.batch_size) {
-      const int64_t end = std::min(t_count, begin + options.batch_size);
-      std::vector<std::string> chunk;
-      for (int64_t i = begin; i < end; ++i) chunk.push_back(texts[order[i]]);
-      const text::QuantityBatch quantities =
-          model.reads_quantities() ? text::quantity_batch(chunk).to(device) : text::QuantityBatch{};
-      parts.push_back(model.project_text(pool_chunk(chunk), quantities).to(at::kCPU, at::kFloat));
-      progress.advance(end - begin, {{"tower", "text"}});
-    }
-    const at::Tensor sorted = at::cat(parts);
-    distinct_text = at::empty_like(sorted);
-    distinct_text.index_copy_(0, at::tensor(order, at::kLong), sorted);
-  } else {
-    distinct_text = at::empty({0, emb.brep.size(1)}, at::kFloat);
+    distinct_text = text::forward_in_length_groups(
+        token_rows, tokenizer.pad_id(), {.max_rows = options.batch_size}, device,
+        [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> pass) {
+          std::vector<std::string> chunk;
+          chunk.reserve(pass.size());
+          for (const int64_t i : pass) chunk.push_back(texts[static_cast<size_t>(i)]);
+          at::Tensor pooled;
+          if (cache && std::all_of(chunk.begin(), chunk.end(), [&](const std::string& t) {
+                return cache->pooled.contains(t);
+              })) {
+            std::vector<at::Tensor> rows;
+            rows.reserve(chunk.size());
+            for (const std::string& t : chunk) rows.push_back(cache->pooled.at(t));
+            pooled = at::stack(rows).to(device);
+          } else {
+            pooled = model.pool_text(ids, mask);
+            if (cache)
+              for (size_t i = 0; i < chunk.size(); ++i) cache->pooled[chunk[i]] = pooled[i].cpu();
+          }
+          const text::QuantityBatch quantities = model.reads_quantities()
+                                                     ? text::quantity_batch(chunk).to(device)
+                                                     : text::QuantityBatch{};
+          progress.advance(static_cast<int64_t>(pass.size()), {{"tower", "text"}});
+          return model.project_text(pooled, quantities);
+        });
   }
   progress.finish();
   const auto text_done = std::chrono::steady_clock::now();

@@ -10,6 +10,7 @@
 #include <torch/nn/modules/conv.h>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/size_groups.h"
 #include "cadclip/model/autocast.h"
 
 namespace cadclip::model {
@@ -243,7 +244,7 @@ torch::Tensor BRepEncoderImpl::forward_graphs(std::span<const data::BRepGraph* c
   std::vector<torch::Tensor> parts;
   std::vector<int64_t> inverse(graphs.size());  // inverse[i]: the output row of input graph i
   int64_t row = 0;
-  for (const std::vector<int64_t>& group : data::group_by_size(face_counts, group_overhead)) {
+  for (const std::vector<int64_t>& group : group_by_size(face_counts, group_overhead)) {
     std::vector<const data::BRepGraph*> members;
     members.reserve(group.size());
     for (int64_t i : group) {

@@ -15,6 +15,7 @@
 #include "cadclip/core/safetensors.h"
 #include "cadclip/text/bert.h"
 #include "cadclip/text/deberta.h"
+#include "cadclip/text/length_groups.h"
 #include "json_config.h"
 
 namespace cadclip::text {
@@ -265,41 +266,18 @@ torch::Tensor TextModel::embed(std::span<const std::string> texts, bool normaliz
                                int64_t batch_size) const {
   CADCLIP_CHECK(tokenizer && encoder, "TextModel::embed on a model that was not loaded");
   if (batch_size < 1) throw Error(format("batch_size {} must be at least 1", batch_size));
+  if (texts.empty()) return at::empty({0, encoder->hidden_size()}, at::kFloat);
   torch::NoGradGuard no_grad;
-  const int64_t n = static_cast<int64_t>(texts.size());
-  std::vector<std::vector<int64_t>> ids(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i) ids[i] = tokenizer->encode(texts[i], max_length);
-  // Longest first, so that each batch pads to little more than its own length.
-  std::vector<int64_t> order(texts.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return ids[a].size() > ids[b].size(); });
   // Inputs go where the encoder's weights are; the result comes back to the CPU.
   const auto parameters = encoder->parameters();
   const at::Device device = parameters.empty() ? at::Device(at::kCPU) : parameters[0].device();
-  torch::Tensor out = at::empty({n, encoder->hidden_size()}, at::kFloat);
-  for (int64_t start = 0; start < n; start += batch_size) {
-    const int64_t rows = std::min(batch_size, n - start);
-    const int64_t length = static_cast<int64_t>(ids[order[start]].size());
-    torch::Tensor input = at::full({rows, length}, tokenizer->pad_id(), at::kLong);
-    torch::Tensor mask = at::zeros({rows, length}, at::kLong);
-    auto input_a = input.accessor<int64_t, 2>();
-    auto mask_a = mask.accessor<int64_t, 2>();
-    for (int64_t r = 0; r < rows; ++r) {
-      const auto& row = ids[order[start + r]];
-      for (size_t j = 0; j < row.size(); ++j) {
-        input_a[r][static_cast<int64_t>(j)] = row[j];
-        mask_a[r][static_cast<int64_t>(j)] = 1;
-      }
-    }
-    input = input.to(device);
-    mask = mask.to(device);
-    torch::Tensor pooled = pool(encoder->forward(input, mask), mask, pooling);
-    if (normalize) pooled = pooled / pooled.norm(2, -1, true).clamp_min(1e-12);
-    pooled = pooled.to(at::kCPU, at::kFloat);
-    out.index_copy_(0, at::from_blob(order.data() + start, {rows}, at::kLong).clone(), pooled);
-  }
-  return out;
+  return forward_in_length_groups(
+      tokenize_rows(*tokenizer, texts, max_length), tokenizer->pad_id(), {.max_rows = batch_size},
+      device, [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t>) {
+        torch::Tensor pooled = pool(encoder->forward(ids, mask), mask, pooling);
+        if (normalize) pooled = pooled / pooled.norm(2, -1, true).clamp_min(1e-12);
+        return pooled;
+      });
 }
 
 }  // namespace cadclip::text

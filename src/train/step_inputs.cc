@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "cadclip/text/length_groups.h"
 #include "cadclip/train/loss.h"
 #include "cadclip/train/sampler.h"
 
@@ -42,12 +43,9 @@ CaptionTokenizer::CaptionTokenizer(const text::Tokenizer& tokenizer, int64_t max
     : tokenizer_(tokenizer), max_length_(max_length) {}
 
 std::vector<int64_t> CaptionTokenizer::operator()(const std::string& text) {
-  std::vector<int64_t> ids = tokenizer_.encode(text);
-  if (static_cast<int64_t>(ids.size()) > max_length_) {
-    ids.resize(static_cast<size_t>(max_length_ - 1));
-    ids.push_back(tokenizer_.sep_id());
-    ++truncated_;
-  }
+  int64_t full_length = 0;
+  std::vector<int64_t> ids = text::encode_cut(tokenizer_, text, max_length_, &full_length);
+  truncated_ += static_cast<int64_t>(ids.size()) < full_length;
   return ids;
 }
 

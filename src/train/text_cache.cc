@@ -16,6 +16,7 @@
 #include "cadclip/core/safetensors.h"
 #include "cadclip/data/tensor_io.h"
 #include "cadclip/model/two_tower.h"
+#include "cadclip/text/length_groups.h"
 
 namespace cadclip::train {
 namespace {
@@ -62,13 +63,8 @@ at::Tensor read_matching(const std::string& file, const std::string& key, bool l
 
 // Pools token rows in chunks, short captions together so that batches carry
 // little padding; row i of the result belongs to rows[i].
-at::Tensor pool_rows(model::BuiltModel& built, const std::vector<std::vector<int64_t>>& rows,
-                     const CaptionTokenizer& tokenizer, const TextCacheOptions& options) {
-  std::vector<int64_t> order(rows.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return rows[a].size() < rows[b].size(); });
-  std::vector<at::Tensor> pooled(rows.size());
+at::Tensor pool_rows(model::BuiltModel& built, std::vector<std::vector<int64_t>> rows,
+                     const TextCacheOptions& options) {
   at::NoGradGuard no_grad;
   std::unique_ptr<Progress> progress;
   if (options.leader) {
@@ -77,18 +73,15 @@ at::Tensor pool_rows(model::BuiltModel& built, const std::vector<std::vector<int
     p.unit = "captions";
     progress = std::make_unique<Progress>("text-cache", p);
   }
-  const auto chunk = static_cast<size_t>(options.chunk);
-  for (size_t begin = 0; begin < order.size(); begin += chunk) {
-    std::vector<std::vector<int64_t>> batch_rows;
-    const size_t end = std::min(order.size(), begin + chunk);
-    for (size_t i = begin; i < end; ++i) batch_rows.push_back(rows[order[i]]);
-    const auto [ids, mask] = tokenizer.pad(batch_rows, options.device);
-    const at::Tensor features = built.model->pool_text(ids, mask);
-    for (size_t i = begin; i < end; ++i)
-      pooled[order[i]] = features[static_cast<int64_t>(i - begin)];
-    if (progress) progress->advance(static_cast<int64_t>(end - begin));
-  }
-  return at::stack(pooled).to(at::kFloat);
+  text::TokenRows token_rows;
+  token_rows.ids = std::move(rows);
+  return text::forward_in_length_groups(
+      token_rows, built.text.tokenizer->pad_id(), {.max_rows = options.chunk}, options.device,
+      [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> pass) {
+        const at::Tensor features = built.model->pool_text(ids, mask);
+        if (progress) progress->advance(static_cast<int64_t>(pass.size()));
+        return features;
+      });
 }
 
 }  // namespace
@@ -117,7 +110,7 @@ TextFeatureCache TextFeatureCache::build(model::BuiltModel& built,
                 with_commas(static_cast<int64_t>(used.size())), options.file);
   }
   if (!cache.features_.defined()) {
-    cache.features_ = pool_rows(built, rows, tokenizer, options);
+    cache.features_ = pool_rows(built, std::move(rows), options);
     if (!key.empty() && options.leader) {
       SafetensorsWriter writer;
       data::add_tensor(writer, "features", cache.features_);

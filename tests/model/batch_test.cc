@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/size_groups.h"
 #include "cadclip/data/batch.h"
 #include "random_graph.h"
 

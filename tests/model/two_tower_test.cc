@@ -10,6 +10,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/size_groups.h"
 #include "cadclip/data/batch.h"
 #include "cadclip/model/two_tower.h"
 #include "random_graph.h"
@@ -139,7 +140,7 @@ TEST(TwoTower, EncodesGraphsGroupedBySizeAsIfPaddedTogether) {
   }
 
   const at::Tensor grouped = model->encode_brep(graphs);  // more than one group here
-  ASSERT_GT(data::group_by_size(std::vector<int64_t>{2, 3, 4, 5, 60, 7, 8, 9, 10}).size(), 1u);
+  ASSERT_GT(group_by_size(std::vector<int64_t>{2, 3, 4, 5, 60, 7, 8, 9, 10}).size(), 1u);
   EXPECT_TRUE(at::allclose(grouped, padded, 1e-5, 1e-6));
   (grouped * at::arange(grouped.numel()).view_as(grouped)).sum().backward();
   size_t k = 0;

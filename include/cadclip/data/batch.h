@@ -73,19 +73,6 @@ BRepBatch collate(const std::vector<BRepGraph>& graphs);
 BRepBatch collate(std::span<const BRepGraph* const> graphs,
                   std::span<const PairwiseInputs* const> pairwise);
 
-// Size groups. The pairwise inputs and the attention are padded to the
-// largest graph, so one 200-face gear in a batch of 10-face washers makes every
-// graph pay for 200^2 pairs (on the synthetic data about 25x the real pairs).
-// group_by_size splits a batch into groups of similar face counts, each to be
-// collated and encoded on its own: every graph's result is the same (graphs
-// never interact inside the encoder), only the padding goes away.
-//
-// Returns groups of positions into face_counts, smallest graphs first, that
-// minimise sum over groups of (graphs x (largest + 1)^2 + group_overhead):
-// group_overhead is the fixed cost of one more encoder pass, in attention
-// slots. Exact (dynamic programming over the size-sorted batch), O(B^2).
-// Every position appears exactly once; an empty input gives no groups.
-std::vector<std::vector<int64_t>> group_by_size(std::span<const int64_t> face_counts,
-                                                int64_t group_overhead = 16384);
+// Size groups for a batch: core/size_groups.h (group_by_size).
 
 }  // namespace cadclip::data

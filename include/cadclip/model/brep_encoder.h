@@ -97,7 +97,7 @@ class BRepEncoderImpl : public torch::nn::Module {
   // tokens' embeddings [B, d], fp32, even inside an autocast region.
   torch::Tensor forward(const data::BRepBatch& batch);
   // graphs -> [B, d] in the given order: forward(collate(graphs)) computed
-  // group by group (data::group_by_size) on `device`, so that small graphs
+  // group by group (group_by_size) on `device`, so that small graphs
   // are not padded to the largest one; the same function, less work.
   torch::Tensor forward_graphs(std::span<const data::BRepGraph* const> graphs, c10::Device device,
                                int64_t group_overhead = 16384);
