@@ -10,6 +10,7 @@
 #include "cadclip/core/hash.h"
 #include "cadclip/data/batch.h"
 #include "cadclip/model/checkpoint_io.h"
+#include "cadclip/text/length_groups.h"
 #include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 #include "layout.h"
@@ -124,29 +125,24 @@ at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
   if (texts.empty()) return at::empty({0, dim()}, at::kFloat);
   c10::InferenceMode inference;
   model::BuiltModel& built = state_->built;
-  const text::TokenBatch tokens = built.text.tokenizer->batch(texts, built.text.max_length);
-  const auto [ids, mask] = text::to_tensors(tokens);
   // The encoder's cost grows with padded tokens, and queries range from 5 to
   // 100 tokens: texts of similar length run together, each group padded only
   // to its own longest. group_by_size weighs padding against one more pass
   // (its overhead here: about one typical query's worth, 32^2 slots).
-  const std::vector<std::vector<int64_t>> groups =
-      data::group_by_size(tokens.lengths, /*group_overhead=*/1024);
-  const text::QuantityBatch quantities =
-      built.model->reads_quantities() ? text::quantity_batch(texts) : text::QuantityBatch{};
-  if (groups.size() == 1) return built.model->encode_text(ids, mask, quantities).contiguous();
-  at::Tensor out = at::empty({static_cast<int64_t>(texts.size()), dim()}, at::kFloat);
-  for (const std::vector<int64_t>& group : groups) {
-    int64_t longest = 0;
-    for (const int64_t i : group) longest = std::max(longest, tokens.lengths[i]);
-    const at::Tensor rows = at::tensor(group, at::kLong);
-    out.index_copy_(0, rows,
-                    built.model->encode_text(ids.index_select(0, rows).narrow(1, 0, longest),
-                                             mask.index_select(0, rows).narrow(1, 0, longest),
-                                             quantities.defined() ? quantities.index_select(rows)
-                                                                  : text::QuantityBatch{}));
-  }
-  return out;
+  const text::LengthGrouping grouping{.max_rows = static_cast<int64_t>(texts.size()),
+                                      .group_overhead = 1024};
+  return text::forward_in_length_groups(
+      text::tokenize_rows(*built.text.tokenizer, texts, built.text.max_length),
+      built.text.tokenizer->pad_id(), grouping, at::kCPU,
+      [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> rows) {
+        text::QuantityBatch quantities;
+        if (built.model->reads_quantities()) {
+          std::vector<std::string> group;
+          for (const int64_t i : rows) group.push_back(texts[static_cast<size_t>(i)]);
+          quantities = text::quantity_batch(group);
+        }
+        return built.model->encode_text(ids, mask, quantities);
+      });
 }
 
 at::Tensor Searcher::embed_graph(const data::BRepGraph& graph) const {
