@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 formatter=$(command -v clang-format-14 || command -v clang-format)
-mapfile -t files < <(git ls-files '*.h' '*.cc' '*.cpp' '*.hpp' | grep -v '^tests/data/')
+mapfile -t files < <(git ls-files '*.h' '*.cc' '*.cpp' '*.hpp' | grep -v '^tests/fixtures/')
 if [ "${1:-}" = "--fix" ]; then
   "$formatter" -i "${files[@]}"
   exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Makes the fixtures of cadclip's text layer (tests/data/text/).
+"""Makes the fixtures of cadclip's text layer (tests/fixtures/text/).
 
 Reference only: the product never runs Python. Run by hand from the project
 root with the venv of scripts/setup.sh:

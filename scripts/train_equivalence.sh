@@ -15,7 +15,7 @@ if [ ! -f "$work/prepared/manifest.json" ]; then
   "$new" --log-level error prepare "$work/synth/parts" --captions "$work/synth/captions.jsonl" \
     --splits "$work/synth/splits.json" --out "$work/prepared"
 fi
-common=(--data "$work/prepared" --text-model tests/data/text/bert --brep-width 32 --brep-layers 2
+common=(--data "$work/prepared" --text-model tests/fixtures/text/bert --brep-width 32 --brep-layers 2
   --brep-heads 2 --brep-ffn 48 --embed-dim 32 --text-head-hidden 32 --quantity-width 16
   --batch-size 8 --epochs 2 --threads 2 --seed 3 --eval-batch-size 16 --max-text-length 64)
 runs() {  # BIN OUT

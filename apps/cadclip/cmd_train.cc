@@ -132,6 +132,55 @@ int run_train(train::TrainOptions options, const std::string& backend, bool devi
   return kExitOk;
 }
 
+// The flags that size the model (and must match a checkpoint on --resume).
+void add_model_size_options(CLI::App& command, model::ModelConfig& model) {
+  command.add_option("--embed-dim", model.two_tower.embed_dim, "Shared embedding size")
+      ->capture_default_str();
+  command
+      .add_option("--text-head-hidden", model.two_tower.text_head_hidden,
+                  "Width of a hidden GELU layer in the text head (0 = linear head); helps a "
+                  "frozen text tower")
+      ->capture_default_str();
+  command
+      .add_option("--quantity-width", model.two_tower.quantity_width,
+                  "Width of the quantity branch that reads the numbers in captions (sizes, "
+                  "counts, angles) beside the text tower; 0 = none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command.add_option("--brep-width", model.brep.width, "B-Rep encoder width")
+      ->capture_default_str();
+  command.add_option("--brep-layers", model.brep.layers, "B-Rep encoder layers")
+      ->capture_default_str();
+  command.add_option("--brep-heads", model.brep.heads, "B-Rep encoder heads")
+      ->capture_default_str();
+  command.add_option("--brep-ffn", model.brep.ffn_hidden, "B-Rep SwiGLU hidden width")
+      ->capture_default_str();
+  command.add_option("--brep-dropout", model.brep.dropout, "B-Rep dropout")->capture_default_str();
+}
+
+// Test hooks, in their own help group.
+void add_debug_options(CLI::App& command, train::TrainOptions& o) {
+  command
+      .add_option("--debug-nan-at-step", o.debug_nan_at_step,
+                  "Debug: poison the loss with NaN from this step")
+      ->group("Debugging");
+  command.add_option("--debug-nan-count", o.debug_nan_count, "Debug: ... for this many steps")
+      ->group("Debugging");
+}
+
+// How the processes of a run start and talk: --nproc local ranks, the backend.
+void add_launch_options(CLI::App& command, int& nproc, std::string& backend) {
+  command.add_option("--nproc", nproc, "Start this many local processes, one rank each")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  command
+      .add_option("--backend", backend,
+                  "Collectives between processes: gloo (CPU tensors) or nccl (one CUDA device per "
+                  "rank; also with one process)")
+      ->check(CLI::IsMember({"gloo", "nccl"}))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void define_train(CLI::App& command, Runner& run) {
@@ -224,15 +273,7 @@ void define_train(CLI::App& command, Runner& run) {
                   "Stop after N steps with a `last` checkpoint (0 = never)")
       ->capture_default_str();
   command.add_flag("--resume", o->resume, "Continue from <out>/checkpoints/last.json");
-  command.add_option("--nproc", *nproc, "Start this many local processes, one rank each")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  command
-      .add_option("--backend", *backend,
-                  "Collectives between processes: gloo (CPU tensors) or nccl (one CUDA device per "
-                  "rank; also with one process)")
-      ->check(CLI::IsMember({"gloo", "nccl"}))
-      ->capture_default_str();
+  add_launch_options(command, *nproc, *backend);
   command
       .add_option_function<std::string>(
           "--validation-split",
@@ -244,37 +285,10 @@ void define_train(CLI::App& command, Runner& run) {
       ->default_str(std::string(data::split_name(*o->validation_split)));
   command.add_option("--eval-batch-size", o->eval_batch_size, "Batch size of validation")
       ->capture_default_str();
-  command.add_option("--embed-dim", o->model.two_tower.embed_dim, "Shared embedding size")
-      ->capture_default_str();
-  command
-      .add_option("--text-head-hidden", o->model.two_tower.text_head_hidden,
-                  "Width of a hidden GELU layer in the text head (0 = linear head); helps a "
-                  "frozen text tower")
-      ->capture_default_str();
-  command
-      .add_option("--quantity-width", o->model.two_tower.quantity_width,
-                  "Width of the quantity branch that reads the numbers in captions (sizes, "
-                  "counts, angles) beside the text tower; 0 = none")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  command.add_option("--brep-width", o->model.brep.width, "B-Rep encoder width")
-      ->capture_default_str();
-  command.add_option("--brep-layers", o->model.brep.layers, "B-Rep encoder layers")
-      ->capture_default_str();
-  command.add_option("--brep-heads", o->model.brep.heads, "B-Rep encoder heads")
-      ->capture_default_str();
-  command.add_option("--brep-ffn", o->model.brep.ffn_hidden, "B-Rep SwiGLU hidden width")
-      ->capture_default_str();
-  command.add_option("--brep-dropout", o->model.brep.dropout, "B-Rep dropout")
-      ->capture_default_str();
+  add_model_size_options(command, o->model);
   command.add_flag("!--nondeterministic", o->deterministic,
                    "Allow nondeterministic ATen algorithms");
-  command
-      .add_option("--debug-nan-at-step", o->debug_nan_at_step,
-                  "Debug: poison the loss with NaN from this step")
-      ->group("Debugging");
-  command.add_option("--debug-nan-count", o->debug_nan_count, "Debug: ... for this many steps")
-      ->group("Debugging");
+  add_debug_options(command, *o);
   command.footer(
       "Multi-process: start the same command under torchrun --no-python or SLURM (RANK, "
       "WORLD_SIZE, MASTER_ADDR, MASTER_PORT).");

@@ -5,7 +5,7 @@
 //   ingest_bench [--repeats N] [--warmup N] [--synth N] [FOLDER_OR_FILE ...]
 //
 // Default corpus: the STEP, IGES and BREP files of ../shared/data/cad and the
-// DeepCAD fixtures of tests/data/deepcad (run from the project root).
+// DeepCAD fixtures of tests/fixtures/deepcad (run from the project root).
 // --synth N adds N synthetic parts (cadclip synth's families, seed 1) written
 // as STEP to a temporary folder, reported as their own row.
 #include <BRepTools.hxx>
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
       inputs.emplace_back(arg);
     }
   }
-  if (inputs.empty()) inputs = {"../shared/data/cad", "tests/data/deepcad"};
+  if (inputs.empty()) inputs = {"../shared/data/cad", "tests/fixtures/deepcad"};
   std::vector<fs::path> files;
   for (const fs::path& input : inputs) {
     if (fs::is_directory(input)) {

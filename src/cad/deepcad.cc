@@ -239,7 +239,7 @@ std::vector<Curve> chain(std::vector<Curve> curves, double tolerance, const std:
 // A loop of arcs that all lie on one circle is that circle: files store full
 // circles as two (or more) arcs, and OCCT 7.6's ShapeUpgrade_UnifySameDomain
 // hangs or leaves an invalid solid on some walls split that way
-// (tests/data/deepcad/parity_cases/split_circle_*), while one circle edge
+// (tests/fixtures/deepcad/parity_cases/split_circle_*), while one circle edge
 // gives the same solid with one seam.
 std::vector<Curve> merged_circle(std::vector<Curve> loop, double tolerance) {
   if (loop.size() < 2) return loop;

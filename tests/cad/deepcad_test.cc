@@ -1,4 +1,4 @@
-// DeepCAD JSON sequences: the hand-written fixtures of tests/data/deepcad/
+// DeepCAD JSON sequences: the hand-written fixtures of tests/fixtures/deepcad/
 // against volumes computed by hand, and malformed sequences that must fail.
 #include <gtest/gtest.h>
 #include <BRepBndLib.hxx>
@@ -16,7 +16,7 @@
 namespace cadclip::cad {
 namespace {
 
-const std::filesystem::path kFixtures = "tests/data/deepcad";
+const std::filesystem::path kFixtures = "tests/fixtures/deepcad";
 
 std::string fixture(const std::string& name) {
   std::ifstream in(kFixtures / name, std::ios::binary);

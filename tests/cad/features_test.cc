@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "../shared_corpus.h"
 #include "cad/occt_shape.h"
 #include "cadclip/core/format.h"
 #include "test_shapes.h"
@@ -222,13 +223,14 @@ TEST(Features, LimitsFailWithTheirReasonInsteadOfTruncating) {
 }
 
 TEST(Features, FaceAreasAndCentroidsAgreeWithOcctOnCorpusParts) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   // Planes and cylinders take a boundary-integral shortcut, other faces an
   // adaptive integration; the sums over a part must match BRepGProp's default
   // surface properties of the whole part.
   for (const char* file :
-       {"../shared/data/cad/aagnet/partC.step", "../shared/data/cad/occt/screw.step",
-        "../shared/data/cad/brepnet/23642_cd2f2029_0.step",
-        "../shared/data/cad/occt/bottle.brep"}) {
+       {CADCLIP_SHARED_DATA "/cad/aagnet/partC.step", CADCLIP_SHARED_DATA "/cad/occt/screw.step",
+        CADCLIP_SHARED_DATA "/cad/brepnet/23642_cd2f2029_0.step",
+        CADCLIP_SHARED_DATA "/cad/occt/bottle.brep"}) {
     const Result<LoadedShape> loaded = read_shape(file, IngestOptions{});
     ASSERT_TRUE(loaded) << loaded.status().reason();
     const Result<ModelShape> model = select_model(loaded->shape);
@@ -349,11 +351,12 @@ TEST(Features, SpherePolesPointOutwards) {
 }
 
 TEST(Features, BottleSpherePolesPointOutwards) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   // OCCT's bottle: 16 spherical faces (the fillet corners) whose pole rows
   // pointed inwards, 160 opposed neighbour pairs before the fix.
   const Result<BRepGraph> graph =
-      ingest_file("../shared/data/cad/occt/bottle.brep", IngestOptions{});
-  if (!graph && !std::filesystem::exists("../shared/data/cad/occt/bottle.brep"))
+      ingest_file(CADCLIP_SHARED_DATA "/cad/occt/bottle.brep", IngestOptions{});
+  if (!graph && !std::filesystem::exists(CADCLIP_SHARED_DATA "/cad/occt/bottle.brep"))
     GTEST_SKIP() << "../shared/data is not beside the checkout";
   ASSERT_TRUE(graph) << graph.status().reason();
   EXPECT_EQ(opposed_grid_neighbours(graph.value()), 0);
@@ -366,11 +369,12 @@ TEST(Features, BottleSpherePolesPointOutwards) {
 }
 
 TEST(Features, BoundingBoxAgreesWithOcctsOptimalBox) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   // Edges exactly plus grid points of doubly curved faces, against OCCT's
   // global optimisation over every face (seconds on some parts: not used).
-  for (const char* file :
-       {"../shared/data/cad/occt/screw.step", "../shared/data/cad/brepnet/23642_cd2f2029_0.step",
-        "../shared/data/cad/occt/bottle.brep"}) {
+  for (const char* file : {CADCLIP_SHARED_DATA "/cad/occt/screw.step",
+                           CADCLIP_SHARED_DATA "/cad/brepnet/23642_cd2f2029_0.step",
+                           CADCLIP_SHARED_DATA "/cad/occt/bottle.brep"}) {
     const Result<LoadedShape> loaded = read_shape(file, IngestOptions{});
     ASSERT_TRUE(loaded) << loaded.status().reason();
     const Result<ModelShape> model = select_model(loaded->shape);

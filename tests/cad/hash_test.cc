@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "../shared_corpus.h"
 #include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
 #include "test_shapes.h"
@@ -76,7 +77,8 @@ TEST(GeometryHash, DifferentForAScaledCopy) {
 }
 
 TEST(GeometryHash, SameFileTwiceGivesTheSameBytes) {
-  const std::filesystem::path file = "../shared/data/cad/aagnet/partA.step";
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
+  const std::filesystem::path file = CADCLIP_SHARED_DATA "/cad/aagnet/partA.step";
   const Result<data::BRepGraph> a = ingest_file(file, IngestOptions{});
   const Result<data::BRepGraph> b = ingest_file(file, IngestOptions{});
   ASSERT_TRUE(a && b);
@@ -85,7 +87,8 @@ TEST(GeometryHash, SameFileTwiceGivesTheSameBytes) {
 }
 
 TEST(GeometryHash, EqualForAMovedCorpusPart) {
-  const std::filesystem::path file = "../shared/data/cad/occt/screw.step";
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
+  const std::filesystem::path file = CADCLIP_SHARED_DATA "/cad/occt/screw.step";
   const Result<LoadedShape> loaded = read_shape(file, IngestOptions{});
   ASSERT_TRUE(loaded) << loaded.status().reason();
   const Result<data::BRepGraph> original = ingest_file(file, IngestOptions{});
@@ -95,12 +98,13 @@ TEST(GeometryHash, EqualForAMovedCorpusPart) {
 }
 
 TEST(GeometryHash, ThreadsIngestingAtOnceGiveTheSameBytes) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   // The STEP/IGES translators are serialised by xstep_mutex; the rest runs
   // in parallel on distinct shapes and must not change a byte.
   const std::vector<std::filesystem::path> files = {
-      "../shared/data/cad/occt/screw.step", "../shared/data/cad/aagnet/partA.step",
-      "../shared/data/cad/occt/solid.brep", "../shared/data/cad/occt/bearing.iges",
-      "tests/data/deepcad/plate_hole.json"};
+      CADCLIP_SHARED_DATA "/cad/occt/screw.step", CADCLIP_SHARED_DATA "/cad/aagnet/partA.step",
+      CADCLIP_SHARED_DATA "/cad/occt/solid.brep", CADCLIP_SHARED_DATA "/cad/occt/bearing.iges",
+      "tests/fixtures/deepcad/plate_hole.json"};
   std::vector<data::BRepGraph> alone;
   for (const auto& file : files) {
     Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});

@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 
+#include "../shared_corpus.h"
 #include "cadclip/core/file.h"
 #include "cadclip/data/graph_codec.h"
 
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using data::FailureKind;
 
-const fs::path kShared = "../shared/data/cad";
+const fs::path kShared = CADCLIP_SHARED_DATA "/cad";
 const fs::path kScrew = kShared / "occt/screw.step";  // 10 faces
 const fs::path kBracket = kShared / "brepnet/76879_65a30a82_0010_2.step";
 

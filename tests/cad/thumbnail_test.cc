@@ -6,14 +6,16 @@
 #include <regex>
 #include <string>
 
+#include "../shared_corpus.h"
 #include "cadclip/cad/thumbnail.h"
 
 namespace cadclip::cad {
 namespace {
 
-const char* kPart = "../shared/data/cad/brepnet/21165_5cb2d287_0000_2.step";
+const char* kPart = CADCLIP_SHARED_DATA "/cad/brepnet/21165_5cb2d287_0000_2.step";
 
 TEST(Thumbnail, HiddenLinesRemovedLeavesFewerStrokesThanTheWireframe) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   const Result<Thumbnail> visible = make_thumbnail(kPart);
   ASSERT_TRUE(visible) << visible.status().reason();
   ThumbnailOptions all;

@@ -1,5 +1,5 @@
 // Fixtures of the index and serve tests: a tiny untrained checkpoint (the
-// small BERT of tests/data/text/bert), a tiny prepared folder of random graphs
+// small BERT of tests/fixtures/text/bert), a tiny prepared folder of random graphs
 // with captions, and a library folder of real CAD files from ../shared/data/cad.
 #pragma once
 
@@ -65,10 +65,10 @@ inline void write_prepared(const fs::path& folder, int n, int seed = 200) {
 
 // Small real parts (a few faces each) copied into `folder`.
 inline std::vector<fs::path> real_parts() {
-  return {"../shared/data/cad/brepnet/76879_65a30a82_0010_2.step",
-          "../shared/data/cad/brepnet/21165_5cb2d287_0000_2.step",
-          "../shared/data/cad/brepnet/54516_ac9e2ef4_0008_1.step",
-          "../shared/data/cad/brepnet/82144_98698423_0001_2.step"};
+  return {CADCLIP_SHARED_DATA "/cad/brepnet/76879_65a30a82_0010_2.step",
+          CADCLIP_SHARED_DATA "/cad/brepnet/21165_5cb2d287_0000_2.step",
+          CADCLIP_SHARED_DATA "/cad/brepnet/54516_ac9e2ef4_0008_1.step",
+          CADCLIP_SHARED_DATA "/cad/brepnet/82144_98698423_0001_2.step"};
 }
 
 }  // namespace cadclip::index::testing

@@ -23,6 +23,7 @@
 #include "index_fixture.h"
 
 #ifdef CADCLIP_WITH_OCCT
+#include "../shared_corpus.h"
 #include "cadclip/cad/prepare.h"
 #endif
 
@@ -149,6 +150,7 @@ TEST_F(IndexTest, UpdateEmbedsOnlyChangesOfAPreparedLibrary) {
 
 #ifdef CADCLIP_WITH_OCCT
 TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   const fs::path library = root_ / "library";
   fs::create_directories(library / "sub");
   const auto parts = testing::real_parts();
@@ -196,6 +198,7 @@ TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
 // worker that crashes (SIGSEGV) or hangs while drawing costs that part its
 // drawing, never the job or the part's place in the index.
 TEST_F(IndexTest, ThumbnailCrashAndHangCostOnlyThatDrawing) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   const fs::path library = root_ / "library";
   fs::create_directories(library);
   const auto parts = testing::real_parts();
@@ -268,6 +271,7 @@ TEST_F(IndexTest, ThumbnailCrashAndHangCostOnlyThatDrawing) {
 // A prepared folder made with thumbnails brings its drawings (and the reasons
 // for missing ones) into the index; one made without has none.
 TEST_F(IndexTest, PreparedLibraryWithThumbnails) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   const fs::path library = root_ / "library";
   fs::create_directories(library);
   const auto parts = testing::real_parts();

@@ -1,5 +1,5 @@
 // The model config the tests build and checkpoint: the product's builder with
-// a tiny B-Rep tower and the tiny BERT fixture (tests/data/text/bert), so a
+// a tiny B-Rep tower and the tiny BERT fixture (tests/fixtures/text/bert), so a
 // model builds and runs in milliseconds.
 #pragma once
 
@@ -20,7 +20,7 @@ inline model::ModelConfig tiny_model_config(int64_t max_text_length = 16) {
   config.two_tower.embed_dim = 8;
   config.two_tower.text_head_hidden = 0;  // a linear text head
   config.two_tower.quantity_width = 4;    // so that eval, index and search pass quantities too
-  config.text_folder = "tests/data/text/bert";
+  config.text_folder = "tests/fixtures/text/bert";
   config.text.max_length = max_text_length;
   return config;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../index/index_fixture.h"
+#include "../shared_corpus.h"
 #include "cadclip/core/format.h"
 #include "cadclip/index/build_index.h"
 
@@ -18,12 +19,13 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(Browser, SearchSeeThumbnailsAndMoreLikeThis) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "no /usr/bin/chromium (scripts/setup.sh)";
   const fs::path root = index::testing::fresh_folder("cadclip_browser_test");
   index::testing::write_checkpoint(root / "run", 0);
   const fs::path library = root / "library";
   fs::create_directories(library);
-  for (const auto& entry : fs::directory_iterator("../shared/data/cad/brepnet"))
+  for (const auto& entry : fs::directory_iterator(CADCLIP_SHARED_DATA "/cad/brepnet"))
     fs::copy_file(entry.path(), library / entry.path().filename());
   index::IndexOptions o;
   o.checkpoint = (root / "run").string();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../index/index_fixture.h"
+#include "../shared_corpus.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/index/build_index.h"
@@ -135,6 +136,7 @@ TEST_F(ServeHostileTest, ErrorsThatEchoBytesThatAreNotUtf8AreValidJson) {
 
 #ifdef CADCLIP_WITH_OCCT
 TEST_F(ServeHostileTest, ARawUploadWithCurlsDefaultFormContentTypeIsRead) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   // curl --data-binary @part.step sends application/x-www-form-urlencoded.
   const fs::path part = index::testing::real_parts()[1];
   const std::string bytes = read_text_file(part);

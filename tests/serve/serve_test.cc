@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "../index/index_fixture.h"
+#include "../shared_corpus.h"
 #include "cadclip/core/file.h"
 #include "cadclip/index/build_index.h"
 #include "serve_process.h"
@@ -25,6 +26,7 @@ using testing::Server;
 class ServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+    CADCLIP_SKIP_WITHOUT_SHARED_DATA();
     root_ = index::testing::fresh_folder("cadclip_serve_test");
     index::testing::write_checkpoint(root_ / "run", 0);
     const fs::path library = root_ / "library";
@@ -151,6 +153,7 @@ TEST_F(ServeTest, ThePageIsServedWithoutExternalResources) {
 }
 
 TEST_F(ServeTest, BadParametersGetCleanErrors) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   auto c = client();
   expect_error(c.Get("/api/search?q=gear&k=1000000000"), 400, "k must be");
   expect_error(c.Get("/api/search?q=gear&k=-1"), 400, "k must be");
@@ -192,6 +195,7 @@ TEST_F(ServeTest, NoFileOutsideTheIndexIsServed) {
 }
 
 TEST_F(ServeTest, MalformedHttpDoesNotHurtTheServer) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   raw(server_.port(), "this is not http\r\n\r\n");
   raw(server_.port(), std::string(20000, 'G'));
   raw(server_.port(), "POST /api/search HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n{");
@@ -203,6 +207,7 @@ TEST_F(ServeTest, MalformedHttpDoesNotHurtTheServer) {
 
 #ifdef CADCLIP_WITH_OCCT
 TEST_F(ServeTest, PartUploads) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   auto c = client();
   const fs::path part = index::testing::real_parts()[1];
   httplib::MultipartFormDataItems form = {
@@ -223,6 +228,7 @@ TEST_F(ServeTest, PartUploads) {
 }
 
 TEST_F(ServeTest, AnUploadThatCrashesTheIngestGetsAJsonError) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   auto c = client();
   const fs::path part = index::testing::real_parts()[0];
   expect_error(c.Post("/api/search/part?filename=crash.igs", read_text_file(part),

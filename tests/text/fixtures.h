@@ -11,7 +11,7 @@
 namespace cadclip::text::testing {
 
 inline std::filesystem::path data_dir() {
-  return std::filesystem::path(CADCLIP_SOURCE_DIR) / "tests" / "data" / "text";
+  return std::filesystem::path(CADCLIP_SOURCE_DIR) / "tests" / "fixtures" / "text";
 }
 
 inline std::filesystem::path minilm_dir() {

@@ -48,7 +48,7 @@ TEST(LearningRateScheduleTest, EachGroupRunsAtItsBaseRateTimesTheFactor) {
 }
 
 TEST(CaptionTokenizerTest, CutsLongCaptionsAtTheLimitEndingInSepAndCountsThem) {
-  const auto tokenizer = text::load_tokenizer("tests/data/text/bert");
+  const auto tokenizer = text::load_tokenizer("tests/fixtures/text/bert");
   CaptionTokenizer tokens(*tokenizer, 6);
   const std::vector<int64_t> short_row = tokens("a nut");
   const std::vector<int64_t> long_row = tokens("a flange with six holes and a thin rim");

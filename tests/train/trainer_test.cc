@@ -1,6 +1,6 @@
 // The trainer end to end on a tiny prepared dataset (random graphs written
 // with the shard writer) and a tiny model (small B-Rep tower, the tiny BERT of
-// tests/data/text/bert): it overfits, it skips and counts non-finite steps and
+// tests/fixtures/text/bert): it overfits, it skips and counts non-finite steps and
 // stops after K in a row, it never writes or loads a sick checkpoint, a crash
 // while saving leaves a loadable checkpoint, and a resumed run ends with
 // bitwise the same weights as an uninterrupted one.
@@ -67,7 +67,7 @@ TrainOptions tiny_options(const fs::path& data, const std::string& run) {
   o.data = data.string();
   o.out = (data.parent_path() / (data.filename().string() + "_" + run)).string();
   fs::remove_all(o.out);
-  o.model.text_folder = "tests/data/text/bert";
+  o.model.text_folder = "tests/fixtures/text/bert";
   o.model.text.max_length = 16;
   o.batch_size = 4;
   o.epochs = 2;
@@ -509,7 +509,7 @@ TEST(TrainerLaunchTest, TheQueueIsRefusedWithSeveralProcesses) {
   const fs::path data = tiny_dataset("queue_nproc", 4);
   const auto [status, output] =
       run_command(format("{} train --nproc 2 --queue 16 --data {} --out {}_run --text-model "
-                         "tests/data/text/bert --threads 1",
+                         "tests/fixtures/text/bert --threads 1",
                          CADCLIP_BINARY, data.string(), data.string()));
   EXPECT_NE(status, 0) << output;
   EXPECT_NE(output.find("--queue is a single-process feature: this run has 2 processes"),
@@ -525,7 +525,7 @@ TEST(TrainerLaunchTest, TwoRanksStoppedMidEpochResumeBitwiseLikeAnUninterruptedR
   const fs::path data = tiny_dataset("nproc_resume", 11);
   auto command = [&](const std::string& run, const std::string& extra) {
     return format(
-        "{} train --nproc 2 --data {} --out {}_{} --text-model tests/data/text/bert --epochs 2 "
+        "{} train --nproc 2 --data {} --out {}_{} --text-model tests/fixtures/text/bert --epochs 2 "
         "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
         "--brep-heads 2 --brep-ffn 48 --brep-dropout 0.3 --text-lr 1e-3 --validation-split '' "
         "--threads 1 --seed 5 {}",
@@ -551,7 +551,7 @@ TEST(TrainerLaunchTest, NprocTwoTrainsWithTwoLocalRanks) {
   const fs::path out = data.parent_path() / (data.filename().string() + "_run");
   fs::remove_all(out);
   const std::string command = format(
-      "{} train --nproc 2 --data {} --out {} --text-model tests/data/text/bert --epochs 2 "
+      "{} train --nproc 2 --data {} --out {} --text-model tests/fixtures/text/bert --epochs 2 "
       "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
       "--brep-heads 2 --brep-ffn 48 --validation-split train --threads 1 2>&1",
       CADCLIP_BINARY, data.string(), out.string());

@@ -32,7 +32,7 @@ TEST(ShardPython, SafetensorsReadsEveryModel) {
   writer.write(path);
 
   const std::string out = run(std::string(CADCLIP_PYTHON_EXE) + " " + CADCLIP_SOURCE_DIR +
-                              "/tests/dataset/read_shard.py " + path.string());
+                              "/tests/data/read_shard.py " + path.string());
   const nlohmann::json doc = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
   ASSERT_TRUE(doc.is_object()) << "python printed: " << out;
   EXPECT_EQ(doc["format"], kShardFormat);

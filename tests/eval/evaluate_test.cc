@@ -1,7 +1,7 @@
 // evaluate() end to end on a tiny dataset written with the shard writer, a
-// tiny model from build_model (small B-Rep encoder, the tiny BERT of tests/data/text/bert): metrics
-// equal a direct computation, collapse is flagged and ranks last, equal geometry hashes count as
-// hits, the JSON has every field, embeddings round-trip.
+// tiny model from build_model (small B-Rep encoder, the tiny BERT of tests/fixtures/text/bert):
+// metrics equal a direct computation, collapse is flagged and ranks last, equal geometry hashes
+// count as hits, the JSON has every field, embeddings round-trip.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -9,17 +9,18 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "../data/test_graphs.h"
+#include "../shared_corpus.h"
 #include "cadclip/core/file.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/splits.h"
-#include "test_graphs.h"
 
 namespace cadclip::data {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kShared = "../shared/data/cad";
+const fs::path kShared = CADCLIP_SHARED_DATA "/cad";
 // Small single-solid STEP parts (10-20 faces each).
 const char* const kGoodFiles[] = {"occt/screw.step", "brepnet/76879_65a30a82_0010_2.step",
                                   "brepnet/54516_ac9e2ef4_0008_1.step"};
@@ -100,6 +101,7 @@ void write_bytes(const fs::path& path, const std::string& bytes) {
 }
 
 TEST_F(PrepareJob, BadInputsFailWithTheirReasonsWhileTheGoodOnesArePrepared) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   const std::string screw = read_text_file(kShared / "occt/screw.step");
   write_bytes(in() / "empty.step", "");
   std::mt19937 random(7);
@@ -293,6 +295,7 @@ TEST_F(PrepareJob, ASplitsFileIsRestrictedToPreparedModelsAndMismatchesCounted) 
 // The acceptance check of issue 3: every file of the shared corpus is either
 // prepared or listed with a reason, and the counts add up.
 TEST(PrepareSharedCorpus, EveryFileIsPreparedOrListedAndTheCountsAddUp) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   if (!fs::exists(kShared)) GTEST_SKIP() << kShared << " is missing";
   testing::ScratchDir scratch("prepare-corpus");
   const RunResult run =
@@ -318,7 +321,7 @@ TEST(PrepareSharedCorpus, EveryFileIsPreparedOrListedAndTheCountsAddUp) {
 // with its extra columns, DeepCAD's split file naming models the user lacks.
 TEST(PrepareText2cad, TheGuidesCommandPreparesTheLayout) {
   testing::ScratchDir scratch("prepare-text2cad");
-  const fs::path layout = "tests/data/text2cad";
+  const fs::path layout = "tests/fixtures/text2cad";
   const RunResult run = run_prepare(
       "",
       (layout / "cad_json").string() + " --captions " + (layout / "text2cad_v1.1.csv").string() +

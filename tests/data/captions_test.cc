@@ -12,7 +12,7 @@
 namespace cadclip::data {
 namespace {
 
-const std::filesystem::path kFixtures = "tests/data/captions";
+const std::filesystem::path kFixtures = "tests/fixtures/captions";
 
 std::vector<int64_t> problem_lines(const CaptionFile& file) {
   std::vector<int64_t> lines;
