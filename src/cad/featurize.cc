@@ -314,28 +314,20 @@ void put3(float* out, const gp_XYZ& value) {
   out[2] = static_cast<float>(value.Z());
 }
 
-}  // namespace
+// One face's use of an edge, and in which orientation.
+struct Use {
+  int face;
+  TopAbs_Orientation orientation;
+};
 
-Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestOptions& options) {
-  if (shape.IsNull()) return Status::failure("cannot featurize a null shape");
-  TopTools_IndexedMapOfShape faces, edges;
-  // MapShapes visits sub-shapes in the order the file's topology lists them, so
-  // the same file always gives the same face and edge order.
-  TopExp::MapShapes(shape, TopAbs_FACE, faces);
-  TopExp::MapShapes(shape, TopAbs_EDGE, edges);
+// Which faces hold each edge ([edges.Extent()] lists of uses), and the wire
+// count of each face into `loop_counts`.
+std::vector<std::vector<Use>> edge_uses(const TopTools_IndexedMapOfShape& faces,
+                                        const TopTools_IndexedMapOfShape& edges,
+                                        std::vector<int>& loop_counts) {
   const int face_count = faces.Extent();
-  if (face_count == 0) return Status::failure("the model has no face");
-  if (options.max_faces > 0 && face_count > options.max_faces)
-    return Status::failure(format("the model has {} faces, over the limit of {} (max_faces)",
-                                  face_count, options.max_faces));
-
-  // Which faces hold each edge, and in which orientation.
-  struct Use {
-    int face;
-    TopAbs_Orientation orientation;
-  };
   std::vector<std::vector<Use>> uses(edges.Extent());
-  std::vector<int> loop_counts(face_count, 0);
+  loop_counts.assign(face_count, 0);
   for (int f = 0; f < face_count; ++f) {
     const TopoDS_Shape& face = faces(f + 1);
     for (TopExp_Explorer wire(face, TopAbs_WIRE); wire.More(); wire.Next()) ++loop_counts[f];
@@ -345,6 +337,13 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
       uses[index].push_back({f, edge.Current().Orientation()});
     }
   }
+  return uses;
+}
+
+// The graph edges: one Link per edge with a 3-D curve between exactly two
+// distinct faces, oriented so that "left" runs the edge forward.
+std::vector<Link> manifold_links(const TopTools_IndexedMapOfShape& edges,
+                                 const std::vector<std::vector<Use>>& uses) {
   std::vector<Link> links;
   for (int e = 0; e < edges.Extent(); ++e) {
     const TopoDS_Edge& edge = TopoDS::Edge(edges(e + 1));
@@ -367,112 +366,136 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
     }
     links.push_back(link);
   }
-  const int64_t directed = 2 * static_cast<int64_t>(links.size());
-  if (options.max_edges > 0 && directed > options.max_edges)
-    return Status::failure(
-        format("the model has {} directed edges, over the limit of {} (max_edges)", directed,
-               options.max_edges));
+  return links;
+}
 
-  data::BRepGraph graph;
-  // Face grids in millimetres (doubles, for the hash) before normalisation.
-  std::vector<double> samples(static_cast<size_t>(face_count) * kFaceValues);
-  std::vector<FaceSurface> surfaces(face_count);
-  std::vector<std::array<double, 4>> uv_bounds(face_count);  // u0, u1, v0, v1
-  std::vector<double> face_centroids_mm(static_cast<size_t>(face_count) * 3);
-  graph.face_types.resize(face_count);
-  graph.face_areas.resize(face_count);
-  graph.face_centroids.resize(static_cast<size_t>(face_count) * 3);
-  graph.face_rational.resize(face_count);
-  graph.face_loops.assign(loop_counts.begin(), loop_counts.end());
-  for (int f = 0; f < face_count; ++f) {
-    const TopoDS_Face& face = TopoDS::Face(faces(f + 1));
-    TopLoc_Location location;  // this overload does not copy a located surface
-    if (BRep_Tool::Surface(face, location).IsNull())
-      return Status::failure(format("face {} has no surface", f));
-    FaceSurface& surface = surfaces[f];
-    surface.adaptor = new BRepAdaptor_Surface(face, /*restriction=*/false);
-    surface.reversed = face.Orientation() == TopAbs_REVERSED;
-    const BRepAdaptor_Surface& adaptor = *surface.adaptor;
+// What the face steps hand on to the box, the edges and the hash, in
+// millimetres (doubles: the hash quantises them before normalisation).
+struct SampledFaces {
+  std::vector<double> samples;        // [F, kGrid, kGrid, kFaceChannels]
+  std::vector<FaceSurface> surfaces;  // [F]
+  std::vector<double> centroids_mm;   // [F, 3]
+};
 
-    const GeomAbs_SurfaceType type = adaptor.GetType();
-    graph.face_types[f] = static_cast<uint8_t>(surface_type(type));
-    graph.face_rational[f] = (type == GeomAbs_BSplineSurface || type == GeomAbs_BezierSurface) &&
-                             (adaptor.IsURational() || adaptor.IsVRational());
+// The face's UV box into `surface`; a failure when it is unbounded or empty,
+// which no grid can sample.
+Status read_uv_box(const TopoDS_Face& face, int f, FaceSurface& surface) {
+  double u0, u1, v0, v1;
+  BRepTools::UVBounds(face, u0, u1, v0, v1);
+  if (!std::isfinite(u0) || !std::isfinite(u1) || !std::isfinite(v0) || !std::isfinite(v1) ||
+      Precision::IsInfinite(u0) || Precision::IsInfinite(u1) || Precision::IsInfinite(v0) ||
+      Precision::IsInfinite(v1))
+    return Status::failure(format("face {} has an unbounded parameter range", f));
+  if (!(u1 > u0) || !(v1 > v0))
+    return Status::failure(format("face {} has an empty parameter range", f));
+  surface.u0 = u0, surface.u1 = u1, surface.v0 = v0, surface.v1 = v1;
+  return Status::ok();
+}
 
-    double u0, u1, v0, v1;
-    BRepTools::UVBounds(face, u0, u1, v0, v1);
-    if (!std::isfinite(u0) || !std::isfinite(u1) || !std::isfinite(v0) || !std::isfinite(v1) ||
-        Precision::IsInfinite(u0) || Precision::IsInfinite(u1) || Precision::IsInfinite(v0) ||
-        Precision::IsInfinite(v1))
-      return Status::failure(format("face {} has an unbounded parameter range", f));
-    if (!(u1 > u0) || !(v1 > v0))
-      return Status::failure(format("face {} has an empty parameter range", f));
-    uv_bounds[f] = {u0, u1, v0, v1};
-    surface.u0 = u0, surface.u1 = u1, surface.v0 = v0, surface.v1 = v1;
-    measure_derivatives(surface);
+// Sums of the grid points, for the centroid of a face whose area vanishes.
+struct GridSums {
+  gp_XYZ inside_sum{0, 0, 0}, all_sum{0, 0, 0};
+  int inside_count = 0;
+};
 
-    BRepTopAdaptor_FClass2d classifier(face, kClassifyTolerance);
-    const double on_band = kOnBandRelative * std::hypot(u1 - u0, v1 - v0);
-    double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
-    gp_XYZ inside_sum(0, 0, 0), all_sum(0, 0, 0);
-    int inside_count = 0;
-    for (int i = 0; i < kGrid; ++i) {
-      const double u = parameter_at(u0, u1, i, kGrid);
-      // Mirrored along u for a reversed face, so that the grid's own (u, v)
-      // frame agrees with the flipped normal.
-      const int row = surface.reversed ? kGrid - 1 - i : i;
-      for (int j = 0; j < kGrid; ++j) {
-        const double v = parameter_at(v0, v1, j, kGrid);
-        gp_Pnt point;
-        const gp_Vec normal = face_normal(surface, u, v, point);
-        // TestOnRestriction classifies against the boundary polygon only.
-        // Perform() falls back to the exact BRepClass_FaceClassifier for every
-        // point on the boundary (a third of a grid that includes the UV
-        // bounds), which made the mask cost more than reading the file.
-        const TopAbs_State state = classifier.TestOnRestriction(gp_Pnt2d(u, v), on_band);
-        const bool inside = state == TopAbs_IN || state == TopAbs_ON;
-        double* out = grid + (row * kGrid + j) * kFaceChannels;
-        out[0] = point.X();
-        out[1] = point.Y();
-        out[2] = point.Z();
-        out[3] = normal.X();
-        out[4] = normal.Y();
-        out[5] = normal.Z();
-        out[6] = inside ? 1.0 : 0.0;
-        all_sum += point.XYZ();
-        if (inside) {
-          inside_sum += point.XYZ();
-          ++inside_count;
-        }
+// The face's UV-Net grid into `grid` ([kGrid, kGrid, kFaceChannels]: point,
+// outward normal, inside mask).
+GridSums sample_grid(const TopoDS_Face& face, const FaceSurface& surface, double* grid) {
+  const double u0 = surface.u0, u1 = surface.u1, v0 = surface.v0, v1 = surface.v1;
+  BRepTopAdaptor_FClass2d classifier(face, kClassifyTolerance);
+  const double on_band = kOnBandRelative * std::hypot(u1 - u0, v1 - v0);
+  GridSums sums;
+  for (int i = 0; i < kGrid; ++i) {
+    const double u = parameter_at(u0, u1, i, kGrid);
+    // Mirrored along u for a reversed face, so that the grid's own (u, v)
+    // frame agrees with the flipped normal.
+    const int row = surface.reversed ? kGrid - 1 - i : i;
+    for (int j = 0; j < kGrid; ++j) {
+      const double v = parameter_at(v0, v1, j, kGrid);
+      gp_Pnt point;
+      const gp_Vec normal = face_normal(surface, u, v, point);
+      // TestOnRestriction classifies against the boundary polygon only.
+      // Perform() falls back to the exact BRepClass_FaceClassifier for every
+      // point on the boundary (a third of a grid that includes the UV
+      // bounds), which made the mask cost more than reading the file.
+      const TopAbs_State state = classifier.TestOnRestriction(gp_Pnt2d(u, v), on_band);
+      const bool inside = state == TopAbs_IN || state == TopAbs_ON;
+      double* out = grid + (row * kGrid + j) * kFaceChannels;
+      out[0] = point.X();
+      out[1] = point.Y();
+      out[2] = point.Z();
+      out[3] = normal.X();
+      out[4] = normal.Y();
+      out[5] = normal.Z();
+      out[6] = inside ? 1.0 : 0.0;
+      sums.all_sum += point.XYZ();
+      if (inside) {
+        sums.inside_sum += point.XYZ();
+        ++sums.inside_count;
       }
     }
-
-    double area = 0;
-    gp_XYZ centroid;
-    if (!planar_or_cylindrical_area(face, adaptor, area, centroid)) {
-      // Adaptive integration to a relative error of kAreaRelativeError: the
-      // fixed-order default spent ~2 ms on each B-spline face.
-      GProp_GProps props;
-      BRepGProp::SurfaceProperties(face, props, kAreaRelativeError);
-      area = std::abs(props.Mass());
-      centroid = props.CentreOfMass().XYZ();
-    }
-    graph.face_areas[f] = static_cast<float>(area);
-    if (!(area > Precision::SquareConfusion()))
-      centroid = inside_count > 0 ? inside_sum / inside_count : all_sum / (kGrid * kGrid);
-    face_centroids_mm[static_cast<size_t>(f) * 3] = centroid.X();
-    face_centroids_mm[static_cast<size_t>(f) * 3 + 1] = centroid.Y();
-    face_centroids_mm[static_cast<size_t>(f) * 3 + 2] = centroid.Z();
   }
+  return sums;
+}
 
-  // The box in millimetres. BRepBndLib::AddOptimal is exact but runs a global
-  // optimiser over every B-spline face (seconds on some parts); instead:
-  // every edge exactly (BndLib's optimal curve box); spheres over their UV box
-  // (a sphere's equator is often no edge of it); the inside grid points of the
-  // other faces whose interior can bulge past their edges (tori, B-splines,
-  // revolutions; BndLib's optimal box of a torus costs ~20 ms, a fillet's
-  // extremes lie on its edges anyway). Planes, cylinders, cones and
-  // extrusions are ruled: their extremes lie on their edges.
+// The face's area in mm^2, and its centroid into `centroid`; where the area
+// vanishes, the centroid of its grid points (inside ones if any).
+double area_and_centroid(const TopoDS_Face& face, const BRepAdaptor_Surface& adaptor,
+                         const GridSums& sums, gp_XYZ& centroid) {
+  double area = 0;
+  if (!planar_or_cylindrical_area(face, adaptor, area, centroid)) {
+    // Adaptive integration to a relative error of kAreaRelativeError: the
+    // fixed-order default spent ~2 ms on each B-spline face.
+    GProp_GProps props;
+    BRepGProp::SurfaceProperties(face, props, kAreaRelativeError);
+    area = std::abs(props.Mass());
+    centroid = props.CentreOfMass().XYZ();
+  }
+  if (!(area > Precision::SquareConfusion()))
+    centroid = sums.inside_count > 0 ? sums.inside_sum / sums.inside_count
+                                     : sums.all_sum / (kGrid * kGrid);
+  return area;
+}
+
+// Face f: its type, rationality, grid, area and centroid (millimetres).
+Status sample_face(const TopoDS_Face& face, int f, data::BRepGraph& graph, SampledFaces& out) {
+  TopLoc_Location location;  // this overload does not copy a located surface
+  if (BRep_Tool::Surface(face, location).IsNull())
+    return Status::failure(format("face {} has no surface", f));
+  FaceSurface& surface = out.surfaces[f];
+  surface.adaptor = new BRepAdaptor_Surface(face, /*restriction=*/false);
+  surface.reversed = face.Orientation() == TopAbs_REVERSED;
+  const BRepAdaptor_Surface& adaptor = *surface.adaptor;
+
+  const GeomAbs_SurfaceType type = adaptor.GetType();
+  graph.face_types[f] = static_cast<uint8_t>(surface_type(type));
+  graph.face_rational[f] = (type == GeomAbs_BSplineSurface || type == GeomAbs_BezierSurface) &&
+                           (adaptor.IsURational() || adaptor.IsVRational());
+
+  if (Status status = read_uv_box(face, f, surface); !status) return status;
+  measure_derivatives(surface);
+
+  double* grid = out.samples.data() + static_cast<size_t>(f) * kFaceValues;
+  const GridSums sums = sample_grid(face, surface, grid);
+  gp_XYZ centroid;
+  const double area = area_and_centroid(face, adaptor, sums, centroid);
+  graph.face_areas[f] = static_cast<float>(area);
+  out.centroids_mm[static_cast<size_t>(f) * 3] = centroid.X();
+  out.centroids_mm[static_cast<size_t>(f) * 3 + 1] = centroid.Y();
+  out.centroids_mm[static_cast<size_t>(f) * 3 + 2] = centroid.Z();
+  return Status::ok();
+}
+
+// The box in millimetres. BRepBndLib::AddOptimal is exact but runs a global
+// optimiser over every B-spline face (seconds on some parts); instead:
+// every edge exactly (BndLib's optimal curve box); spheres over their UV box
+// (a sphere's equator is often no edge of it); the inside grid points of the
+// other faces whose interior can bulge past their edges (tori, B-splines,
+// revolutions; BndLib's optimal box of a torus costs ~20 ms, a fillet's
+// extremes lie on its edges anyway). Planes, cylinders, cones and
+// extrusions are ruled: their extremes lie on their edges.
+Bnd_Box model_box(const TopTools_IndexedMapOfShape& edges, const std::vector<uint8_t>& face_types,
+                  const SampledFaces& faces) {
   Bnd_Box box;
   for (int e = 0; e < edges.Extent(); ++e) {
     const TopoDS_Edge& edge = TopoDS::Edge(edges(e + 1));
@@ -480,17 +503,18 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
     if (BRep_Tool::Degenerated(edge) || BRep_Tool::Curve(edge, first, last).IsNull()) continue;
     BndLib_Add3dCurve::AddOptimal(BRepAdaptor_Curve(edge), /*Tol=*/0.0, box);
   }
+  const int face_count = static_cast<int>(face_types.size());
   for (int f = 0; f < face_count; ++f) {
-    const auto type = static_cast<data::SurfaceType>(graph.face_types[f]);
+    const auto type = static_cast<data::SurfaceType>(face_types[f]);
     const bool ruled = type == data::SurfaceType::kPlane || type == data::SurfaceType::kCylinder ||
                        type == data::SurfaceType::kCone || type == data::SurfaceType::kExtrusion;
     if (type == data::SurfaceType::kSphere) {
-      const std::array<double, 4>& uv = uv_bounds[f];
-      BndLib_AddSurface::AddOptimal(*surfaces[f].adaptor, uv[0], uv[1], uv[2], uv[3],
-                                    /*Tol=*/0.0, box);
+      const FaceSurface& surface = faces.surfaces[f];
+      BndLib_AddSurface::AddOptimal(*surface.adaptor, surface.u0, surface.u1, surface.v0,
+                                    surface.v1, /*Tol=*/0.0, box);
       continue;
     }
-    const double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
+    const double* grid = faces.samples.data() + static_cast<size_t>(f) * kFaceValues;
     for (int k = 0; k < kGrid * kGrid; ++k) {
       const double* sample = grid + k * kFaceChannels;
       // Edgeless faces (a full sphere) have only their samples.
@@ -498,6 +522,18 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
         box.Add(gp_Pnt(sample[0], sample[1], sample[2]));
     }
   }
+  return box;
+}
+
+// Millimetres to normalised coordinates: x -> (x - centre) * scale.
+struct Normalisation {
+  gp_XYZ centre;
+  double scale = 0;  // 2 / the longest side of the box
+};
+
+// The normalisation of the box, which also fills graph.bbox_mm and
+// graph.scale_mm; a failure for an empty, unbounded or degenerate box.
+Result<Normalisation> normalisation(const Bnd_Box& box, data::BRepGraph& graph) {
   if (box.IsVoid()) return Status::failure("the model has an empty bounding box");
   double x0, y0, z0, x1, y1, z1;
   box.Get(x0, y0, z0, x1, y1, z1);
@@ -511,22 +547,100 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
   graph.bbox_mm = {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(z0),
                    static_cast<float>(x1), static_cast<float>(y1), static_cast<float>(z1)};
   graph.scale_mm = static_cast<float>(longest);
-  for (int f = 0; f < face_count; ++f) {
-    double* centroid = face_centroids_mm.data() + static_cast<size_t>(f) * 3;
-    put3(&graph.face_centroids[static_cast<size_t>(f) * 3],
-         (gp_XYZ(centroid[0], centroid[1], centroid[2]) - centre) * scale);
-  }
+  return Normalisation{centre, scale};
+}
 
-  // Normalised face grids.
+// Normalised face centroids and face grids.
+void write_faces(const SampledFaces& faces, const Normalisation& frame, data::BRepGraph& graph) {
+  const int face_count = static_cast<int>(graph.face_types.size());
+  for (int f = 0; f < face_count; ++f) {
+    const double* centroid = faces.centroids_mm.data() + static_cast<size_t>(f) * 3;
+    put3(&graph.face_centroids[static_cast<size_t>(f) * 3],
+         (gp_XYZ(centroid[0], centroid[1], centroid[2]) - frame.centre) * frame.scale);
+  }
+  const std::vector<double>& samples = faces.samples;
   graph.face_grids.resize(samples.size());
   for (size_t k = 0; k < samples.size(); k += kFaceChannels) {
     const gp_XYZ point(samples[k], samples[k + 1], samples[k + 2]);
-    put3(&graph.face_grids[k], (point - centre) * scale);
+    put3(&graph.face_grids[k], (point - frame.centre) * frame.scale);
     for (int c = 3; c < kFaceChannels; ++c)
       graph.face_grids[k + c] = static_cast<float>(samples[k + c]);
   }
+}
 
-  // Directed edges: left→right, then right→left, per B-Rep edge.
+// One B-Rep edge sampled in its left face's direction (millimetres).
+struct EdgeSamples {
+  std::array<gp_Pnt, kSamples> points;
+  std::array<gp_Vec, kSamples> tangents, left_normals, right_normals;
+  data::Convexity convexity = data::Convexity::kSmooth;
+  uint8_t type = 0;  // CurveType
+  float length = 0;  // mm
+};
+
+EdgeSamples sample_edge(const Link& link, const TopoDS_Edge& edge, const TopoDS_Face& left_face,
+                        const TopoDS_Face& right_face, std::vector<FaceSurface>& surfaces) {
+  BRepAdaptor_Curve curve(edge);
+  const double t0 = curve.FirstParameter(), t1 = curve.LastParameter();
+  double first = 0, last = 0;
+  const Handle(Geom2d_Curve) left_pcurve = BRep_Tool::CurveOnSurface(edge, left_face, first, last);
+  const Handle(Geom2d_Curve) right_pcurve =
+      BRep_Tool::CurveOnSurface(edge, right_face, first, last);
+
+  EdgeSamples out;
+  double dot_sum = 0, turn_sum = 0;
+  int defined = 0;
+  for (int k = 0; k < kSamples; ++k) {
+    const int step = link.forward ? k : kSamples - 1 - k;
+    const double t = parameter_at(t0, t1, step, kSamples);
+    gp_Vec derivative;
+    curve.D1(t, out.points[k], derivative);
+    if (!link.forward) derivative.Reverse();
+    const double magnitude = derivative.Magnitude();
+    out.tangents[k] = magnitude > 0 ? derivative / magnitude : gp_Vec(0, 0, 0);
+    out.left_normals[k] =
+        normal_along_edge(surfaces[link.left], left_face, left_pcurve, t, out.points[k]);
+    out.right_normals[k] =
+        normal_along_edge(surfaces[link.right], right_face, right_pcurve, t, out.points[k]);
+    if (out.left_normals[k].SquareMagnitude() > 0 && out.right_normals[k].SquareMagnitude() > 0) {
+      dot_sum += out.left_normals[k].Dot(out.right_normals[k]);
+      turn_sum += out.left_normals[k].Crossed(out.right_normals[k]).Dot(out.tangents[k]);
+      ++defined;
+    }
+  }
+  if (defined > 0 && dot_sum / defined <= kSmoothCosine)
+    out.convexity = turn_sum > 0 ? data::Convexity::kConvex : data::Convexity::kConcave;
+  out.type = static_cast<uint8_t>(curve_type(curve.GetType()));
+  out.length = static_cast<float>(GCPnts_AbscissaPoint::Length(curve));
+  return out;
+}
+
+// Link l as directed edges 2 l (left→right) and 2 l + 1 (right→left).
+void write_directed_edges(const Link& link, size_t l, const EdgeSamples& edge,
+                          const Normalisation& frame, data::BRepGraph& graph) {
+  for (int direction = 0; direction < 2; ++direction) {
+    const bool reverse = direction == 1;
+    graph.edge_src.push_back(reverse ? link.right : link.left);
+    graph.edge_dst.push_back(reverse ? link.left : link.right);
+    graph.edge_types.push_back(edge.type);
+    graph.edge_lengths.push_back(edge.length);
+    graph.edge_convexity.push_back(static_cast<uint8_t>(edge.convexity));
+    float* out = graph.edge_grids.data() + (2 * l + direction) * kSamples * kEdgeChannels;
+    for (int k = 0; k < kSamples; ++k) {
+      const int from = reverse ? kSamples - 1 - k : k;
+      float* sample = out + k * kEdgeChannels;
+      put3(sample, (edge.points[from].XYZ() - frame.centre) * frame.scale);
+      put3(sample + 3, (reverse ? -edge.tangents[from] : edge.tangents[from]).XYZ());
+      put3(sample + 6, (reverse ? edge.right_normals[from] : edge.left_normals[from]).XYZ());
+      put3(sample + 9, (reverse ? edge.left_normals[from] : edge.right_normals[from]).XYZ());
+    }
+  }
+}
+
+// Directed edges: left→right, then right→left, per B-Rep edge.
+void write_edges(const std::vector<Link>& links, const TopTools_IndexedMapOfShape& faces,
+                 const TopTools_IndexedMapOfShape& edges, std::vector<FaceSurface>& surfaces,
+                 const Normalisation& frame, data::BRepGraph& graph) {
+  const int64_t directed = 2 * static_cast<int64_t>(links.size());
   graph.edge_src.reserve(directed);
   graph.edge_dst.reserve(directed);
   graph.edge_grids.resize(static_cast<size_t>(directed) * kSamples * kEdgeChannels);
@@ -535,66 +649,19 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
   graph.edge_convexity.reserve(directed);
   for (size_t l = 0; l < links.size(); ++l) {
     const Link& link = links[l];
-    const TopoDS_Edge& edge = TopoDS::Edge(edges(link.edge + 1));
-    const TopoDS_Face& left_face = TopoDS::Face(faces(link.left + 1));
-    const TopoDS_Face& right_face = TopoDS::Face(faces(link.right + 1));
-    BRepAdaptor_Curve curve(edge);
-    const double t0 = curve.FirstParameter(), t1 = curve.LastParameter();
-    double first = 0, last = 0;
-    const Handle(Geom2d_Curve) left_pcurve =
-        BRep_Tool::CurveOnSurface(edge, left_face, first, last);
-    const Handle(Geom2d_Curve) right_pcurve =
-        BRep_Tool::CurveOnSurface(edge, right_face, first, last);
-
-    std::array<gp_Pnt, kSamples> points;
-    std::array<gp_Vec, kSamples> tangents, left_normals, right_normals;
-    double dot_sum = 0, turn_sum = 0;
-    int defined = 0;
-    for (int k = 0; k < kSamples; ++k) {
-      const int step = link.forward ? k : kSamples - 1 - k;
-      const double t = parameter_at(t0, t1, step, kSamples);
-      gp_Vec derivative;
-      curve.D1(t, points[k], derivative);
-      if (!link.forward) derivative.Reverse();
-      const double magnitude = derivative.Magnitude();
-      tangents[k] = magnitude > 0 ? derivative / magnitude : gp_Vec(0, 0, 0);
-      left_normals[k] =
-          normal_along_edge(surfaces[link.left], left_face, left_pcurve, t, points[k]);
-      right_normals[k] =
-          normal_along_edge(surfaces[link.right], right_face, right_pcurve, t, points[k]);
-      if (left_normals[k].SquareMagnitude() > 0 && right_normals[k].SquareMagnitude() > 0) {
-        dot_sum += left_normals[k].Dot(right_normals[k]);
-        turn_sum += left_normals[k].Crossed(right_normals[k]).Dot(tangents[k]);
-        ++defined;
-      }
-    }
-    data::Convexity convexity = data::Convexity::kSmooth;
-    if (defined > 0 && dot_sum / defined <= kSmoothCosine)
-      convexity = turn_sum > 0 ? data::Convexity::kConvex : data::Convexity::kConcave;
-    const uint8_t type = static_cast<uint8_t>(curve_type(curve.GetType()));
-    const float length = static_cast<float>(GCPnts_AbscissaPoint::Length(curve));
-
-    for (int direction = 0; direction < 2; ++direction) {
-      const bool reverse = direction == 1;
-      graph.edge_src.push_back(reverse ? link.right : link.left);
-      graph.edge_dst.push_back(reverse ? link.left : link.right);
-      graph.edge_types.push_back(type);
-      graph.edge_lengths.push_back(length);
-      graph.edge_convexity.push_back(static_cast<uint8_t>(convexity));
-      float* out = graph.edge_grids.data() + (2 * l + direction) * kSamples * kEdgeChannels;
-      for (int k = 0; k < kSamples; ++k) {
-        const int from = reverse ? kSamples - 1 - k : k;
-        float* sample = out + k * kEdgeChannels;
-        put3(sample, (points[from].XYZ() - centre) * scale);
-        put3(sample + 3, (reverse ? -tangents[from] : tangents[from]).XYZ());
-        put3(sample + 6, (reverse ? right_normals[from] : left_normals[from]).XYZ());
-        put3(sample + 9, (reverse ? left_normals[from] : right_normals[from]).XYZ());
-      }
-    }
+    const EdgeSamples samples =
+        sample_edge(link, TopoDS::Edge(edges(link.edge + 1)), TopoDS::Face(faces(link.left + 1)),
+                    TopoDS::Face(faces(link.right + 1)), surfaces);
+    write_directed_edges(link, l, samples, frame, graph);
   }
+}
 
-  // Geometry hash: per-face digests of the quantised grid, centred on the box
-  // of all grid points, sorted so that the face order does not matter.
+// Geometry hash: per-face digests of the quantised grid, centred on the box
+// of all grid points, sorted so that the face order does not matter.
+// samples: [F, kGrid, kGrid, kFaceChannels] in millimetres.
+std::string geometry_hash(const std::vector<double>& samples,
+                          const std::vector<uint8_t>& face_types) {
+  const int face_count = static_cast<int>(face_types.size());
   gp_XYZ low(1e300, 1e300, 1e300), high(-1e300, -1e300, -1e300);
   for (size_t k = 0; k < samples.size(); k += kFaceChannels) {
     low.SetCoord(std::min(low.X(), samples[k]), std::min(low.Y(), samples[k + 1]),
@@ -609,7 +676,7 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
   for (int f = 0; f < face_count; ++f) {
     // One buffer per face: Sha256 costs per call, and 700 tiny updates a face
     // showed in the profile.
-    quantised.assign(1, graph.face_types[f]);
+    quantised.assign(1, face_types[f]);
     const double* grid = samples.data() + static_cast<size_t>(f) * kFaceValues;
     for (int s = 0; s < kGrid * kGrid; ++s) {
       const double* sample = grid + s * kFaceChannels;
@@ -626,7 +693,53 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
   model_hash.update(std::string_view("cadclip-geometry-hash-v1"));
   model_hash.update_value(static_cast<int64_t>(face_count));
   for (const auto& digest : digests) model_hash.update(std::as_bytes(std::span(digest)));
-  graph.geometry_hash = model_hash.hex_digest();
+  return model_hash.hex_digest();
+}
+
+}  // namespace
+
+Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestOptions& options) {
+  if (shape.IsNull()) return Status::failure("cannot featurize a null shape");
+  TopTools_IndexedMapOfShape faces, edges;
+  // MapShapes visits sub-shapes in the order the file's topology lists them, so
+  // the same file always gives the same face and edge order.
+  TopExp::MapShapes(shape, TopAbs_FACE, faces);
+  TopExp::MapShapes(shape, TopAbs_EDGE, edges);
+  const int face_count = faces.Extent();
+  if (face_count == 0) return Status::failure("the model has no face");
+  if (options.max_faces > 0 && face_count > options.max_faces)
+    return Status::failure(format("the model has {} faces, over the limit of {} (max_faces)",
+                                  face_count, options.max_faces));
+
+  std::vector<int> loop_counts;
+  const std::vector<Link> links = manifold_links(edges, edge_uses(faces, edges, loop_counts));
+  const int64_t directed = 2 * static_cast<int64_t>(links.size());
+  if (options.max_edges > 0 && directed > options.max_edges)
+    return Status::failure(
+        format("the model has {} directed edges, over the limit of {} (max_edges)", directed,
+               options.max_edges));
+
+  data::BRepGraph graph;
+  SampledFaces sampled;
+  sampled.samples.resize(static_cast<size_t>(face_count) * kFaceValues);
+  sampled.surfaces.resize(face_count);
+  sampled.centroids_mm.resize(static_cast<size_t>(face_count) * 3);
+  graph.face_types.resize(face_count);
+  graph.face_areas.resize(face_count);
+  graph.face_centroids.resize(static_cast<size_t>(face_count) * 3);
+  graph.face_rational.resize(face_count);
+  graph.face_loops.assign(loop_counts.begin(), loop_counts.end());
+  for (int f = 0; f < face_count; ++f) {
+    if (Status status = sample_face(TopoDS::Face(faces(f + 1)), f, graph, sampled); !status)
+      return status;
+  }
+
+  const Result<Normalisation> frame =
+      normalisation(model_box(edges, graph.face_types, sampled), graph);
+  if (!frame) return frame.status();
+  write_faces(sampled, frame.value(), graph);
+  write_edges(links, faces, edges, sampled.surfaces, frame.value(), graph);
+  graph.geometry_hash = geometry_hash(sampled.samples, graph.face_types);
   return graph;
 }
 
