@@ -189,109 +189,123 @@ std::string size_word(CaptionWriter& w, double extent) {
   return word;
 }
 
-std::string render(const Description& desc, int level, const Mods& mods, CaptionWriter& w) {
-  Rng& rng = w.rng();
-  const std::string name = rng.pick(mods.names);
-  w.facts["family"] = mods.stated_family;
-  const std::string a_name = article(name) + " " + name;
+// What every level's template needs: the stated name, the features left after
+// noise, and the drawn wording (form of the dimension phrases, template).
+struct Wording {
+  std::string name, a_name;  // "bracket", "a bracket"
   std::vector<const Feature*> features;
-  for (size_t i = 0; i < desc.features.size(); ++i)
-    if (static_cast<int>(i) != mods.drop_feature) features.push_back(&desc.features[i]);
-  const int form = rng.integer(0, 2);
-  const int tmpl = rng.integer(0, 5);
+  int form = 0;  // dim_phrases form
+  int tmpl = 0;  // template, 0..5
+};
 
-  if (level == 0) {  // abstract: one line saying what the part is
-    std::vector<const Feature*> chosen = features;
-    // A random subset of at most two features, in a random order.
-    for (size_t i = 0; i + 1 < chosen.size(); ++i)
-      std::swap(
-          chosen[i],
-          chosen[i + static_cast<size_t>(rng.integer(0, static_cast<int>(chosen.size() - 1 - i)))]);
-    chosen.resize(std::min<size_t>(chosen.size(), static_cast<size_t>(rng.integer(0, 2))));
-    std::vector<std::string> briefs;
-    for (const Feature* f : chosen) briefs.push_back(f->brief(w));
-    const std::string F = join_and(briefs);
-    switch (tmpl) {
-      case 0:
-        return cap(a_name) + (F.empty() ? "" : " with " + F) + ".";
-      case 1:
-        return cap(name) + (F.empty() ? "" : " featuring " + F) + ".";
-      case 2:
-        return "This is " + a_name + (F.empty() ? "" : " with " + F) + ".";
-      case 3:
-        return F.empty() ? "A simple " + name + "." : cap(F) + " on " + a_name + ".";
-      case 4:
-        return "The part is " + a_name + (F.empty() ? "" : " that has " + F) + ".";
-      default: {
-        const std::string size = size_word(w, desc.max_extent);
-        return cap(article(size)) + " " + size + " " + name + (F.empty() ? "" : " with " + F) + ".";
-      }
+// Abstract: one line saying what the part is.
+std::string render_abstract(const Description& desc, const Wording& wd, CaptionWriter& w) {
+  Rng& rng = w.rng();
+  const std::string& name = wd.name;
+  const std::string& a_name = wd.a_name;
+  std::vector<const Feature*> chosen = wd.features;
+  // A random subset of at most two features, in a random order.
+  for (size_t i = 0; i + 1 < chosen.size(); ++i)
+    std::swap(
+        chosen[i],
+        chosen[i + static_cast<size_t>(rng.integer(0, static_cast<int>(chosen.size() - 1 - i)))]);
+  chosen.resize(std::min<size_t>(chosen.size(), static_cast<size_t>(rng.integer(0, 2))));
+  std::vector<std::string> briefs;
+  for (const Feature* f : chosen) briefs.push_back(f->brief(w));
+  const std::string F = join_and(briefs);
+  switch (wd.tmpl) {
+    case 0:
+      return cap(a_name) + (F.empty() ? "" : " with " + F) + ".";
+    case 1:
+      return cap(name) + (F.empty() ? "" : " featuring " + F) + ".";
+    case 2:
+      return "This is " + a_name + (F.empty() ? "" : " with " + F) + ".";
+    case 3:
+      return F.empty() ? "A simple " + name + "." : cap(F) + " on " + a_name + ".";
+    case 4:
+      return "The part is " + a_name + (F.empty() ? "" : " that has " + F) + ".";
+    default: {
+      const std::string size = size_word(w, desc.max_extent);
+      return cap(article(size)) + " " + size + " " + name + (F.empty() ? "" : " with " + F) + ".";
     }
   }
+}
 
-  if (level == 1) {  // beginner: shape and main sizes in plain words
-    const std::string brief =
-        features.empty()
-            ? ""
-            : features[static_cast<size_t>(rng.integer(0, static_cast<int>(features.size()) - 1))]
-                  ->brief(w);
-    switch (tmpl) {
-      case 0:
-        return cap(a_name) + " that is " + join_and(dim_phrases(w, desc.dims, 0)) + ".";
-      case 1:
-        return "Make " + a_name + " measuring " + dims_compact(w, desc.dims) + ".";
-      case 2:
-        return "The " + name + " is " + join_and(dim_phrases(w, desc.dims, 0)) + ". " +
-               (brief.empty() ? "It is one plain solid piece." : "It has " + brief + ".");
-      case 3:
-        return "Overall, this " + name + " has " + join_and(dim_phrases(w, desc.dims, 1)) + ".";
-      case 4:
-        return cap(join_and(dim_phrases(w, desc.dims, 2), ", ")) + ": " + a_name +
-               (brief.empty() ? "" : " with " + brief) + ".";
-      default:
-        return "Picture " + a_name + ", " +
-               join_and(dim_phrases(w, desc.dims, form == 1 ? 0 : form)) +
-               (brief.empty() ? "" : ", with " + brief) + ".";
-    }
+// Beginner: shape and main sizes in plain words.
+std::string render_beginner(const Description& desc, const Wording& wd, CaptionWriter& w) {
+  Rng& rng = w.rng();
+  const std::string& name = wd.name;
+  const std::string& a_name = wd.a_name;
+  const std::vector<const Feature*>& features = wd.features;
+  const int form = wd.form;
+  const std::string brief =
+      features.empty()
+          ? ""
+          : features[static_cast<size_t>(rng.integer(0, static_cast<int>(features.size()) - 1))]
+                ->brief(w);
+  switch (wd.tmpl) {
+    case 0:
+      return cap(a_name) + " that is " + join_and(dim_phrases(w, desc.dims, 0)) + ".";
+    case 1:
+      return "Make " + a_name + " measuring " + dims_compact(w, desc.dims) + ".";
+    case 2:
+      return "The " + name + " is " + join_and(dim_phrases(w, desc.dims, 0)) + ". " +
+             (brief.empty() ? "It is one plain solid piece." : "It has " + brief + ".");
+    case 3:
+      return "Overall, this " + name + " has " + join_and(dim_phrases(w, desc.dims, 1)) + ".";
+    case 4:
+      return cap(join_and(dim_phrases(w, desc.dims, 2), ", ")) + ": " + a_name +
+             (brief.empty() ? "" : " with " + brief) + ".";
+    default:
+      return "Picture " + a_name + ", " +
+             join_and(dim_phrases(w, desc.dims, form == 1 ? 0 : form)) +
+             (brief.empty() ? "" : ", with " + brief) + ".";
   }
+}
 
-  if (level == 2) {  // intermediate: features and their dimensions
-    std::vector<std::string> full;
-    for (const Feature* f : features) full.push_back(f->full(w));
-    const std::string FF = full.empty() ? "no other features" : join_and(full);
-    switch (tmpl) {
-      case 0:
-        return cap(a_name) + ", " + join_and(dim_phrases(w, desc.dims, 0)) + ", with " + FF + ".";
-      case 1:
-        return "The " + name + " measures " + dims_compact(w, desc.dims) + ". It has " + FF + ".";
-      case 2:
-        return "Features: " + (full.empty() ? std::string("none") : join_and(full, "; ")) +
-               ". Base shape: " + name + ", " + join_and(dim_phrases(w, desc.dims, 2), ", ") + ".";
-      case 3:
-        return full.empty()
-                   ? cap(a_name) + " that is " + join_and(dim_phrases(w, desc.dims, 0)) +
-                         ", with nothing cut into it."
-                   : cap(FF) + (full.size() == 1 ? " is" : " are") + " found on " + a_name +
-                         " that is " + join_and(dim_phrases(w, desc.dims, 0)) + ".";
-      case 4: {
-        std::string text = "This " + name + " (" + dims_compact(w, desc.dims) + ") has " +
-                           (full.empty() ? "no further features" : full[0]) + ".";
-        for (size_t i = 1; i < full.size(); ++i) text += " It also has " + full[i] + ".";
-        return text;
-      }
-      default:
-        return "Main body: " + name + ", " + join_and(dim_phrases(w, desc.dims, form)) +
-               ". Details: " + FF + ".";
+// Intermediate: features and their dimensions.
+std::string render_intermediate(const Description& desc, const Wording& wd, CaptionWriter& w) {
+  const std::string& name = wd.name;
+  const std::string& a_name = wd.a_name;
+  const int form = wd.form;
+  std::vector<std::string> full;
+  for (const Feature* f : wd.features) full.push_back(f->full(w));
+  const std::string FF = full.empty() ? "no other features" : join_and(full);
+  switch (wd.tmpl) {
+    case 0:
+      return cap(a_name) + ", " + join_and(dim_phrases(w, desc.dims, 0)) + ", with " + FF + ".";
+    case 1:
+      return "The " + name + " measures " + dims_compact(w, desc.dims) + ". It has " + FF + ".";
+    case 2:
+      return "Features: " + (full.empty() ? std::string("none") : join_and(full, "; ")) +
+             ". Base shape: " + name + ", " + join_and(dim_phrases(w, desc.dims, 2), ", ") + ".";
+    case 3:
+      return full.empty() ? cap(a_name) + " that is " + join_and(dim_phrases(w, desc.dims, 0)) +
+                                ", with nothing cut into it."
+                          : cap(FF) + (full.size() == 1 ? " is" : " are") + " found on " + a_name +
+                                " that is " + join_and(dim_phrases(w, desc.dims, 0)) + ".";
+    case 4: {
+      std::string text = "This " + name + " (" + dims_compact(w, desc.dims) + ") has " +
+                         (full.empty() ? "no further features" : full[0]) + ".";
+      for (size_t i = 1; i < full.size(); ++i) text += " It also has " + full[i] + ".";
+      return text;
     }
+    default:
+      return "Main body: " + name + ", " + join_and(dim_phrases(w, desc.dims, form)) +
+             ". Details: " + FF + ".";
   }
+}
 
-  // expert: construction steps with numbers
+// Expert: construction steps with numbers.
+std::string render_expert(const Description& desc, const Mods& mods, const Wording& wd,
+                          CaptionWriter& w) {
+  const std::string& a_name = wd.a_name;
   std::vector<std::string> steps;
   for (size_t i = 0; i < desc.steps.size(); ++i)
     if (static_cast<int>(i) != mods.drop_step) steps.push_back(desc.steps[i](w));
   steps = non_empty(steps);
   std::string text;
-  switch (tmpl) {
+  switch (wd.tmpl) {
     case 0:
       for (size_t i = 0; i < steps.size(); ++i)
         text += (i ? " " : "") + format("{}. ", i + 1) + cap(steps[i]) + ".";
@@ -321,6 +335,22 @@ std::string render(const Description& desc, int level, const Mods& mods, Caption
     default:
       return cap(join_and(steps, "; ")) + ". This gives " + a_name + ".";
   }
+}
+
+std::string render(const Description& desc, int level, const Mods& mods, CaptionWriter& w) {
+  Rng& rng = w.rng();
+  Wording wd;
+  wd.name = rng.pick(mods.names);
+  w.facts["family"] = mods.stated_family;
+  wd.a_name = article(wd.name) + " " + wd.name;
+  for (size_t i = 0; i < desc.features.size(); ++i)
+    if (static_cast<int>(i) != mods.drop_feature) wd.features.push_back(&desc.features[i]);
+  wd.form = rng.integer(0, 2);
+  wd.tmpl = rng.integer(0, 5);
+  if (level == 0) return render_abstract(desc, wd, w);
+  if (level == 1) return render_beginner(desc, wd, w);
+  if (level == 2) return render_intermediate(desc, wd, w);
+  return render_expert(desc, mods, wd, w);
 }
 
 struct Style {

@@ -128,77 +128,96 @@ std::string plural(const std::string& count_text, const std::string& one, const 
 
 // ------------------------------------------------------------------ plate
 
-Built plate(Rng& rng) {
-  const double L = rng.step(40, 300, 5);
-  const double W = rng.step(30, std::min(L, 200.0), 5);
-  const double T = rng.step(2, 20, 1);
-  const double d = pick_hole(rng, 3, std::min(22.0, std::min(L, W) / 4));
-  const int pattern = rng.integer(0, 2);  // grid, circle, row
-  bool countersink = rng.chance(0.35) && T >= d / 2 + 1.5;
-  const double r = rng.chance(0.4) ? rng.step(2, std::max(2.0, std::min(L, W) / 6), 1) : 0;
-  const double spacing = countersink ? 2.6 * d : 2 * d;
-  const double m = std::max(1.5 * d, r + d);
-  std::vector<gp_Pnt> at;
-  int nx = 0, ny = 0, n = 0;
-  double pcd = 0, pitch = 0;
-  if (pattern == 0) {
-    nx = rng.integer(2, 6), ny = rng.integer(2, 4), n = nx * ny;
+// A plate's drawn parameters and where its holes go.
+struct PlatePlan {
+  double L = 0, W = 0, T = 0;  // length, width, thickness
+  double d = 0;                // hole diameter
+  int pattern = 0;             // grid, circle, row
+  bool countersink = false;
+  double r = 0;            // corner radius, 0 for sharp corners
+  int nx = 0, ny = 0;      // grid: columns and rows
+  int n = 0;               // hole count
+  double pcd = 0;          // circle: the pattern's diameter
+  double pitch = 0;        // row: the hole spacing
+  std::vector<gp_Pnt> at;  // hole centres on the bottom face
+};
+
+// The holes of the plan's pattern, `m` from the edges and at least `spacing`
+// apart; a Reject when they do not fit.
+void layout_plate_holes(Rng& rng, PlatePlan& p, double spacing, double m) {
+  const double L = p.L, W = p.W, d = p.d;
+  std::vector<gp_Pnt>& at = p.at;
+  if (p.pattern == 0) {
+    const int nx = rng.integer(2, 6), ny = rng.integer(2, 4);
+    p.nx = nx, p.ny = ny, p.n = nx * ny;
     const double px = (L - 2 * m) / (nx - 1), py = (W - 2 * m) / (ny - 1);
     if (px < spacing || py < spacing) throw Reject("plate: hole grid does not fit");
     for (int j = 0; j < ny; ++j)
       for (int i = 0; i < nx; ++i) at.emplace_back(m + i * px, m + j * py, 0);
-  } else if (pattern == 1) {
-    n = rng.integer(3, 12);
+  } else if (p.pattern == 1) {
+    const int n = p.n = rng.integer(3, 12);
     const double max_r = std::min(L, W) / 2 - m;
     if (max_r < d) throw Reject("plate: hole circle does not fit");
-    pcd = 2 * rng.step(std::max(d, 0.5 * max_r), max_r, 0.5);
+    const double pcd = p.pcd = 2 * rng.step(std::max(d, 0.5 * max_r), max_r, 0.5);
     if (pcd * std::sin(kPi / n) < spacing) throw Reject("plate: holes on the circle overlap");
     for (int i = 0; i < n; ++i) {
       const double a = 2 * kPi * i / n + kPi / 2;
       at.emplace_back(L / 2 + pcd / 2 * std::cos(a), W / 2 + pcd / 2 * std::sin(a), 0);
     }
   } else {
-    n = rng.integer(2, 10);
-    pitch = (L - 2 * m) / (n - 1);
+    const int n = p.n = rng.integer(2, 10);
+    const double pitch = p.pitch = (L - 2 * m) / (n - 1);
     if (pitch < spacing) throw Reject("plate: row of holes does not fit");
     for (int i = 0; i < n; ++i) at.emplace_back(m + i * pitch, W / 2, 0);
   }
+}
+
+PlatePlan draw_plate(Rng& rng) {
+  const double L = rng.step(40, 300, 5);
+  const double W = rng.step(30, std::min(L, 200.0), 5);
+  const double T = rng.step(2, 20, 1);
+  const double d = pick_hole(rng, 3, std::min(22.0, std::min(L, W) / 4));
+  const int pattern = rng.integer(0, 2);  // grid, circle, row
+  const bool countersink = rng.chance(0.35) && T >= d / 2 + 1.5;
+  const double r = rng.chance(0.4) ? rng.step(2, std::max(2.0, std::min(L, W) / 6), 1) : 0;
+  const double spacing = countersink ? 2.6 * d : 2 * d;
+  const double m = std::max(1.5 * d, r + d);
+  PlatePlan p;
+  p.L = L, p.W = W, p.T = T, p.d = d;
+  p.pattern = pattern, p.countersink = countersink, p.r = r;
+  layout_plate_holes(rng, p, spacing, m);
+  return p;
+}
+
+// The plate: a box, its vertical edges rounded, the holes (and countersinks) cut.
+TopoDS_Shape plate_shape(const PlatePlan& p) {
+  const double L = p.L, W = p.W, T = p.T, d = p.d, r = p.r;
   TopoDS_Shape shape = box(0, 0, 0, L, W, T);
   if (r > 0)
     shape = fillet_edges(shape, r, [&](const gp_Pnt& mid, bool straight) {
       return straight && std::abs(mid.Z() - T / 2) < 1e-6;
     });
   std::vector<TopoDS_Shape> tools;
-  for (const gp_Pnt& p : at) {
-    tools.push_back(cylinder(gp_Pnt(p.X(), p.Y(), -1), kZ, d / 2, T + 2));
-    if (countersink) {
+  for (const gp_Pnt& at : p.at) {
+    tools.push_back(cylinder(gp_Pnt(at.X(), at.Y(), -1), kZ, d / 2, T + 2));
+    if (p.countersink) {
       const double h = d / 2;  // 90° countersink to twice the hole diameter
-      tools.push_back(cone(gp_Pnt(p.X(), p.Y(), T - h), kZ, d / 2, d / 2 + h + 1, h + 1));
+      tools.push_back(cone(gp_Pnt(at.X(), at.Y(), T - h), kZ, d / 2, d / 2 + h + 1, h + 1));
     }
   }
-  shape = cut(shape, tools);
+  return cut(shape, tools);
+}
 
-  Built b;
-  b.shape = shape;
-  const char* kPatterns[] = {"grid", "circle", "row"};
-  b.params = {{"length", L},
-              {"width", W},
-              {"thickness", T},
-              {"hole_diameter", d},
-              {"hole_count", n},
-              {"pattern", kPatterns[pattern]},
-              {"countersink", countersink},
-              {"corner_radius", r}};
-  if (pattern == 0) b.params["grid"] = {nx, ny};
-  if (pattern == 1) b.params["pattern_diameter"] = pcd;
-  b.holes = {{"hole_count", "hole_diameter", n, d}};
-  Description& desc = b.desc;
+// The plate's names, sizes, features and construction steps for the caption writer.
+void describe_plate(const PlatePlan& p, Description& desc) {
+  const double L = p.L, W = p.W, T = p.T, d = p.d, r = p.r, pcd = p.pcd, pitch = p.pitch;
+  const int pattern = p.pattern, nx = p.nx, ny = p.ny, n = p.n;
+  const bool countersink = p.countersink;
   desc.family = "plate";
   desc.names = {"rectangular plate", "flat plate", "mounting plate", "base plate", "plate"};
   desc.dims = {dim_length(L), dim_width(W), dim_thickness(T)};
   desc.kind_word = "plate";
   desc.vague_feature = "some holes";
-  const std::string cs = countersink ? "countersunk" : "";
   auto where = [=](CaptionWriter& w) -> std::string {
     if (pattern == 0)
       return w.pick({" in a ", " arranged in a ", " laid out as a "}) +
@@ -256,6 +275,25 @@ Built plate(Rng& rng) {
     desc.steps.push_back([=](CaptionWriter& w) {
       return "countersink each hole at 90 degrees" + w.opt(" to ", "countersink_diameter", 2 * d);
     });
+}
+
+Built plate(Rng& rng) {
+  const PlatePlan p = draw_plate(rng);
+  Built b;
+  b.shape = plate_shape(p);
+  const char* kPatterns[] = {"grid", "circle", "row"};
+  b.params = {{"length", p.L},
+              {"width", p.W},
+              {"thickness", p.T},
+              {"hole_diameter", p.d},
+              {"hole_count", p.n},
+              {"pattern", kPatterns[p.pattern]},
+              {"countersink", p.countersink},
+              {"corner_radius", p.r}};
+  if (p.pattern == 0) b.params["grid"] = {p.nx, p.ny};
+  if (p.pattern == 1) b.params["pattern_diameter"] = p.pcd;
+  b.holes = {{"hole_count", "hole_diameter", p.n, p.d}};
+  describe_plate(p, b.desc);
   return b;
 }
 

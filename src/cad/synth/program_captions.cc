@@ -557,13 +557,10 @@ std::string loop_text(ProgramWriter& w, const SketchLoop& loop, size_t face, siz
   }
 }
 
-std::string expert_step(ProgramWriter& w, size_t k, const ExpertStyle& st) {
-  const ProgramStep& step = prog(w).steps[k];
-  const std::string key = format("step{}_", k + 1);
-  Strings out;
-  if (st.header == 0) out.push_back(format("<part_{}>", k + 1));
-  if (st.header == 1) out.push_back(format("Part {}.", k + 1));
-  if (st.header == 3) out.push_back(format("Stage {}:", k + 1));
+// The step's coordinate system: its Euler angles and translation, which the
+// writer states (and may leave out) in this order.
+std::string coordinate_sentence(ProgramWriter& w, const ProgramStep& step, size_t k,
+                                const std::string& key, const ExpertStyle& st) {
   const V3 e = euler_degrees(step.frame);
   const std::string ea = w.element(key + "euler", e.x, true),
                     eb = w.element(key + "euler", e.y, true),
@@ -575,86 +572,78 @@ std::string expert_step(ProgramWriter& w, size_t k, const ExpertStyle& st) {
   const std::string cs = w.syn(kCoordinateSystem);
   switch (st.coordinate) {
     case 0:
-      out.push_back((k == 0 ? w.syn(kBegin) + " creating a " : "Create another ") + cs +
-                    " with Euler angles set to [" + ea + ", " + eb + ", " + ec +
-                    "] degrees and a translation vector of [" + tx + ", " + ty + ", " + tz + "].");
-      break;
+      return (k == 0 ? w.syn(kBegin) + " creating a " : "Create another ") + cs +
+             " with Euler angles set to [" + ea + ", " + eb + ", " + ec +
+             "] degrees and a translation vector of [" + tx + ", " + ty + ", " + tz + "].";
     case 1:
-      out.push_back("Create a " + cs + ": Euler angles [" + ea + ", " + eb + ", " + ec +
-                    "] and translation vector [" + tx + ", " + ty + ", " + tz + "].");
-      break;
+      return "Create a " + cs + ": Euler angles [" + ea + ", " + eb + ", " + ec +
+             "] and translation vector [" + tx + ", " + ty + ", " + tz + "].";
     case 2:
-      out.push_back("Set up a " + cs + " rotated by the Euler angles " + ea + ", " + eb + " and " +
-                    ec + " degrees and translated by (" + tx + ", " + ty + ", " + tz + ").");
-      break;
+      return "Set up a " + cs + " rotated by the Euler angles " + ea + ", " + eb + " and " + ec +
+             " degrees and translated by (" + tx + ", " + ty + ", " + tz + ").";
     default:
-      out.push_back("Datum: Euler angles (" + ea + "°, " + eb + "°, " + ec +
-                    "°), origin shifted to (" + tx + ", " + ty + ", " + tz + ").");
-      break;
+      return "Datum: Euler angles (" + ea + "°, " + eb + "°, " + ec + "°), origin shifted to (" +
+             tx + ", " + ty + ", " + tz + ").";
   }
-  const std::string sketch = w.syn(kSketch);
-  for (size_t f = 0; f < step.profiles.size(); ++f)
-    for (size_t l = 0; l < step.profiles[f].loops.size(); ++l)
-      out.push_back(
-          loop_text(w, step.profiles[f].loops[l], f, step.profiles.size(), l, key + "points", st));
-  if (!w.hidden(key + "scale")) {
-    const std::string s = w.bare(key + "scale", step.size);
-    switch (st.scale) {
-      case 0:
-        out.push_back("Scale the " + sketch + " using a sketch scale of " + s + ".");
-        break;
-      case 1:
-        out.push_back("Apply a scale factor of " + s + " to the " + sketch + ".");
-        break;
-      case 2:
-        out.push_back("The sketch scale is " + s + ".");
-        break;
-      default:
-        out.push_back("Resize by the factor " + s + ".");
-        break;
-    }
+}
+
+// The sketch scale `s`, as Text2CAD's expert captions give it.
+std::string scale_sentence(const std::string& s, const std::string& sketch, const ExpertStyle& st) {
+  switch (st.scale) {
+    case 0:
+      return "Scale the " + sketch + " using a sketch scale of " + s + ".";
+    case 1:
+      return "Apply a scale factor of " + s + " to the " + sketch + ".";
+    case 2:
+      return "The sketch scale is " + s + ".";
+    default:
+      return "Resize by the factor " + s + ".";
   }
+}
+
+std::string transform_sentence(const std::string& sketch, const ExpertStyle& st) {
   switch (st.transform) {
     case 0:
-      out.push_back("Transform the scaled " + sketch +
-                    " into three dimensions by rotating it with the Euler angles and translating "
-                    "it with the translation vector.");
-      break;
+      return "Transform the scaled " + sketch +
+             " into three dimensions by rotating it with the Euler angles and translating it "
+             "with the translation vector.";
     case 1:
-      out.push_back("Rotate and translate the " + sketch +
-                    " using the coordinate system's angles and vector.");
-      break;
+      return "Rotate and translate the " + sketch +
+             " using the coordinate system's angles and vector.";
     case 2:
-      out.push_back("Place the " + sketch + " in three dimensions using the coordinate system.");
-      break;
+      return "Place the " + sketch + " in three dimensions using the coordinate system.";
     default:
-      out.push_back("Carry the drawing into space with that frame.");
-      break;
+      return "Carry the drawing into space with that frame.";
   }
-  const auto [low, high] = step.range();
-  const std::string p = w.length(key + "towards", high), q = w.length(key + "opposite", -low);
+}
+
+// The extrusion depths towards (`p`) and opposite (`q`) the normal; either
+// may be empty, left out by noise. Empty when both are.
+std::string extrude_sentence(const std::string& p, const std::string& q, const std::string& sketch,
+                             const ExpertStyle& st) {
   if (!p.empty() && !q.empty()) {
     switch (st.extrude) {
       case 0:
-        out.push_back("Extrude the " + sketch + " " + p + " towards the normal and " + q +
-                      " in the opposite direction of the normal.");
-        break;
+        return "Extrude the " + sketch + " " + p + " towards the normal and " + q +
+               " in the opposite direction of the normal.";
       case 1:
-        out.push_back("Extrude it to a depth of " + p + " towards the normal and " + q +
-                      " opposite the normal.");
-        break;
+        return "Extrude it to a depth of " + p + " towards the normal and " + q +
+               " opposite the normal.";
       case 2:
-        out.push_back("The extrusion depth is " + p + " along the normal and " + q +
-                      " against it.");
-        break;
+        return "The extrusion depth is " + p + " along the normal and " + q + " against it.";
       default:
-        out.push_back("Sweep it " + p + " with the normal and " + q + " against the normal.");
-        break;
+        return "Sweep it " + p + " with the normal and " + q + " against the normal.";
     }
-  } else if (!p.empty() || !q.empty()) {  // one depth left out by noise: the other alone
-    out.push_back("Extrude the " + sketch + " " + (p.empty() ? q + " opposite" : p + " towards") +
-                  " the normal.");
   }
+  if (!p.empty() || !q.empty())  // one depth left out by noise: the other alone
+    return "Extrude the " + sketch + " " + (p.empty() ? q + " opposite" : p + " towards") +
+           " the normal.";
+  return "";
+}
+
+// The boolean operation, which is also stated as a fact.
+std::string operation_sentence(ProgramWriter& w, const ProgramStep& step, const std::string& key,
+                               const ExpertStyle& st) {
   static const std::vector<std::vector<std::string>> kOps = {
       {"This operation creates ", "Perform a new body operation to create ", "It makes ",
        "Result: "},
@@ -668,8 +657,13 @@ std::string expert_step(ProgramWriter& w, size_t k, const ExpertStyle& st) {
   w.fact(key + "operation", std::vector<std::string>{"new body", "join", "cut", "intersect"}[op]);
   std::string op_text = kOps[op][static_cast<size_t>(st.operation)];
   if (op == 0) op_text += w.syn(kNewBody) + ".";
-  out.push_back(op_text);
-  // The part's own size, as Text2CAD states it: its sketch's extent and its depth.
+  return op_text;
+}
+
+// The part's own size, as Text2CAD states it: its sketch's extent and its
+// depth (`depth`, the extrusion's full range).
+std::string size_sentence(ProgramWriter& w, const ProgramStep& step, const std::string& key,
+                          const ExpertStyle& st, double depth) {
   const auto [lo, hi] = profile_box(step.profiles[0]);
   double x0 = lo.x, y0 = lo.y, x1 = hi.x, y1 = hi.y;
   for (const SketchProfile& p : step.profiles) {
@@ -678,7 +672,7 @@ std::string expert_step(ProgramWriter& w, size_t k, const ExpertStyle& st) {
   }
   const std::string size_key = key + "size";
   const std::string sl = w.element(size_key, x1 - x0), sw = w.element(size_key, y1 - y0),
-                    sh = w.element(size_key, high - low);
+                    sh = w.element(size_key, depth);
   static const char* kSize[] = {
       "The dimensions of this part are length {l}, width {w} and height {h}.",
       "This part measures {l} by {w} by {h}.", "Part size: length {l}, width {w}, height {h}.",
@@ -688,7 +682,34 @@ std::string expert_step(ProgramWriter& w, size_t k, const ExpertStyle& st) {
                                {"{w}", sw + w.unit()},
                                {"{h}", sh + w.unit()}})
     size.replace(size.find(tag), 3, v);
-  out.push_back(size);
+  return size;
+}
+
+// Step k as Text2CAD's expert level has it: header, coordinate system, loops,
+// scale, transform, extrude, operation and size, in the order the writer
+// draws its noise and synonyms.
+std::string expert_step(ProgramWriter& w, size_t k, const ExpertStyle& st) {
+  const ProgramStep& step = prog(w).steps[k];
+  const std::string key = format("step{}_", k + 1);
+  Strings out;
+  if (st.header == 0) out.push_back(format("<part_{}>", k + 1));
+  if (st.header == 1) out.push_back(format("Part {}.", k + 1));
+  if (st.header == 3) out.push_back(format("Stage {}:", k + 1));
+  out.push_back(coordinate_sentence(w, step, k, key, st));
+  const std::string sketch = w.syn(kSketch);
+  for (size_t f = 0; f < step.profiles.size(); ++f)
+    for (size_t l = 0; l < step.profiles[f].loops.size(); ++l)
+      out.push_back(
+          loop_text(w, step.profiles[f].loops[l], f, step.profiles.size(), l, key + "points", st));
+  if (!w.hidden(key + "scale"))
+    out.push_back(scale_sentence(w.bare(key + "scale", step.size), sketch, st));
+  out.push_back(transform_sentence(sketch, st));
+  const auto [low, high] = step.range();
+  const std::string p = w.length(key + "towards", high), q = w.length(key + "opposite", -low);
+  if (std::string extrude = extrude_sentence(p, q, sketch, st); !extrude.empty())
+    out.push_back(std::move(extrude));
+  out.push_back(operation_sentence(w, step, key, st));
+  out.push_back(size_sentence(w, step, key, st, high - low));
   std::string text;
   for (const std::string& s : out) text += (text.empty() ? "" : " ") + s;
   return text;

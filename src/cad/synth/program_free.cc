@@ -106,16 +106,20 @@ void add_inner_loops(Rng& rng, SketchProfile& profile, int w, int h, double size
   }
 }
 
-// Adds one extrude on a face of the body's box (model coordinates, XY base).
-void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
+// The step's operation: joins and cuts most often, at most one intersection
+// per program (a second would leave little of the body).
+Operation draw_operation(Rng& rng, bool intersected) {
   double pick = rng.uniform();
   Operation op = pick < 0.45   ? Operation::kJoin
                  : pick < 0.78 ? Operation::kCut
                  : pick < 0.9  ? Operation::kNewBody
                                : Operation::kIntersect;
   if (op == Operation::kIntersect && intersected) op = Operation::kCut;
-  const bool adds = op == Operation::kJoin || op == Operation::kNewBody;
-  // The face: +z most often.
+  return op;
+}
+
+// The face of the body's box to sketch on, as its outward normal: +z most often.
+V3 draw_face_normal(Rng& rng) {
   static const std::vector<std::pair<V3, double>> kFaces = {
       {{0, 0, 1}, 0.35},  {{0, 0, -1}, 0.1},  {{1, 0, 0}, 0.15},
       {{-1, 0, 0}, 0.15}, {{0, 1, 0}, 0.125}, {{0, -1, 0}, 0.125}};
@@ -126,6 +130,24 @@ void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
     if (x < w) break;
     x -= w;
   }
+  return n;
+}
+
+// The sketch plane on a face of the body's box, and the face's region in the
+// sketch's steps.
+struct FacePlane {
+  Frame frame;
+  V3 n;                // the face's outward normal
+  double gap = 0;      // from the face to the plane
+  double along = 0;    // the body's depth under the face
+  double size = 0;     // the sketch box
+  int a0 = 0, a1 = 0;  // the face's region along the sketch's x, in steps
+  int b0 = 0, b1 = 0;  // and along its y
+};
+
+FacePlane face_plane(const Box& box, const V3& n, bool adds) {
+  FacePlane plane_out;
+  plane_out.n = n;
   const int na = axis_of(n);
   const double sign = comp(n, na);
   // In-plane axes: x along the next axis, y along the one after, sign chosen so x × y = n.
@@ -134,7 +156,7 @@ void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
   set_comp(ax, ia, 1);
   set_comp(ay, ib, 1);
   if (sign < 0) set_comp(ay, ib, -1);
-  Frame f;
+  Frame& f = plane_out.frame;
   f.x = ax;
   f.y = ay;
   f.z = n;
@@ -143,7 +165,7 @@ void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
   const double face = sign > 0 ? box.hi[na] : box.lo[na];
   const bool out = !adds;
   const double plane = (sign > 0) == out ? ceil_grid(face) : floor_grid(face);
-  const double gap = std::abs(plane - face);
+  plane_out.gap = std::abs(plane - face);
   V3 origin;
   set_comp(origin, na, plane);
   set_comp(origin, ia, floor_grid(box.lo[ia]));
@@ -152,53 +174,81 @@ void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
   const double fa = box.hi[ia] - comp(origin, ia);
   const double fb = sign > 0 ? box.hi[ib] - comp(origin, ib) : comp(origin, ib) - box.lo[ib];
   const double size = std::max(g(4), ceil_grid(std::max(fa, fb) + g(1)));
+  plane_out.size = size;
   const double step = sk(1, size);
-  // The face's region in the sketch's steps.
-  const int a0 = static_cast<int>(std::ceil((box.lo[ia] - comp(origin, ia)) / step - 1e-9));
-  const int a1 = static_cast<int>(std::floor(fa / step + 1e-9));
-  const int b0 = static_cast<int>(std::ceil(
+  plane_out.a0 = static_cast<int>(std::ceil((box.lo[ia] - comp(origin, ia)) / step - 1e-9));
+  plane_out.a1 = static_cast<int>(std::floor(fa / step + 1e-9));
+  plane_out.b0 = static_cast<int>(std::ceil(
       (sign > 0 ? box.lo[ib] - comp(origin, ib) : comp(origin, ib) - box.hi[ib]) / step - 1e-9));
-  const int b1 = static_cast<int>(std::floor(fb / step + 1e-9));
-  if (a1 - a0 < 12 || b1 - b0 < 12) throw Reject("free program: a face too small to sketch on");
-  const double along = box.hi[na] - box.lo[na];  // the body's depth under the face
-  int w = 0, h = 0;
+  plane_out.b1 = static_cast<int>(std::floor(fb / step + 1e-9));
+  plane_out.along = box.hi[na] - box.lo[na];
+  return plane_out;
+}
+
+// The step's sketch and its box [px, px + w] × [py, py + h] in sketch steps.
+struct PlacedLoop {
   SketchLoop loop;
-  int px = 0, py = 0;
-  if (op == Operation::kIntersect) {
-    w = static_cast<int>((a1 - a0) * rng.uniform(0.85, 1.1));
-    h = static_cast<int>((b1 - b0) * rng.uniform(0.85, 1.1));
-    w = std::min(w, 256), h = std::min(h, 256);
-    px = std::clamp((a0 + a1 - w) / 2, 0, 256 - w);
-    py = std::clamp((b0 + b1 - h) / 2, 0, 256 - h);
-    const int c = rng.integer(std::min(w, h) / 6, std::min(w, h) / 3);
-    const int cx = px + w / 2, cy = py + h / 2;
-    const int rr =
-        std::min({static_cast<int>(0.95 * std::max(w, h) / 2), cx, 256 - cx, cy, 256 - cy});
-    loop = rng.chance(0.5) ? circle_loop(sp(cx, cy, size), sk(rr, size))
-                           : rounded_rectangle_loop(sp(px, py, size), sp(px + w, py + h, size),
-                                                    sk(std::max(2, c), size));
-  } else {
-    w = 2 * std::max(4, static_cast<int>((a1 - a0) * rng.uniform(0.1, 0.4)));
-    h = 2 * std::max(4, static_cast<int>((b1 - b0) * rng.uniform(0.1, 0.4)));
-    // Added material sits about the face's middle, where a round or polygonal
-    // body has material under its box; cuts go anywhere on the face.
-    const int spare_a = std::max(0, a1 - a0 - w), spare_b = std::max(0, b1 - b0 - h);
-    const int qa = op == Operation::kCut ? 0 : spare_a / 4,
-              qb = op == Operation::kCut ? 0 : spare_b / 4;
-    px = rng.integer(a0 + qa, a0 + spare_a - qa);
-    py = rng.integer(b0 + qb, b0 + spare_b - qb);
-    if (op == Operation::kCut && rng.chance(0.25)) {  // a notch over an edge of the face
-      px = std::clamp(rng.chance(0.5) ? a0 - w / 3 : a1 - 2 * w / 3, 0, 256 - w);
-    }
-    SketchLoop local = outline(rng, w, h, size, /*base=*/false);
-    // Move it to (px, py).
-    const Pt shift = sp(px, py, size);
-    for (SketchCurve& c : local.curves) {
-      for (Pt* q : {&c.start, &c.end, &c.centre}) q->x += shift.x, q->y += shift.y;
-    }
-    loop = local;
+  int px = 0, py = 0, w = 0, h = 0;
+};
+
+// An intersection's tool covers about the whole face, so that it trims the
+// body rather than leave a sliver.
+PlacedLoop intersect_loop(Rng& rng, const FacePlane& face) {
+  const int a0 = face.a0, a1 = face.a1, b0 = face.b0, b1 = face.b1;
+  const double size = face.size;
+  PlacedLoop placed;
+  int& w = placed.w;
+  int& h = placed.h;
+  w = static_cast<int>((a1 - a0) * rng.uniform(0.85, 1.1));
+  h = static_cast<int>((b1 - b0) * rng.uniform(0.85, 1.1));
+  w = std::min(w, 256), h = std::min(h, 256);
+  const int px = std::clamp((a0 + a1 - w) / 2, 0, 256 - w);
+  const int py = std::clamp((b0 + b1 - h) / 2, 0, 256 - h);
+  placed.px = px, placed.py = py;
+  const int c = rng.integer(std::min(w, h) / 6, std::min(w, h) / 3);
+  const int cx = px + w / 2, cy = py + h / 2;
+  const int rr =
+      std::min({static_cast<int>(0.95 * std::max(w, h) / 2), cx, 256 - cx, cy, 256 - cy});
+  placed.loop = rng.chance(0.5) ? circle_loop(sp(cx, cy, size), sk(rr, size))
+                                : rounded_rectangle_loop(sp(px, py, size), sp(px + w, py + h, size),
+                                                         sk(std::max(2, c), size));
+  return placed;
+}
+
+// A boss or a cut: a random outline a tenth to two fifths of the face.
+PlacedLoop feature_loop(Rng& rng, Operation op, const FacePlane& face) {
+  const int a0 = face.a0, a1 = face.a1, b0 = face.b0, b1 = face.b1;
+  const double size = face.size;
+  PlacedLoop placed;
+  const int w = 2 * std::max(4, static_cast<int>((a1 - a0) * rng.uniform(0.1, 0.4)));
+  const int h = 2 * std::max(4, static_cast<int>((b1 - b0) * rng.uniform(0.1, 0.4)));
+  placed.w = w, placed.h = h;
+  // Added material sits about the face's middle, where a round or polygonal
+  // body has material under its box; cuts go anywhere on the face.
+  const int spare_a = std::max(0, a1 - a0 - w), spare_b = std::max(0, b1 - b0 - h);
+  const int qa = op == Operation::kCut ? 0 : spare_a / 4,
+            qb = op == Operation::kCut ? 0 : spare_b / 4;
+  int px = rng.integer(a0 + qa, a0 + spare_a - qa);
+  const int py = rng.integer(b0 + qb, b0 + spare_b - qb);
+  if (op == Operation::kCut && rng.chance(0.25)) {  // a notch over an edge of the face
+    px = std::clamp(rng.chance(0.5) ? a0 - w / 3 : a1 - 2 * w / 3, 0, 256 - w);
   }
-  ProgramStep s = step_on(f, {single(loop)}, op, adds ? "boss" : "cut", size);
+  placed.px = px, placed.py = py;
+  SketchLoop local = outline(rng, w, h, size, /*base=*/false);
+  // Move it to (px, py).
+  const Pt shift = sp(px, py, size);
+  for (SketchCurve& c : local.curves) {
+    for (Pt* q : {&c.start, &c.end, &c.centre}) q->x += shift.x, q->y += shift.y;
+  }
+  placed.loop = local;
+  return placed;
+}
+
+// The extent: added material rises from the plane (or both ways), a cut goes
+// some depth or through, an intersection's tool spans the whole body.
+void draw_extent(Rng& rng, Operation op, bool adds, const FacePlane& face, ProgramStep& s,
+                 bool& intersected) {
+  const double gap = face.gap, along = face.along;
   if (adds) {
     const int hk = steps_between(rng, 2, 48);
     if (rng.chance(0.2)) {
@@ -224,13 +274,18 @@ void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
     s.e2 = gap + along + g(2);
     intersected = true;
   }
-  // The body's box after this step (cuts leave it; added material grows it).
+}
+
+// The body's box after this step (cuts leave it; added material grows it).
+void update_box(Box& box, Operation op, bool adds, const FacePlane& face, const PlacedLoop& placed,
+                const ProgramStep& s) {
+  const V3& n = face.n;
   const auto [lo, hi] = s.range();
   Box tool;
-  for (double ka : {static_cast<double>(px), static_cast<double>(px + w)})
-    for (double kb : {static_cast<double>(py), static_cast<double>(py + h)})
+  for (double ka : {static_cast<double>(placed.px), static_cast<double>(placed.px + placed.w)})
+    for (double kb : {static_cast<double>(placed.py), static_cast<double>(placed.py + placed.h)})
       for (double t : {lo, hi}) {
-        V3 q = frame_point(f, sp(ka, kb, size));
+        V3 q = frame_point(face.frame, sp(ka, kb, face.size));
         q.x += n.x * t, q.y += n.y * t, q.z += n.z * t;
         tool.add(q);
       }
@@ -241,6 +296,20 @@ void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
     for (int i = 0; i < 3; ++i)
       box.lo[i] = std::max(box.lo[i], tool.lo[i]), box.hi[i] = std::min(box.hi[i], tool.hi[i]);
   }
+}
+
+// Adds one extrude on a face of the body's box (model coordinates, XY base).
+void add_step(Rng& rng, Program& p, Box& box, bool& intersected) {
+  const Operation op = draw_operation(rng, intersected);
+  const bool adds = op == Operation::kJoin || op == Operation::kNewBody;
+  const FacePlane face = face_plane(box, draw_face_normal(rng), adds);
+  if (face.a1 - face.a0 < 12 || face.b1 - face.b0 < 12)
+    throw Reject("free program: a face too small to sketch on");
+  const PlacedLoop placed =
+      op == Operation::kIntersect ? intersect_loop(rng, face) : feature_loop(rng, op, face);
+  ProgramStep s = step_on(face.frame, {single(placed.loop)}, op, adds ? "boss" : "cut", face.size);
+  draw_extent(rng, op, adds, face, s, intersected);
+  update_box(box, op, adds, face, placed, s);
   p.steps.push_back(std::move(s));
 }
 

@@ -225,12 +225,10 @@ struct ProgramDistribution {
   }
 };
 
-}  // namespace
-
-SynthReport write_synth_dataset(const SynthOptions& options, const std::filesystem::path& out) {
-  check_options(options);
+// The folder must be new, empty or an earlier synth output (which it
+// overwrites); anything else is someone's data.
+void check_out_folder(const std::filesystem::path& out) {
   namespace fs = std::filesystem;
-  const auto start = std::chrono::steady_clock::now();
   if (fs::exists(out) && !fs::is_directory(out))
     throw Error(
         format("--out {} is a file; give a folder for the synthetic dataset", out.string()));
@@ -238,10 +236,22 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
     throw Error(format(
         "--out {} is not empty and holds no cadclip synth manifest; give a new or empty folder",
         out.string()));
-  const fs::path parts_dir = out / "parts";
-  fs::create_directories(parts_dir);
-  const bool families_only = options.kind == "families";
+}
 
+// Writes the part's file and drops its text, which would otherwise hold every
+// part's STEP in memory until the end.
+void write_part(const std::filesystem::path& parts_dir, SynthPart& part) {
+  write_text_atomic(parts_dir / part.file_name(), part.kind == "program" ? part.json : part.step);
+  part.step.clear();
+  part.step.shrink_to_fit();
+  part.json.clear();
+  part.json.shrink_to_fit();
+}
+
+// Makes and writes parts 0 .. count-1 on worker threads; the first error
+// stops the workers and is rethrown here.
+std::vector<SynthPart> make_parts(const SynthOptions& options,
+                                  const std::filesystem::path& parts_dir) {
   const int workers = options.workers > 0
                           ? options.workers
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -250,13 +260,6 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex error_mutex;
-  auto write_part = [&](SynthPart& part) {
-    write_text_atomic(parts_dir / part.file_name(), part.kind == "program" ? part.json : part.step);
-    part.step.clear();
-    part.step.shrink_to_fit();
-    part.json.clear();
-    part.json.shrink_to_fit();
-  };
   Progress progress("synth", {.total = options.count, .unit = "parts"});
   auto work = [&] {
     while (!failed) {
@@ -264,7 +267,7 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
       if (i >= options.count) return;
       try {
         SynthPart part = make_synth_part(options, i);
-        write_part(part);
+        write_part(parts_dir, part);
         parts[static_cast<size_t>(i)] = std::move(part);
         progress.advance(1, {{"family", parts[static_cast<size_t>(i)].family}});
       } catch (...) {
@@ -280,12 +283,16 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   for (std::thread& thread : threads) thread.join();
   progress.finish();
   if (error) std::rethrow_exception(error);
+  return parts;
+}
 
-  // A program that repeats an earlier part (same geometry, or the same program
-  // at another size) is redrawn from its next parameter draw; in part order, so
-  // the result does not depend on the thread count.
+// A program that repeats an earlier part (same geometry, or the same program
+// at another size) is redrawn from its next parameter draw; in part order, so
+// the result does not depend on the thread count. Counts the program parts
+// into `distribution`.
+void redraw_duplicates(const SynthOptions& options, const std::filesystem::path& parts_dir,
+                       std::vector<SynthPart>& parts, ProgramDistribution& distribution) {
   std::map<std::string, std::string> first_with_hash, first_with_program;
-  ProgramDistribution distribution;
   for (SynthPart& part : parts) {
     if (part.kind == "program") {
       for (;;) {
@@ -305,7 +312,7 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
         SynthPart redrawn = make_synth_part(options, index, part.attempts);
         rejects.insert(rejects.end(), redrawn.rejects.begin(), redrawn.rejects.end());
         redrawn.rejects = std::move(rejects);
-        write_part(redrawn);
+        write_part(parts_dir, redrawn);
         part = std::move(redrawn);
       }
       first_with_program.emplace(part.program_hash, part.id);
@@ -313,20 +320,24 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
     }
     first_with_hash.emplace(part.geometry_hash, part.id);
   }
+}
 
-  // Parts of an earlier, larger run in the same folder would be picked up by prepare.
+// Parts of an earlier, larger run in the same folder would be picked up by prepare.
+void remove_stale_parts(const std::filesystem::path& parts_dir,
+                        const std::vector<SynthPart>& parts) {
   std::set<std::string> ours;
   for (const SynthPart& part : parts) ours.insert(part.file_name());
-  for (const auto& entry : fs::directory_iterator(parts_dir)) {
+  for (const auto& entry : std::filesystem::directory_iterator(parts_dir)) {
     const std::string name = entry.path().filename().string();
     if (name.starts_with("synth_") && (name.ends_with(".step") || name.ends_with(".json")) &&
         !ours.count(name))
-      fs::remove(entry.path());
+      std::filesystem::remove(entry.path());
   }
+}
 
-  SynthReport report;
-  report.parts = options.count;
-  std::string captions;
+// The captions, splits and manifest tables, filled part by part in part order.
+struct DatasetTables {
+  std::string captions;  // captions.jsonl
   nlohmann::json noisy = nlohmann::json::array(), duplicates = nlohmann::json::array(),
                  regenerated = nlohmann::json::array(), part_list = nlohmann::json::array();
   std::map<std::string, int64_t> family_counts, noise_kinds, level_counts, kind_counts;
@@ -334,7 +345,8 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
   nlohmann::json splits = {{"train", nlohmann::json::array()},
                            {"validation", nlohmann::json::array()},
                            {"test", nlohmann::json::array()}};
-  auto write_caption = [&](const SynthPart& part, const SynthCaption& caption) {
+
+  void add_caption(const SynthPart& part, const SynthCaption& caption, SynthReport& report) {
     nlohmann::json line = {{"id", part.id},
                            {"level", caption.level},
                            {"text", caption.text},
@@ -351,24 +363,30 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
       entry.update(caption.noise);
       noisy.push_back(entry);
     }
-  };
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const SynthPart& part = parts[i];
-    ++family_counts[part.family];
-    ++kind_counts[part.kind];
-    report.programs += part.kind == "program";
-    // The split: the part's own random stream, except that parts with equal
-    // geometry share the first one's split (not for the family-only set,
-    // whose splits predate the rule).
+  }
+
+  // The split: the part's own random stream, except that parts with equal
+  // geometry share the first one's split (not for the family-only set, whose
+  // splits predate the rule).
+  std::string split_of(const SynthOptions& options, size_t i, const SynthPart& part) {
     const double u = Rng(options.seed, i, synth::kTagSplit).uniform();
     // 10% validation, and a test share of 10% (programs: --program-test-share).
     const double test = part.kind == "program" ? options.program_test_share : 0.1;
     std::string split = u < 0.9 - test ? "train" : u < 1 - test ? "validation" : "test";
-    if (!families_only) split = split_of_hash.emplace(part.geometry_hash, split).first->second;
+    if (options.kind != "families")
+      split = split_of_hash.emplace(part.geometry_hash, split).first->second;
+    return split;
+  }
+
+  void add_part(const SynthOptions& options, size_t i, const SynthPart& part, SynthReport& report) {
+    ++family_counts[part.family];
+    ++kind_counts[part.kind];
+    report.programs += part.kind == "program";
+    const std::string split = split_of(options, i, part);
     splits[split].push_back(part.id);
-    for (const SynthCaption& caption : part.captions) write_caption(part, caption);
+    for (const SynthCaption& caption : part.captions) add_caption(part, caption, report);
     if (split == "test")
-      for (const SynthCaption& caption : part.heldout_captions) write_caption(part, caption);
+      for (const SynthCaption& caption : part.heldout_captions) add_caption(part, caption, report);
     if (part.attempts > 1 || !part.rejects.empty()) {
       report.regenerated += static_cast<int64_t>(part.rejects.size());
       regenerated.push_back({{"id", part.id},
@@ -396,8 +414,12 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
     }
     part_list.push_back(entry);
   }
-  write_text_atomic(out / "captions.jsonl", captions);
-  write_text_atomic(out / "splits.json", splits.dump(1) + "\n");
+};
+
+nlohmann::json manifest_json(const SynthOptions& options, const SynthReport& report,
+                             DatasetTables& tables, const ProgramDistribution& distribution) {
+  const bool families_only = options.kind == "families";
+  nlohmann::json& splits = tables.splits;
   nlohmann::json option_json = {{"count", options.count},
                                 {"seed", options.seed},
                                 {"noise", options.noise},
@@ -405,9 +427,9 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
                                 {"families", options.families}};
   nlohmann::json counts = {{"parts", report.parts},
                            {"captions", report.parts * 4},
-                           {"captions_per_level", level_counts},
+                           {"captions_per_level", tables.level_counts},
                            {"noisy_captions", report.noisy_captions},
-                           {"noisy_by_kind", noise_kinds},
+                           {"noisy_by_kind", tables.noise_kinds},
                            {"regenerated_draws", report.regenerated},
                            {"duplicates", report.duplicates},
                            {"splits",
@@ -420,7 +442,7 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
     option_json["program_test_share"] = options.program_test_share;
     option_json["caption_units"] = options.caption_units;
     counts["captions"] = report.captions;
-    counts["kinds"] = kind_counts;
+    counts["kinds"] = tables.kind_counts;
     counts["duplicate_programs_redrawn"] = distribution.duplicate_program;
     counts["duplicate_geometry_redrawn"] = distribution.duplicate_geometry;
   }
@@ -431,20 +453,44 @@ SynthReport write_synth_dataset(const SynthOptions& options, const std::filesyst
       {"options", option_json},
       {"step", {{"schema", "AP214 (AUTOMOTIVE_DESIGN)"}, {"unit", "mm"}, {"folder", "parts"}}},
       {"counts", counts},
-      {"families", family_counts},
+      {"families", tables.family_counts},
       {"geometry_hash",
        "interim synth hash: sorted (surface type, area, centroid from bbox centre) per face, "
        "quantised to 0.01 mm"},
-      {"noisy", noisy},
-      {"duplicates", duplicates},
-      {"regenerated", regenerated},
-      {"parts", part_list}};
+      {"noisy", tables.noisy},
+      {"duplicates", tables.duplicates},
+      {"regenerated", tables.regenerated},
+      {"parts", tables.part_list}};
   if (!families_only) {
     manifest["programs"] = {{"format", "DeepCAD JSON"},
                             {"unit", "m"},
                             {"prepare", "cadclip prepare DIR/parts --assume-unit m ..."},
                             {"distribution", distribution.json()}};
   }
+  return manifest;
+}
+
+}  // namespace
+
+SynthReport write_synth_dataset(const SynthOptions& options, const std::filesystem::path& out) {
+  check_options(options);
+  const auto start = std::chrono::steady_clock::now();
+  check_out_folder(out);
+  const std::filesystem::path parts_dir = out / "parts";
+  std::filesystem::create_directories(parts_dir);
+
+  std::vector<SynthPart> parts = make_parts(options, parts_dir);
+  ProgramDistribution distribution;
+  redraw_duplicates(options, parts_dir, parts, distribution);
+  remove_stale_parts(parts_dir, parts);
+
+  SynthReport report;
+  report.parts = options.count;
+  DatasetTables tables;
+  for (size_t i = 0; i < parts.size(); ++i) tables.add_part(options, i, parts[i], report);
+  write_text_atomic(out / "captions.jsonl", tables.captions);
+  write_text_atomic(out / "splits.json", tables.splits.dump(1) + "\n");
+  const nlohmann::json manifest = manifest_json(options, report, tables, distribution);
   write_text_atomic(out / "manifest.json", manifest.dump(1) + "\n");
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log::info("synth",
