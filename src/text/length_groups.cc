@@ -13,6 +13,9 @@ namespace cadclip::text {
 namespace {
 
 // Positions of `rows`, shortest first (stable), in passes of at most max_rows.
+// Fixed passes order by full length where the rows carry it, so that texts
+// the limit cut (all of the same length) keep the order of their full
+// lengths; group_by_size groups by the lengths that are padded.
 std::vector<std::vector<int64_t>> passes(const TokenRows& rows, const LengthGrouping& grouping) {
   std::vector<int64_t> lengths(rows.ids.size());
   for (size_t i = 0; i < rows.ids.size(); ++i)
@@ -23,8 +26,10 @@ std::vector<std::vector<int64_t>> passes(const TokenRows& rows, const LengthGrou
   } else {
     std::vector<int64_t> order(rows.ids.size());
     std::iota(order.begin(), order.end(), 0);
+    const std::vector<int64_t>& key =
+        rows.full_lengths.size() == rows.ids.size() ? rows.full_lengths : lengths;
     std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
+                     [&](int64_t a, int64_t b) { return key[a] < key[b]; });
     groups.push_back(std::move(order));
   }
   std::vector<std::vector<int64_t>> out;

@@ -20,7 +20,7 @@ namespace cadclip::text {
 // Texts as token rows, each cut to the length limit.
 struct TokenRows {
   std::vector<std::vector<int64_t>> ids;  // per text: [CLS] pieces [SEP], at most the limit
-  std::vector<int64_t> full_lengths;      // per text: its ids without the limit
+  std::vector<int64_t> full_lengths;      // per text: its ids without the limit (may be empty)
   int64_t truncated = 0;                  // texts the limit cut
 };
 
@@ -50,8 +50,9 @@ using GroupForward = std::function<at::Tensor(const at::Tensor& ids, const at::T
                                               std::span<const int64_t> rows)>;
 
 // Runs `forward` over every row in groups of similar length, shortest first
-// (ties in input order), and returns [n, d] float32 on the CPU in input order
-// ([0, 0] for no rows).
+// (by full length where `rows` has them, so that cut rows keep the order of
+// their full lengths; ties in input order), and returns [n, d] float32 on the
+// CPU in input order ([0, 0] for no rows).
 at::Tensor forward_in_length_groups(const TokenRows& rows, int64_t pad_id,
                                     const LengthGrouping& grouping, c10::Device device,
                                     const GroupForward& forward);
