@@ -16,6 +16,7 @@
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/hash.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/core/log.h"
 #include "cadclip/core/progress.h"
 #include "cadclip/data/batch.h"
@@ -33,6 +34,11 @@
 #endif
 
 namespace cadclip::index {
+
+// worker_binary is left out: a detail of the machine that ran the job, not of
+// the index.
+CADCLIP_JSON_FIELDS(IndexOptions, checkpoint, library, out, factory, search_params, captions,
+                    thumbnails, batch_size, workers, file_timeout_s, assume_unit, overwrite, wait)
 namespace {
 
 namespace fs = std::filesystem;
@@ -539,20 +545,7 @@ std::string finish_version(detail::IndexWriter& writer, std::optional<detail::Ca
   catalog->commit();
   catalog.reset();
   summary.parts = static_cast<int64_t>(all.size());
-  nlohmann::json used = {{"checkpoint", o.checkpoint},
-                         {"library", o.library},
-                         {"out", o.out},
-                         {"factory", o.factory},
-                         {"search_params", o.search_params},
-                         {"captions", o.captions},
-                         {"thumbnails", o.thumbnails},
-                         {"batch_size", o.batch_size},
-                         {"workers", o.workers},
-                         {"file_timeout_s", o.file_timeout_s},
-                         {"assume_unit", o.assume_unit},
-                         {"overwrite", o.overwrite},
-                         {"wait", o.wait}};
-  write_text_atomic(out / "options.json", used.dump(2) + "\n");
+  write_text_atomic(out / "options.json", nlohmann::json(o).dump(2) + "\n");
   debug_kill_point("commit");
   return writer.commit_version().string();
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace cadclip::index {
@@ -34,6 +35,9 @@ struct IndexOptions {
   bool wait = false;               // another run writing the index: wait for it (else fail)
   std::string worker_binary;       // the cadclip executable for ingest workers; empty = this one
 };
+// Its JSON form: what <index>/<version>/options.json records.
+void to_json(nlohmann::json& json, const IndexOptions& options);
+void from_json(const nlohmann::json& json, IndexOptions& options);
 
 struct IndexSummary {
   int64_t parts = 0;               // parts in the index afterwards
