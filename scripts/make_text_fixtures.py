@@ -52,7 +52,7 @@ PINNED = {
     "google.protobuf": "7.36.2",
 }
 
-OUT = os.path.join("tests", "data", "text")
+OUT = os.path.join("tests", "fixtures", "text")
 MINILM = os.environ.get("CADCLIP_MINILM", "/opt/cadclip/models/all-MiniLM-L6-v2")
 TRUNCATE_AT = 24  # max_length of the truncated tokenizer references
 

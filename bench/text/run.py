@@ -42,7 +42,7 @@ def main():
     from safetensors.torch import load_file
     from transformers import AutoModel, AutoTokenizer
 
-    with open(os.path.join(ROOT, "tests", "data", "text", "corpus.json"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "tests", "fixtures", "text", "corpus.json"), encoding="utf-8") as f:
         corpus = json.load(f)["corpus"]
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     model = AutoModel.from_pretrained(args.model).eval()
