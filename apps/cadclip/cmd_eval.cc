@@ -119,22 +119,20 @@ int run_eval(const EvalCommandOptions& o) {
   eval::EvalOptions options;
   options.levels = o.levels;
   options.batch_size = o.batch_size;
-  options.max_text_length = o.max_text_length;
   options.split = data::split_name(o.split);
   // Subsets are parts of the same split, scored apart: the text tower pools
   // each caption once over all of them (the model does not change).
   const std::vector<Subset> subsets = read_subsets(o.subsets, o.split);
   eval::PooledTextCache pooled;
   options.pooled_text_cache = &pooled;
-  const eval::EvalReport report =
-      eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
-                     captions.captions, ids, options);
+  const int64_t max_length = o.max_text_length > 0 ? o.max_text_length : built.text.max_length;
+  const eval::EvalReport report = eval::evaluate(*built.model, *built.text.tokenizer, max_length,
+                                                 dataset, captions.captions, ids, options);
   std::vector<eval::EvalReport> subset_reports;
   for (const Subset& subset : subsets) {
     options.split = format("{} ({})", data::split_name(o.split), subset.name);
-    subset_reports.push_back(eval::evaluate(*built.model, *built.text.tokenizer,
-                                            built.text.max_length, dataset, captions.captions,
-                                            subset.ids, options));
+    subset_reports.push_back(eval::evaluate(*built.model, *built.text.tokenizer, max_length,
+                                            dataset, captions.captions, subset.ids, options));
   }
   if (!o.save_embeddings.empty()) {
     eval::save_embeddings(o.save_embeddings, report.embeddings);

@@ -110,8 +110,7 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
   if (options.batch_size < 1) {
     throw Error(format("evaluation: batch size {} must be at least 1", options.batch_size));
   }
-  const int64_t max_length =
-      options.max_text_length > 0 ? options.max_text_length : max_text_length;
+  const int64_t max_length = max_text_length;
   if (max_length < 2) {
     throw Error(
         format("evaluation: the maximum text length is {}; it must be at least 2 tokens "

@@ -199,7 +199,6 @@ Trainer::Trainer(const TrainOptions& options, Communicator& comm)
               sampler_->dropped_per_epoch());
   eval::EvalOptions eval_options;
   eval_options.batch_size = o_.eval_batch_size;
-  eval_options.max_text_length = o_.model.text.max_length;
   eval_options.split = o_.validation_split ? data::split_name(*o_.validation_split) : "";
   eval_options.levels = o_.levels;
   validator_ = std::make_unique<Validator>(

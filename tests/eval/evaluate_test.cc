@@ -108,10 +108,12 @@ Fixture make_fixture(const std::string& name, bool twin = false, bool same_hash 
 }
 
 // Batches of 4 by default: several batches of both towers.
-EvalReport run(Fixture& f, EvalOptions options = {}, int64_t batch_size = 4) {
+// `max_length` 0: the model's.
+EvalReport run(Fixture& f, EvalOptions options = {}, int64_t batch_size = 4,
+               int64_t max_length = 0) {
   options.batch_size = batch_size;
-  return evaluate(*f.model, *f.text.tokenizer, f.text.max_length, f.dataset, f.captions, f.split,
-                  options);
+  return evaluate(*f.model, *f.text.tokenizer, max_length > 0 ? max_length : f.text.max_length,
+                  f.dataset, f.captions, f.split, options);
 }
 
 // Pessimistic rank by its definition, counted by hand.
@@ -228,9 +230,8 @@ TEST(Evaluate, ReportsOnlyTheLevelsAskedFor) {
   Fixture f = make_fixture("levels");
   EvalOptions options;
   options.levels = {"expert"};
-  options.max_text_length = 64;  // overrides the model's 12
   options.split = "validation";
-  const EvalReport report = run(f, options);
+  const EvalReport report = run(f, options, 4, /*max_length=*/64);  // not the model's 12
   ASSERT_EQ(report.levels.size(), 1u);
   EXPECT_EQ(report.levels[0].level, "expert");
   EXPECT_EQ(report.levels[0].truncated, 0);

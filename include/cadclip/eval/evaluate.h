@@ -32,7 +32,6 @@ struct PooledTextCache {
 struct EvalOptions {
   std::vector<std::string> levels;  // caption levels to report; empty = every level present
   int64_t batch_size = 64;          // models or texts per forward pass
-  int64_t max_text_length = 0;      // tokens per caption with [CLS]/[SEP]; 0 = the model's
   std::string split = "test";       // the split's name, only for the report
   // When set, pooled features come from here and new ones are added: only for
   // a text tower that does not change between calls.
@@ -77,7 +76,8 @@ struct EvalReport {
 // eval mode (its training mode is restored afterwards), on the model's device. `split_ids` may
 // repeat ids (counted once). Logs a warning when CAD->CAD self-retrieval is below 100% or a tower's
 // embeddings collapsed. Throws cadclip::Error when no split id is in the dataset, a requested level
-// has no caption in the gallery, or no text length limit is known.
+// has no caption in the gallery, or max_text_length (tokens per caption with [CLS]/[SEP]: the
+// model's own, or what the caller asks) is below 2.
 EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer,
                     int64_t max_text_length, const data::Dataset& dataset,
                     const std::vector<data::Caption>& captions,
