@@ -52,4 +52,13 @@ std::string human_bytes(uint64_t bytes) {
   return unit == 0 ? std::to_string(bytes) + " B" : fixed(value, 1) + " " + units[unit];
 }
 
+std::string join(std::span<const std::string> items, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
 }  // namespace cadclip

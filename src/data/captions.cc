@@ -105,12 +105,6 @@ class CsvScanner {
   int64_t line_ = 1;
 };
 
-std::string columns_text(const std::vector<std::string>& header) {
-  std::string text;
-  for (const auto& h : header) text += (text.empty() ? "" : ", ") + h;
-  return text;
-}
-
 std::optional<size_t> column(const std::vector<std::string>& header, std::string_view name) {
   const auto it = std::find(header.begin(), header.end(), name);
   if (it == header.end()) return std::nullopt;
@@ -308,7 +302,7 @@ CaptionFile read_captions(const std::filesystem::path& path, const CaptionOption
       throw Error(
           format("caption file {} is not a Text2CAD CSV: it needs a 'uid' column and at "
                  "least one of abstract, beginner, intermediate, expert; its columns are: {}",
-                 path.string(), columns_text(header)));
+                 path.string(), join(header)));
     read_rows(scanner, header, *id_col, text_cols, std::nullopt, /*unique_ids=*/true, out);
   } else if (format_name == "csv") {
     CsvScanner scanner(text);
@@ -323,7 +317,7 @@ CaptionFile read_captions(const std::filesystem::path& path, const CaptionOption
           "right ones with the caption column options",
           path.string(),
           !id_col ? options.id_column : (!text_col ? options.text_column : options.level_column),
-          columns_text(header)));
+          join(header)));
     read_rows(scanner, header, *id_col, {{*text_col, options.level}}, level_col,
               /*unique_ids=*/false, out);
   } else {

@@ -67,12 +67,6 @@ std::vector<std::string> ordered_levels(const std::set<std::string>& present) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out;
-}
-
 nlohmann::json metrics_json(const RetrievalMetrics& m) {
   return {{"queries", m.queries},
           {"gallery", m.gallery},

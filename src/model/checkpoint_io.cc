@@ -66,10 +66,8 @@ void load_into(torch::nn::Module& module, const std::string& prefix, const Safet
     target.copy_(value);
   }
   if (!missing.empty()) {
-    std::string names;
-    for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
     throw Error(format("{} lacks {} tensors the model needs: {}", file.path().string(),
-                       missing.size(), names));
+                       missing.size(), join(missing)));
   }
 }
 

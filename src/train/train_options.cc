@@ -4,6 +4,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
+#include "cadclip/core/format.h"
 #include "cadclip/core/json_fields.h"
 #include "cadclip/train/trainer.h"
 
@@ -25,12 +26,10 @@ TrainOptions read_train_options(const std::filesystem::path& file, TrainOptions 
   // A misspelt key would silently leave its default: refuse it.
   const std::vector<std::string> unknown = unknown_keys(json, nlohmann::json(TrainOptions{}));
   if (!unknown.empty()) {
-    std::string list;
-    for (const std::string& key : unknown) list += (list.empty() ? "" : ", ") + key;
     throw Error(
         format("--config {}: unknown option(s) {}; the file takes the keys a run's "
                "options.json has",
-               file.string(), list));
+               file.string(), join(unknown)));
   }
   try {
     from_json(json, options);

@@ -80,12 +80,10 @@ bool open_run_folder(const TrainOptions& o, const fs::path& last, bool leader) {
   if (resuming) {
     const std::vector<std::string> conflicts = resume_conflicts(o.model, checkpoint_config(last));
     if (!conflicts.empty()) {
-      std::string list;
-      for (const std::string& c : conflicts) list += (list.empty() ? "" : ", ") + c;
       throw Error(
           format("--resume: {} holds a model made with other options: {}. Resume with the "
                  "checkpoint's values (see {}), or train a new model into another --out",
-                 last.string(), list, (fs::path(o.out) / "options.json").string()));
+                 last.string(), join(conflicts), (fs::path(o.out) / "options.json").string()));
     }
   } else if (fs::exists(last) && leader) {
     log::warn("train",

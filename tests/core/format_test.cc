@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace cadclip {
 namespace {
 
@@ -29,6 +32,13 @@ TEST(FormatTest, NumberHelpers) {
   EXPECT_EQ(human_duration(7500), "2h05m");
   EXPECT_EQ(human_bytes(512), "512 B");
   EXPECT_EQ(human_bytes(1536), "1.5 KiB");
+}
+
+TEST(FormatTest, JoinListsItemsForMessages) {
+  EXPECT_EQ(join(std::vector<std::string>{}), "");
+  EXPECT_EQ(join(std::vector<std::string>{"a"}), "a");
+  EXPECT_EQ(join(std::vector<std::string>{"a", "b", "c"}), "a, b, c");
+  EXPECT_EQ(join(std::vector<std::string>{"x", "y"}, " | "), "x | y");
 }
 
 }  // namespace

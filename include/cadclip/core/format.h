@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -48,5 +49,7 @@ std::string fixed(double value, int digits);
 std::string human_duration(double seconds);
 // Bytes as "512 B", "1.5 KiB", "3.2 GiB".
 std::string human_bytes(uint64_t bytes);
+// {"a", "b", "c"} -> "a, b, c": lists in messages.
+std::string join(std::span<const std::string> items, std::string_view separator = ", ");
 
 }  // namespace cadclip
