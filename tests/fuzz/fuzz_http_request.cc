@@ -102,7 +102,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string answer;
   char buffer[8192];
   ssize_t n;
-  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) answer.append(buffer, n);
+  // A signal to this process (EINTR) is no fault of the server: read on.
+  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) answer.append(buffer, n);
   const int error = n < 0 ? errno : 0;
   ::close(fd);
   // A request that the client ended must be answered, or the connection
