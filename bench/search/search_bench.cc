@@ -30,8 +30,8 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/index/searcher.h"
+#include "cadclip/index/stored_index.h"
 #include "common/bench_util.h"
-#include "index/store.h"
 
 namespace {
 
@@ -63,16 +63,18 @@ int grow(const std::map<std::string, std::string>& a) {
     froms.emplace_back(from.string().substr(at, comma - at));
     at = comma + 1;
   }
-  const index::detail::Catalog source = index::detail::Catalog::open(froms.front(), false);
-  std::vector<index::detail::StoredItem> real;
+  index::StoredIndex grown;  // the first source's provenance, every source's parts
+  std::vector<index::StoredPart> real;
   std::set<std::string> ids;
-  fs::create_directories(out / index::detail::kThumbnailDir);
-  fs::remove(out / index::detail::kCatalogFile);
   for (size_t j = 0; j < froms.size(); ++j) {
-    const index::detail::Catalog c = index::detail::Catalog::open(froms[j], false);
-    if (c.meta("checkpoint_identity") != source.meta("checkpoint_identity"))
+    index::StoredIndex source = index::read_stored_index(froms[j]);
+    if (j == 0) {
+      grown = source;
+      grown.parts.clear();
+    } else if (source.checkpoint_identity != grown.checkpoint_identity) {
       throw Error("search_bench grow: " + froms[j].string() + " was made with another checkpoint");
-    for (index::detail::StoredItem& s : c.items()) {
+    }
+    for (index::StoredPart& s : source.parts) {
       // Sources may reuse ids (two synth runs both start at synth_00000000).
       if (!ids.insert(s.item.id).second) {
         s.item.id += "@" + std::to_string(j);
@@ -81,10 +83,6 @@ int grow(const std::map<std::string, std::string>& a) {
       }
       real.push_back(std::move(s));
     }
-    if (fs::exists(froms[j] / index::detail::kThumbnailDir))
-      for (const auto& entry : fs::directory_iterator(froms[j] / index::detail::kThumbnailDir))
-        fs::copy_file(entry.path(), out / index::detail::kThumbnailDir / entry.path().filename(),
-                      fs::copy_options::overwrite_existing);
   }
   if (real.empty()) throw Error("search_bench grow: the source indexes are empty");
   const int64_t d = static_cast<int64_t>(real.front().embedding.size());
@@ -105,13 +103,6 @@ int grow(const std::map<std::string, std::string>& a) {
         static_cast<long long>(n), std::get<0>(sims.max(1)).median().item<double>(), noise,
         (copies * all.slice(0, 0, sample)).sum(1).median().item<double>());
   }
-  index::detail::Catalog catalog = index::detail::Catalog::open(out, true);
-  catalog.begin();
-  for (const char* key :
-       {"checkpoint_identity", "checkpoint", "embed_dim", "library", "catalog_version"})
-    catalog.set_meta(key, source.meta(key).value_or(""));
-  catalog.set_meta("factory", factory);
-  catalog.set_meta("search_params", params);
   const int64_t n = static_cast<int64_t>(real.size());
   const int64_t chunk = 4096;
   for (int64_t start = 0; start < count; start += chunk) {
@@ -124,31 +115,27 @@ int grow(const std::map<std::string, std::string>& a) {
     rows = rows + noise * mask * at::randn({end - start, d});
     rows = rows / rows.norm(2, 1, true);
     for (int64_t i = start; i < end; ++i) {
-      index::Item item = real[i % n].item;
+      index::StoredPart part = real[i % n];
       if (i >= n) {
-        item.id += "~" + std::to_string(i);
-        item.name = item.id;
-        item.caption.clear();
+        part.item.id += "~" + std::to_string(i);
+        part.item.name = part.item.id;
+        part.item.caption.clear();
+        part.thumbnail_file.clear();  // the copies share the source's file, copied once
       }
       const at::Tensor r = rows[i - start].contiguous();
-      catalog.put(item, {r.data_ptr<float>(), static_cast<size_t>(d)});
+      part.embedding.assign(r.data_ptr<float>(), r.data_ptr<float>() + d);
+      grown.parts.push_back(std::move(part));
     }
   }
-  const std::vector<index::detail::StoredItem> all = catalog.items();
-  std::vector<float> matrix;
-  matrix.reserve(all.size() * d);
-  for (const auto& s : all) matrix.insert(matrix.end(), s.embedding.begin(), s.embedding.end());
+  fs::remove_all(out);
   const double seconds = bench::seconds_of([&] {
-    index::detail::VectorIndex v = index::detail::VectorIndex::build(
-        matrix.data(), static_cast<int64_t>(all.size()), d, factory);
-    v.write(out / index::detail::kVectorsFile);
+    index::write_stored_index(out, grown, {.factory = factory, .search_params = params});
   });
-  catalog.commit();
   std::printf(
       "grew %s: %zu parts (%lld real, the rest perturbed with noise %.3f per dim), "
-      "FAISS %s (search parameters '%s') built in %.1f s\n",
-      out.c_str(), all.size(), static_cast<long long>(n), noise, factory.c_str(), params.c_str(),
-      seconds);
+      "FAISS %s (search parameters '%s') written in %.1f s\n",
+      out.c_str(), grown.parts.size(), static_cast<long long>(n), noise, factory.c_str(),
+      params.c_str(), seconds);
   return 0;
 }
 
@@ -225,27 +212,22 @@ int query(const std::map<std::string, std::string>& a) {
     std::set<std::string>& t = truth.emplace_back();
     for (const index::Hit& h : hits) t.insert(h.item->id);
   }
-  std::vector<std::string> ids;  // approx's rows, as its vectors are ordered
-  for (const auto& stored : index::detail::Catalog::open(a.at("--approx"), false).items())
-    ids.push_back(stored.item.id);
-  index::detail::VectorIndex vectors =
-      index::detail::VectorIndex::read(fs::path(a.at("--approx")) / index::detail::kVectorsFile);
   std::vector<std::string> settings = {""};
   if (a.count("--sweep"))
     for (const std::string& p : split(a.at("--sweep"), ';')) settings.push_back(p);
   for (const std::string& params : settings) {
-    vectors.set_search_params(params.empty() ? index::detail::Catalog::open(a.at("--approx"), false)
-                                                   .meta("search_params")
-                                                   .value_or("")
-                                             : params);
+    const index::Searcher swept =
+        params.empty() ? approx
+                       : index::Searcher::open(a.at("--approx"), {.search_params = params});
     double hits = 0;
     std::vector<double> seconds;
     for (size_t i = 0; i < queries.size(); ++i) {
+      const at::Tensor e = embeddings[static_cast<int64_t>(i)];
       const auto t0 = std::chrono::steady_clock::now();
-      const auto rows = vectors.search(embeddings[static_cast<int64_t>(i)].data_ptr<float>(), 10);
+      const std::vector<index::Hit> found = swept.search(e, 10);
       seconds.push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      for (const auto& [score, row] : rows) hits += truth[i].count(ids[row]);
+      for (const index::Hit& h : found) hits += truth[i].count(h.item->id);
     }
     std::printf(
         "recall@10 of %s [%s] against exact: %.4f over %zu queries; search p50 %.3f ms, "

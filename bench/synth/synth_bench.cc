@@ -1,5 +1,6 @@
-// How fast `cadclip synth` makes parts: time per family and per phase (model
-// and measure, geometry hash, STEP text, captions) on one thread, then the
+// How fast `cadclip synth` makes parts: milliseconds per part for each family
+// and for sketch-and-extrude programs on one thread (make_synth_part: draw,
+// model, validity check, geometry hash, STEP or JSON text, captions), then the
 // whole job on 1 and 2 worker threads, alternating, and the projected time for
 // 10,000 parts. Usage: synth_bench [parts_per_job=360] [out_dir=/tmp/cadclip_synth_bench]
 #include <cstdio>
@@ -9,59 +10,44 @@
 #include <string>
 #include <vector>
 
-#include "cad/occt_shape.h"
-#include "cad/synth/model.h"
 #include "cadclip/cad/synth.h"
 #include "common/bench_util.h"
 
 using namespace cadclip;
 
+namespace {
+
+// Milliseconds per part and parameter draws per part over `parts` parts.
+void time_parts(const std::string& label, const cad::SynthOptions& options, int64_t parts) {
+  int draws = 0;
+  const double seconds = bench::seconds_of([&] {
+    for (int64_t i = 0; i < parts; ++i) draws += cad::make_synth_part(options, i).attempts;
+  });
+  std::printf("| %s | %.1f | %.2f |\n", label.c_str(), seconds / static_cast<double>(parts) * 1e3,
+              static_cast<double>(draws) / static_cast<double>(parts));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const int64_t parts = argc > 1 ? std::atoll(argv[1]) : 360;
   const std::filesystem::path out = argc > 2 ? argv[2] : "/tmp/cadclip_synth_bench";
-  bench::print_header("synth: parametric parts to STEP + captions", bench::set_threads(1));
+  bench::print_header("synth: parametric parts and programs with captions", bench::set_threads(1));
 
-  std::printf("\n## one thread, 6 parts per family: milliseconds per part\n");
-  std::printf("%-15s %9s %9s %7s %9s %7s\n", "family", "model+chk", "hash(ing)", "STEP", "captions",
-              "total");
-  std::map<std::string, double> phase_total;
-  for (const cad::synth::FamilyInfo& info : cad::synth::families()) {
-    double model = 0, hash = 0, step = 0, captions = 0;
-    int made = 0;
-    for (uint64_t i = 0; made < 6; ++i) {
-      cad::synth::Rng rng(1, i, cad::synth::kTagParams, 0);
-      cad::synth::Built built;
-      try {
-        model += bench::seconds_of([&] {
-          built = info.build(rng);
-          (void)cad::synth::measure_valid_solid(built.shape);
-        });
-      } catch (const cad::synth::Reject&) {
-        continue;  // rejected draws cost time too: it stays in `model`
-      }
-      // The geometry hash comes from the ingest layer's featurization.
-      hash += bench::seconds_of(
-          [&] { (void)cad::ingest_shape(built.shape, "bench", "synthetic:mm", {}); });
-      step += bench::seconds_of([&] { (void)cad::synth::step_text(built.shape, "bench"); });
-      captions +=
-          bench::seconds_of([&] { (void)cad::synth::write_captions(built.desc, 1, i, 0.2); });
-      ++made;
-    }
-    const double total = model + hash + step + captions;
-    std::printf("%-15s %9.1f %9.1f %7.1f %9.2f %7.1f\n", info.key.c_str(), model / made * 1e3,
-                hash / made * 1e3, step / made * 1e3, captions / made * 1e3, total / made * 1e3);
-    phase_total["model"] += model / made;
-    phase_total["hash"] += hash / made;
-    phase_total["step"] += step / made;
-    phase_total["captions"] += captions / made;
-  }
-  const double n_families = static_cast<double>(cad::synth::families().size());
   std::printf(
-      "%-15s %9.1f %9.1f %7.1f %9.2f %7.1f\n", "mean", phase_total["model"] / n_families * 1e3,
-      phase_total["hash"] / n_families * 1e3, phase_total["step"] / n_families * 1e3,
-      phase_total["captions"] / n_families * 1e3,
-      (phase_total["model"] + phase_total["hash"] + phase_total["step"] + phase_total["captions"]) /
-          n_families * 1e3);
+      "\n## one thread, make_synth_part\n| kind | ms per part | draws per part |\n"
+      "|---|---|---|\n");
+  for (const std::string& family : cad::synth_families()) {
+    cad::SynthOptions options;
+    options.seed = 1;
+    options.noise = 0.2;
+    options.families = {family};
+    time_parts(family + " (6 parts)", options, 6);
+  }
+  cad::SynthOptions programs;
+  programs.seed = 1;
+  programs.kind = "programs";
+  time_parts("programs (60 parts)", programs, 60);
 
   std::printf("\n## whole job (write_synth_dataset, %lld parts), alternating 1 and 2 workers\n",
               static_cast<long long>(parts));

@@ -45,7 +45,6 @@ namespace fs = std::filesystem;
 using data::FailureKind;
 using data::IngestFailure;
 
-constexpr int64_t kAutoApproximateFrom = 20000;
 constexpr std::string_view kDrawingPrefix = "thumbnail_";
 
 // One part of the library as found on disk, before embedding.
@@ -158,25 +157,6 @@ void write_listed(const fs::path& path, std::vector<Listed> listed) {
         "\n";
   }
   write_text_atomic(path, text);
-}
-
-// Large libraries: an inverted file with about 4 sqrt(n) lists (a power of
-// two), searched 16 lists deep. On 100,000 parts IVF1024,Flat at nprobe 16
-// found 0.998 of the exact top 10 and answered faster than HNSW32, which also
-// took 20x longer to build (docs/PERFORMANCE.md, "Search").
-std::string choose_factory(const IndexOptions& o, int64_t parts) {
-  if (o.factory != "auto") return o.factory;
-  if (parts < kAutoApproximateFrom) return "Flat";
-  int64_t lists = 64;
-  while (lists * 2 <= 4 * static_cast<int64_t>(std::sqrt(static_cast<double>(parts)))) lists *= 2;
-  return format("IVF{},Flat", lists);
-}
-
-std::string default_search_params(const IndexOptions& o, const std::string& factory) {
-  if (!o.search_params.empty()) return o.search_params;
-  if (factory.find("HNSW") != std::string::npos) return "efSearch=128";
-  if (factory.starts_with("IVF")) return "nprobe=16";
-  return "";
 }
 
 void fill_from_graph(Item& item, const data::BRepGraph& g) {
@@ -514,37 +494,16 @@ struct Provenance {
 std::string finish_version(detail::IndexWriter& writer, std::optional<detail::Catalog>& catalog,
                            const fs::path& out, const IndexOptions& o, const Provenance& made,
                            IndexSummary& summary) {
-  const int64_t d = made.embed_dim;
-  const std::vector<detail::StoredItem> all = catalog->items();
-  std::vector<float> matrix;
-  matrix.reserve(all.size() * d);
-  for (const detail::StoredItem& s : all) {
-    if (static_cast<int64_t>(s.embedding.size()) != d)
-      throw Error(format("{}: part '{}' has an embedding of size {}, the model {}", out.string(),
-                         s.item.id, s.embedding.size(), d));
-    matrix.insert(matrix.end(), s.embedding.begin(), s.embedding.end());
-  }
-  summary.factory = choose_factory(o, static_cast<int64_t>(all.size()));
-  const std::string search_params = default_search_params(o, summary.factory);
-  log::info("index", "building a FAISS '{}' index over {} vectors", summary.factory, all.size());
-  detail::VectorIndex vectors = detail::VectorIndex::build(
-      matrix.data(), static_cast<int64_t>(all.size()), d, summary.factory);
-  vectors.set_search_params(search_params);
-  catalog->set_meta("checkpoint_identity", made.identity);
-  catalog->set_meta("checkpoint", made.checkpoint.string());
-  catalog->set_meta("factory", summary.factory);
-  catalog->set_meta("search_params", search_params);
-  catalog->set_meta("embed_dim", std::to_string(d));
-  catalog->set_meta("library", made.library.string());
-  catalog->set_meta("catalog_version", std::to_string(detail::kCatalogVersion));
-  vectors.write(out / detail::kVectorsFile);
-  // The catalog names its vectors, so a version whose files do not belong
-  // together is refused when opened.
-  catalog->set_meta("vectors_sha256", sha256_file_hex(out / detail::kVectorsFile));
+  int64_t parts = 0;
+  summary.factory =
+      detail::seal_version(*catalog, out,
+                           {made.identity, made.checkpoint.string(), made.library.string(),
+                            made.embed_dim, o.factory, o.search_params},
+                           &parts);
   debug_kill_point("vectors");
   catalog->commit();
   catalog.reset();
-  summary.parts = static_cast<int64_t>(all.size());
+  summary.parts = parts;
   write_text_atomic(out / "options.json", nlohmann::json(o).dump(2) + "\n");
   debug_kill_point("commit");
   return writer.commit_version().string();

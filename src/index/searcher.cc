@@ -89,7 +89,9 @@ Searcher Searcher::open(const fs::path& folder, const SearcherOptions& options) 
         format("{}: the catalog holds {} parts and {} holds {} vectors; the index is out "
                "of step, run `cadclip index` again",
                folder.string(), stored.size(), detail::kVectorsFile, state->vectors.size()));
-  state->vectors.set_search_params(catalog.meta("search_params").value_or(""));
+  state->vectors.set_search_params(options.search_params.empty()
+                                       ? catalog.meta("search_params").value_or("")
+                                       : options.search_params);
   const int64_t d = state->vectors.dim();
   state->embeddings = at::empty({static_cast<int64_t>(stored.size()), d}, at::kFloat);
   for (size_t i = 0; i < stored.size(); ++i) {

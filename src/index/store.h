@@ -78,4 +78,29 @@ class VectorIndex {
   std::unique_ptr<Impl> impl_;
 };
 
+// Large libraries get an inverted file: "auto" is Flat below this many parts.
+inline constexpr int64_t kAutoApproximateFrom = 20000;
+
+// The FAISS factory for `parts` vectors: `factory` itself unless "auto".
+std::string choose_factory(const std::string& factory, int64_t parts);
+// `search_params` itself unless empty, else the factory's default.
+std::string default_search_params(const std::string& search_params, const std::string& factory);
+
+// What a version records about where its vectors came from.
+struct VersionFacts {
+  std::string checkpoint_identity, checkpoint, library;
+  int64_t embed_dim = 0;
+  std::string factory = "auto";  // as IndexOptions::factory
+  std::string search_params;     // as IndexOptions::search_params
+};
+
+// The last step of writing a version: builds the vectors from the catalog
+// (so that they follow its order) into <out>/vectors.faiss and records the
+// facts, the factory, the search parameters and the vectors' sha256 in the
+// catalog, inside its open transaction (the caller commits). Throws
+// cadclip::Error naming the part whose embedding is not embed_dim long.
+// Returns the factory used; `parts` gets the catalog's part count.
+std::string seal_version(Catalog& catalog, const std::filesystem::path& out,
+                         const VersionFacts& facts, int64_t* parts = nullptr);
+
 }  // namespace cadclip::index::detail

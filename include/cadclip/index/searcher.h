@@ -42,6 +42,7 @@ struct SearcherOptions {
   std::string checkpoint;     // empty = the one the index records; another one is refused
   int64_t max_k = 1000;       // k is clipped to this and to the index size
   std::string worker_binary;  // cadclip executable that ingests part files; empty = this one
+  std::string search_params;  // FAISS search parameters ("nprobe=32"); empty = the index's own
 };
 
 class Searcher {
