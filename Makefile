@@ -5,7 +5,7 @@ TESTS ?= ON
 BENCH ?= ON
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup configure build test check format demo clean
+.PHONY: all setup configure build test check format demo gpu-build clean
 
 all: build
 
@@ -33,6 +33,14 @@ demo: TESTS = OFF
 demo: BENCH = OFF
 demo: build
 	scripts/demo.sh
+
+# The gpu preset (CUDA LibTorch through TorchConfig, the NCCL module, no OCCT),
+# built here with the CUDA toolkit and no GPU: the check to run before any
+# change to CUDA-facing code. Not in `make test`: a cold build is 44 CPU-minutes,
+# 25 to 60 minutes on the shared 2-core machine (docs/TRAINING.md).
+gpu-build: setup
+	cmake --preset gpu
+	cmake --build --preset gpu -j $(JOBS)
 
 check:
 	scripts/check_format.sh

@@ -35,11 +35,13 @@ add_library(cadclip::icu ALIAS PkgConfig::ICU)
 
 # Debian's FAISS 1.7.3 is a static archive that needs OpenMP, BLAS and LAPACK.
 find_library(CADCLIP_FAISS_LIB NAMES faiss REQUIRED)
+find_path(CADCLIP_FAISS_INCLUDE faiss/Index.h REQUIRED)
 find_package(BLAS REQUIRED)
 find_package(LAPACK REQUIRED)
 add_library(cadclip_faiss INTERFACE)
 target_link_libraries(cadclip_faiss INTERFACE "${CADCLIP_FAISS_LIB}" cadclip::torch
                       LAPACK::LAPACK BLAS::BLAS)
+target_include_directories(cadclip_faiss SYSTEM INTERFACE "${CADCLIP_FAISS_INCLUDE}")
 # Linked with OpenMP, not compiled with it: our index code only calls
 # omp_set_num_threads (omp.h needs no -fopenmp), and compiling with it defines
 # _OPENMP, which made the shared LibTorch precompiled header unusable there.

@@ -47,6 +47,18 @@ add_library(cadclip_torch INTERFACE)
 add_library(cadclip::torch ALIAS cadclip_torch)
 
 if(CADCLIP_WITH_CUDA)
+  # Without an architecture list TorchConfig probes the GPU with a try_run,
+  # which fails on a machine without one (and with nvcc 13 under CMake 3.25,
+  # which has no flags for "CUDA20"). Nothing here is CUDA code: the list only
+  # fills TorchConfig's nvcc flags. 9.0 is the H200; the environment variable
+  # at the first configure, or -DTORCH_CUDA_ARCH_LIST, chooses another.
+  if(DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+    set(_arch_default "$ENV{TORCH_CUDA_ARCH_LIST}")
+  else()
+    set(_arch_default "9.0")
+  endif()
+  set(TORCH_CUDA_ARCH_LIST "${_arch_default}" CACHE STRING
+      "GPU architectures for TorchConfig's nvcc flags (9.0: H100/H200); skips its GPU probe")
   find_package(Torch REQUIRED PATHS "${CADCLIP_TORCH_ROOT}/share/cmake" NO_DEFAULT_PATH)
   target_link_libraries(cadclip_torch INTERFACE ${TORCH_LIBRARIES})
   target_compile_definitions(cadclip_torch INTERFACE CADCLIP_WITH_CUDA=1)
@@ -65,5 +77,14 @@ else()
   set(CMAKE_BUILD_RPATH "${CMAKE_BUILD_RPATH};${_lib}")
   set(CMAKE_INSTALL_RPATH "${CMAKE_INSTALL_RPATH};${_lib}")
 endif()
-# Gloo lives in torch_cpu; its c10d headers are guarded by these.
+# Gloo lives in torch_cpu; its c10d headers are guarded by these, and include
+# Gloo's own headers, which the wheel lacks (Debian's libgloo-dev, or the copy
+# that scripts/gpu_bundle.sh packs for a GPU machine).
 target_compile_definitions(cadclip_torch INTERFACE USE_DISTRIBUTED USE_C10D_GLOO)
+find_path(CADCLIP_GLOO_INCLUDE gloo/algorithm.h)
+if(NOT CADCLIP_GLOO_INCLUDE)
+  message(FATAL_ERROR "cadclip needs Gloo's headers (gloo/algorithm.h), which LibTorch's c10d "
+                      "headers include: install libgloo-dev (scripts/setup.sh) or pass "
+                      "-DCMAKE_PREFIX_PATH=<a prefix with include/gloo>.")
+endif()
+target_include_directories(cadclip_torch SYSTEM INTERFACE "${CADCLIP_GLOO_INCLUDE}")
