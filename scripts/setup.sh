@@ -21,6 +21,7 @@ debian_packages=(
   libgloo-dev  # headers only: the torch wheel has Gloo inside but not its headers
   chromium wrk  # the serve layer's browser test (driven by playwright) and load test
   clang libclang-rt-14-dev  # the libFuzzer targets of tests/fuzz (ctest -L fuzz)
+  patchelf  # scripts/gpu_bundle.sh: the bundled libraries find each other ($ORIGIN)
 )
 missing=()
 for p in "${debian_packages[@]}"; do
