@@ -59,7 +59,10 @@ for name in ("frozen", "frozen_from_cache", "queue", "siglip_tuned", "resumed", 
     a, b = summary(f"{work}/old/{name}"), summary(f"{work}/new/{name}")
     same = a == b
     differ += not same
-    print(f"{name:18} last {a[0][0][:16]} best {a[0][1][:16]}  {'same' if same else 'DIFFERENT: ' + repr(b)}")
+    told = "same" if same else (
+        f"DIFFERENT: last loss {a[1]:.6f} -> {b[1]:.6f}, validation R@1 "
+        + ", ".join(f"{x:.4f}" for x in a[2]) + " -> " + ", ".join(f"{x:.4f}" for x in b[2]))
+    print(f"{name:18} last {a[0][0][:16]} best {a[0][1][:16]}  {told}")
 resumed, whole = summary(f"{work}/new/resumed"), summary(f"{work}/new/uninterrupted")
 print(f"{'resumed = whole':18} {'same' if resumed == whole else 'DIFFERENT'}")
 sys.exit(1 if differ or resumed != whole else 0)

@@ -1,6 +1,6 @@
-"""Is PyTorch's fused CPU AdamW the per-tensor step, bit for bit, and how much
-faster is it? The trainer's AdamW is LibTorch's per-tensor step, so a fused
-one is only a drop-in if its bits agree (docs/PERFORMANCE.md, Training step).
+"""How far is PyTorch's fused CPU AdamW from the per-tensor step, and how much
+faster is it? The trainer steps the fused kernel (train::FusedAdamW), which
+agrees with the per-tensor step to rounding (docs/PERFORMANCE.md, Training step).
 
     OMP_WAIT_POLICY=PASSIVE /opt/cadclip/venv/bin/python bench/train/adamw_bits.py
 """

@@ -102,6 +102,9 @@ def main():
     parser.add_argument("--profiles", type=int, default=2, help="profiled steps per side")
     parser.add_argument("--no-padded", action="store_true",
                         help="leave out the python case with one padded batch (saves a third)")
+    parser.add_argument("--per-tensor-adamw", action="store_true",
+                        help="add a cadclip case stepped by LibTorch's per-tensor AdamW "
+                        "instead of the trainer's fused one")
     parser.add_argument("--traces", help="keep the profiler traces in this folder")
     parser.add_argument("--check-only", action="store_true",
                         help="stop after the agreement check, time nothing")
@@ -317,12 +320,15 @@ def main():
             return time.perf_counter() - start
         return run
 
-    def cadclip_step():
-        wall, cpu_seconds = (float(x) for x in ask("step").split())
-        cpu.setdefault("cadclip", []).append(cpu_seconds)
+    def cadclip_step(command="step", name="cadclip"):
+        wall, cpu_seconds = (float(x) for x in ask(command).split())
+        cpu.setdefault(name, []).append(cpu_seconds)
         return wall
 
     bench.add("cadclip", cadclip_step)
+    if args.per_tensor_adamw:
+        per_tensor = "cadclip, per-tensor AdamW"
+        bench.add(per_tensor, lambda: cadclip_step("step-per-tensor", per_tensor))
     bench.add("python, same size groups", timed("python, same size groups", True))
     if not args.no_padded:
         bench.add("python, one padded batch", timed("python, one padded batch", False))

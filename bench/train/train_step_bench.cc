@@ -137,7 +137,11 @@ class StepBench {
       if (p.requires_grad()) parameters_.push_back(p);
     // The trainer's four AdamW groups: text / new modules, with / without decay.
     auto groups = train::adamw_groups(*built_.model, {}, {kLr, kTextLr, kWeightDecay});
-    optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups));
+    optimizer_ = std::make_unique<train::FusedAdamW>(std::move(groups));
+    // The same groups stepped by LibTorch's per-tensor AdamW (`step-per-tensor`),
+    // for the before/after figure of the fused step; each keeps its own state.
+    per_tensor_ = std::make_unique<torch::optim::AdamW>(
+        train::adamw_groups(*built_.model, {}, {kLr, kTextLr, kWeightDecay}));
 
     std::vector<int64_t> face_counts;
     for (const auto& g : graphs_) face_counts.push_back(g.num_faces());
@@ -155,8 +159,9 @@ class StepBench {
 
   // Returns the loss. The "phase:" scopes cost nothing unless a profiler
   // listens; run.py reads them from the traces for the per-phase split.
-  double step() {
-    optimizer_->zero_grad();
+  double step(bool per_tensor_adamw = false) {
+    torch::optim::AdamW& optimizer = per_tensor_adamw ? *per_tensor_ : *optimizer_;
+    optimizer.zero_grad();
     model::TwoTowerOutput output;
     {
       RECORD_USER_SCOPE("phase:brep forward");
@@ -189,7 +194,7 @@ class StepBench {
     }
     {
       RECORD_USER_SCOPE("phase:optimizer");
-      optimizer_->step();
+      optimizer.step();
       built_.model->clamp_logit_scale_();
       scaler_.update(false);
     }
@@ -271,7 +276,8 @@ class StepBench {
   std::unique_ptr<train::Communicator> comm_;
   train::DynamicLossScaler scaler_;
   model::BuiltModel built_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;   // the trainer's: train::FusedAdamW
+  std::unique_ptr<torch::optim::AdamW> per_tensor_;  // LibTorch's, for comparison
   std::vector<at::Tensor> parameters_;
   std::vector<data::BRepGraph> graphs_;
   std::vector<std::string> texts_;
@@ -323,9 +329,9 @@ int main(int argc, char** argv) {
   std::string command;
   while (std::cin >> command) {
     if (command == "quit") break;
-    if (command == "step") {
+    if (command == "step" || command == "step-per-tensor") {
       const double cpu_before = cpu_seconds();
-      const double wall = seconds_of([&] { bench.step(); });
+      const double wall = seconds_of([&] { bench.step(command == "step-per-tensor"); });
       std::printf("%.6f %.6f\n", wall, cpu_seconds() - cpu_before);
     } else if (command == "collate") {
       std::printf("%.6f\n", seconds_of([&] { bench.collate(); }));

@@ -253,8 +253,7 @@ void Trainer::build_model() {
 
 void Trainer::build_optimizer() {
   const AdamWSettings adamw{o_.lr, o_.text_lr, o_.weight_decay};
-  optimizer_ =
-      std::make_unique<torch::optim::AdamW>(adamw_groups(*built_.model, siglip_bias_, adamw));
+  optimizer_ = std::make_unique<FusedAdamW>(adamw_groups(*built_.model, siglip_bias_, adamw));
   scaler_ = std::make_unique<DynamicLossScaler>(o_.model.two_tower.text_precision == c10::kHalf,
                                                 LossScalerOptions{}, device_);
   checkpointer_ = std::make_unique<Checkpointer>(
