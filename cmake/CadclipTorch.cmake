@@ -60,7 +60,16 @@ if(CADCLIP_WITH_CUDA)
   set(TORCH_CUDA_ARCH_LIST "${_arch_default}" CACHE STRING
       "GPU architectures for TorchConfig's nvcc flags (9.0: H100/H200); skips its GPU probe")
   find_package(Torch REQUIRED PATHS "${CADCLIP_TORCH_ROOT}/share/cmake" NO_DEFAULT_PATH)
-  target_link_libraries(cadclip_torch INTERFACE ${TORCH_LIBRARIES})
+  # Not TorchConfig's `torch` and `torch_library` (lib/libtorch.so): that stub
+  # exports its own std::filesystem functions without linking libstdc++, and,
+  # needed before libstdc++, they replace the real ones (remove_all jumped to
+  # address 0). torch_cpu_library and torch_cuda_library are what it links,
+  # with --no-as-needed so that the CUDA kernels register.
+  set(_torch_libraries ${TORCH_LIBRARIES})
+  list(REMOVE_ITEM _torch_libraries torch torch_library)
+  target_include_directories(cadclip_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+  target_link_libraries(cadclip_torch INTERFACE torch_cpu_library torch_cuda_library
+                        ${_torch_libraries})
   target_compile_definitions(cadclip_torch INTERFACE CADCLIP_WITH_CUDA=1)
 else()
   set(_lib "${CADCLIP_TORCH_ROOT}/lib")
