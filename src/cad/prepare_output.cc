@@ -325,11 +325,16 @@ std::string dump(const ordered_json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// The manifest's "ingest" object in the key order manifests have always had
+// (IngestOptions's serializer, whose plain json sorts keys, gives the values).
 ordered_json ingest_json(const IngestOptions& o) {
-  return {{"assume_unit", o.assume_unit},
-          {"max_faces", o.max_faces},
-          {"max_edges", o.max_edges},
-          {"deepcad_symmetric_full", o.deepcad_symmetric_full}};
+  const nlohmann::json fields = o;
+  ordered_json out;
+  for (const char* key : {"assume_unit", "max_faces", "max_edges", "deepcad_symmetric_full"})
+    out[key] = fields.at(key);
+  for (const auto& [key, value] : fields.items())
+    if (!out.contains(key)) out[key] = value;
+  return out;
 }
 
 PrepareSummary write_dataset(const PrepareOptions& o, const Journal& journal, FinishedRun run) {

@@ -16,8 +16,18 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/json_fields.h"
 
 extern char** environ;
+
+namespace cadclip::cad {
+
+// IngestOptions' JSON form (declared in cad/ingest.h) is defined here, beside
+// the worker protocol that carries it, so that the protocol's fuzz target,
+// built without Open CASCADE, links it too.
+CADCLIP_JSON_FIELDS(IngestOptions, assume_unit, max_faces, max_edges, deepcad_symmetric_full)
+
+}  // namespace cadclip::cad
 
 namespace cadclip::cad::prepare_detail {
 namespace {
@@ -65,12 +75,8 @@ std::string describe_status(int status) {
 
 std::string options_payload(const IngestOptions& ingest, int size_px, double stroke_px,
                             double margin_px) {
-  const nlohmann::ordered_json options = {
-      {"assume_unit", ingest.assume_unit},
-      {"max_faces", ingest.max_faces},
-      {"max_edges", ingest.max_edges},
-      {"deepcad_symmetric_full", ingest.deepcad_symmetric_full},
-      {"thumbnail", {{"size_px", size_px}, {"stroke_px", stroke_px}, {"margin_px", margin_px}}}};
+  nlohmann::json options = ingest;
+  options["thumbnail"] = {{"size_px", size_px}, {"stroke_px", stroke_px}, {"margin_px", margin_px}};
   return options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -90,7 +90,10 @@ std::pair<nlohmann::json, std::string> draw_one(const TopoDS_Shape& model,
   try {
     Result<Thumbnail> drawing = draw_thumbnail(model, path.string(), options);
     if (!drawing) return {{{"ok", false}, {"reason", drawing.status().reason()}}, ""};
-    return {{{"ok", true}, {"strokes", drawing->strokes}}, std::move(drawing->svg)};
+    // make_pair, not braces: a braced pair takes its members by const reference
+    // and would copy the SVG.
+    return std::make_pair(nlohmann::json{{"ok", true}, {"strokes", drawing->strokes}},
+                          std::move(drawing->svg));
   } catch (const std::exception& e) {
     return {{{"ok", false}, {"reason", std::string("unexpected error while drawing: ") + e.what()}},
             ""};
@@ -114,10 +117,7 @@ int run_prepare_worker(int parent_pid) {
   while (std::optional<prepare_detail::Frame> frame = prepare_detail::recv_frame(kWorkerFd)) {
     if (frame->kind == FrameKind::kOptions) {
       const nlohmann::json o = nlohmann::json::parse(frame->payload);
-      options.assume_unit = o.at("assume_unit").get<std::string>();
-      options.max_faces = o.at("max_faces").get<int>();
-      options.max_edges = o.at("max_edges").get<int>();
-      options.deepcad_symmetric_full = o.at("deepcad_symmetric_full").get<bool>();
+      options = o.get<IngestOptions>();
       drawing.reset();
       if (o.contains("thumbnail")) {
         const nlohmann::json& t = o.at("thumbnail");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,10 @@ struct IngestOptions {
   bool deepcad_symmetric_full = true;  // DeepCAD's meaning of a symmetric extent (full distance
                                        // each side); false = Text2CAD's (half each side)
 };
+// Its JSON form: the "ingest" object of a prepared folder's manifest.json and
+// of a prepare run's resume state, and what the parent sends its workers.
+void to_json(nlohmann::json& json, const IngestOptions& options);
+void from_json(const nlohmann::json& json, IngestOptions& options);
 
 // Loads `path` (format from its extension), applies the multi-solid/shell
 // rule of docs/INGEST.md, and featurizes it. The graph's id is the file stem.
