@@ -18,12 +18,12 @@ configure: setup
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
 
-# ctest runs first and its summary is always printed; the checks follow, and
-# the target fails if either failed.
+# The checks (format, layers, clang-tidy) run first, then ctest, so that
+# ctest's summary line ends the output; the target fails if either failed.
 test: build
 	@status=0; \
-	(cd build/$(PRESET) && ctest --output-on-failure --timeout 1500 -j $(JOBS)) || status=1; \
 	$(MAKE) --no-print-directory check || status=1; \
+	(cd build/$(PRESET) && ctest --output-on-failure --timeout 1500 -j $(JOBS)) || status=1; \
 	exit $$status
 
 # The main job on the built-in synthetic data: synth -> prepare -> train -> eval,
@@ -45,6 +45,7 @@ gpu-build: setup
 check:
 	scripts/check_format.sh
 	python3 scripts/check_layers.py
+	scripts/check_tidy.sh build/$(PRESET)
 
 format:
 	scripts/check_format.sh --fix

@@ -12,7 +12,7 @@ say() { printf '[setup] %s\n' "$*" >&2; }
 
 # --- Debian packages ---------------------------------------------------------
 debian_packages=(
-  build-essential cmake ninja-build ccache clang-format git pkg-config python3-venv
+  build-essential cmake ninja-build ccache clang-format clang-tidy git pkg-config python3-venv
   libocct-foundation-dev libocct-modeling-data-dev libocct-modeling-algorithms-dev
   libocct-data-exchange-dev libocct-visualization-dev libtbb-dev libfreeimage-dev libfreetype-dev
   libsentencepiece-dev libicu-dev libfaiss-dev libopenblas-dev libsqlite3-dev

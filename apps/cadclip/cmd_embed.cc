@@ -2,6 +2,7 @@
 // BERT-family or DeBERTa-v2/v3, sentence-transformers layout understood),
 // L2-normalised; prints the first values of each vector.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>

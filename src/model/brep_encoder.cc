@@ -59,8 +59,8 @@ void BRepEncoderOptions::validate() const {
   require(attention_bias_init >= 0, "attention_bias_init", attention_bias_init, ">= 0");
 }
 
-BiasedAttentionImpl::BiasedAttentionImpl(int64_t width, int64_t heads, double dropout)
-    : width_(width), heads_(heads), dropout_(dropout) {
+BiasedAttentionImpl::BiasedAttentionImpl(int64_t width, int64_t heads)
+    : width_(width), heads_(heads) {
   qkv = register_module("qkv", nn::Linear(width, 3 * width));
   out = register_module("out", nn::Linear(width, width));
 }
@@ -95,7 +95,7 @@ torch::Tensor SwiGluImpl::forward(const torch::Tensor& x) {
 BRepLayerImpl::BRepLayerImpl(int64_t width, int64_t heads, int64_t ffn_hidden, double dropout)
     : dropout_(dropout) {
   norm1 = register_module("norm1", nn::LayerNorm(nn::LayerNormOptions({width})));
-  attention = register_module("attention", BiasedAttention(width, heads, dropout));
+  attention = register_module("attention", BiasedAttention(width, heads));
   norm2 = register_module("norm2", nn::LayerNorm(nn::LayerNormOptions({width})));
   ffn = register_module("ffn", SwiGlu(width, ffn_hidden));
 }

@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/Generator.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -14,7 +15,7 @@
 namespace cadclip::text {
 namespace {
 
-using Fn = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
+using Fn = std::function<at::Tensor(const std::vector<at::Tensor>&)>;
 
 struct FnHolder : torch::CustomClassHolder {
   explicit FnHolder(Fn f) : fn(std::move(f)) {}
@@ -80,9 +81,9 @@ class RestoreOnExit {
 struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
   // `inputs` as a TensorList: autograd registers the elements of a
   // TensorList as inputs, and would treat a std::vector as one opaque value.
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const Fn& fn,
-                               at::TensorList input_list) {
-    const std::vector<torch::Tensor> inputs = input_list.vec();
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Fn& fn,
+                            at::TensorList input_list) {
+    const std::vector<at::Tensor> inputs = input_list.vec();
     auto state = std::make_shared<RunState>(RunState::capture());
     ctx->saved_data["fn"] = c10::IValue::make_capsule(c10::make_intrusive<FnHolder>(fn));
     ctx->saved_data["cpu_rng"] = state->cpu_rng;
@@ -91,7 +92,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
         state->autocast_cpu, state->autocast_cuda, static_cast<int64_t>(state->autocast_cpu_dtype),
         static_cast<int64_t>(state->autocast_cuda_dtype)};
     ctx->save_for_backward(inputs);
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     return fn(inputs);
   }
 
@@ -99,7 +100,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
                                                  torch::autograd::variable_list grad_outputs) {
     const auto holder =
         c10::static_intrusive_pointer_cast<FnHolder>(ctx->saved_data["fn"].toCapsule());
-    const std::vector<torch::Tensor> saved = ctx->get_saved_variables();
+    const std::vector<at::Tensor> saved = ctx->get_saved_variables();
     RunState state;
     state.cpu_rng = ctx->saved_data["cpu_rng"].toTensor();
     if (ctx->saved_data.count("cuda_rng")) state.cuda_rng = ctx->saved_data["cuda_rng"].toTensor();
@@ -109,20 +110,20 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
     state.autocast_cpu_dtype = static_cast<at::ScalarType>(flags[2]);
     state.autocast_cuda_dtype = static_cast<at::ScalarType>(flags[3]);
 
-    std::vector<torch::Tensor> detached;
+    std::vector<at::Tensor> detached;
     detached.reserve(saved.size());
-    for (const torch::Tensor& input : saved) {
+    for (const at::Tensor& input : saved) {
       if (!input.defined()) {
         detached.push_back(input);
         continue;
       }
       detached.push_back(input.detach().requires_grad_(input.requires_grad()));
     }
-    torch::Tensor output;
+    at::Tensor output;
     {
       RestoreOnExit restore;
       state.apply();
-      torch::AutoGradMode grad_on(true);
+      at::AutoGradMode grad_on(true);
       output = holder->fn(detached);
     }
     if (output.requires_grad()) torch::autograd::backward({output}, {grad_outputs[0]});
@@ -130,18 +131,18 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
     torch::autograd::variable_list grads;
     grads.reserve(detached.size() + 1);
     grads.emplace_back();  // the function argument
-    for (const torch::Tensor& input : detached)
-      grads.push_back(input.defined() && input.requires_grad() ? input.grad() : torch::Tensor());
+    for (const at::Tensor& input : detached)
+      grads.push_back(input.defined() && input.requires_grad() ? input.grad() : at::Tensor());
     return grads;
   }
 };
 
 }  // namespace
 
-torch::Tensor checkpoint(Fn fn, std::vector<torch::Tensor> inputs) {
+at::Tensor checkpoint(Fn fn, std::vector<at::Tensor> inputs) {
   bool needs_grad = false;
   for (const auto& input : inputs) needs_grad |= input.defined() && input.requires_grad();
-  if (!torch::GradMode::is_enabled() || !needs_grad) return fn(inputs);
+  if (!at::GradMode::is_enabled() || !needs_grad) return fn(inputs);
   return CheckpointFunction::apply(fn, at::TensorList(inputs));
 }
 

@@ -1,6 +1,7 @@
 #include "cadclip/train/momentum_queue.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include "cadclip/core/error.h"
 
@@ -107,7 +108,7 @@ void momentum_update(const std::vector<at::Tensor>& momentum, const std::vector<
                 momentum.size(), online.size());
   at::NoGradGuard no_grad;
   for (size_t i = 0; i < momentum.size(); ++i) {
-    at::Tensor target = momentum[i];
+    const at::Tensor& target = momentum[i];  // updated in place
     target.mul_(m).add_(online[i].detach(), 1 - m);
   }
 }

@@ -45,10 +45,11 @@ struct TokenLayout {
 };
 
 // Multi-head self-attention over packed tokens with an additive per-head
-// bias; scores and softmax in fp32.
+// bias; scores and softmax in fp32. No dropout inside: the layer drops out
+// on its residual paths only, as the reference encoder does.
 class BiasedAttentionImpl : public torch::nn::Module {
  public:
-  BiasedAttentionImpl(int64_t width, int64_t heads, double dropout);
+  BiasedAttentionImpl(int64_t width, int64_t heads);
   // x: [T, d] packed tokens; bias: [B, heads, S, S] fp32, -inf at padded keys.
   // Returns [T, d].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias,
@@ -58,7 +59,6 @@ class BiasedAttentionImpl : public torch::nn::Module {
 
  private:
   int64_t width_, heads_;
-  double dropout_;
 };
 TORCH_MODULE(BiasedAttention);
 

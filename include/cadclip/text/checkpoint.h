@@ -16,7 +16,7 @@ namespace cadclip::text {
 // without receiving them must not require grad (parameters of modules are
 // fine: their gradients accumulate during the re-run). fn must return one
 // tensor.
-torch::Tensor checkpoint(std::function<torch::Tensor(const std::vector<torch::Tensor>&)> fn,
-                         std::vector<torch::Tensor> inputs);
+at::Tensor checkpoint(std::function<at::Tensor(const std::vector<at::Tensor>&)> fn,
+                      std::vector<at::Tensor> inputs);
 
 }  // namespace cadclip::text
