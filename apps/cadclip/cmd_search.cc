@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,21 +32,46 @@ struct SearchCommandOptions {
 nlohmann::json hits_json(const std::vector<index::Hit>& hits) {
   nlohmann::json out = nlohmann::json::array();
   for (const index::Hit& h : hits) {
+    const index::Item& item = *h.item;
     out.push_back({{"rank", h.rank},
                    {"score", h.score},
-                   {"id", h.item->id},
-                   {"name", h.item->name},
-                   {"source", h.item->source},
-                   {"caption", h.item->caption}});
+                   {"id", item.id},
+                   {"name", item.name},
+                   {"size_mm", {item.size_mm[0], item.size_mm[1], item.size_mm[2]}},
+                   {"faces", item.faces},
+                   {"caption", item.caption},
+                   {"source", item.source},
+                   {"thumbnail", item.thumbnail}});
   }
   return out;
 }
 
+// At most `width` characters of `text` (UTF-8 aware enough for a table: it
+// never cuts inside a multi-byte character), with "..." when cut.
+std::string clip(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  size_t end = width - 3;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + "...";
+}
+
+// One line per part with what a person judges it by: score, name, size,
+// faces, and its caption (or, without one, the file it came from).
 void print_table(const std::string& query, const std::vector<index::Hit>& hits) {
   std::printf("query: %s\n", query.c_str());
+  std::printf("%4s  %6s  %-28s %-22s %5s  %s\n", "rank", "score", "name", "size (mm)", "faces",
+              "caption, else source");
   for (const index::Hit& h : hits) {
-    std::printf("%4lld  %6.3f  %-32s %s\n", static_cast<long long>(h.rank), h.score,
-                h.item->name.c_str(), h.item->source.c_str());
+    const index::Item& item = *h.item;
+    char size[64];
+    std::snprintf(size, sizeof size, "%.1f x %.1f x %.1f", item.size_mm[0], item.size_mm[1],
+                  item.size_mm[2]);
+    const std::string about = item.caption.empty()
+                                  ? std::filesystem::path(item.source).filename().string()
+                                  : "\"" + clip(item.caption, 60) + "\"";
+    std::printf("%4lld  %6.3f  %-28s %-22s %5lld  %s\n", static_cast<long long>(h.rank), h.score,
+                clip(item.name, 28).c_str(), size, static_cast<long long>(item.faces),
+                about.c_str());
   }
 }
 

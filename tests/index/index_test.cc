@@ -22,6 +22,9 @@
 #include "cadclip/model/checkpoint_io.h"
 #include "index_fixture.h"
 
+#include <array>
+#include <cstdio>
+
 #ifdef CADCLIP_WITH_OCCT
 #include "../shared_corpus.h"
 #include "cadclip/cad/prepare.h"
@@ -101,6 +104,44 @@ TEST_F(IndexTest, ExactSearchRanksEqualEval) {
   EXPECT_EQ(searcher.search_text("gear", 1000).size(), 8u);  // k clipped to the index
   EXPECT_THROW(searcher.search_text("gear", 0), Error);
   EXPECT_THROW(searcher.search_like_item("nope", 3), Error);
+}
+
+// `cadclip search` as a person reads it: per result the name, the size in
+// millimetres, the face count and the caption; --json the same for scripts.
+TEST_F(IndexTest, SearchCommandShowsSizeFacesAndCaption) {
+  build_index(options(root_ / "prepared", root_ / "index"));
+  const Searcher searcher = Searcher::open(root_ / "index");
+  const Item& m2 = *searcher.find("m2");
+  auto run = [&](const std::string& args) {
+    const std::string command = std::string(CADCLIP_BINARY) + " --log-level warn search " +
+                                (root_ / "index").string() + " " + args + " 2>&1";
+    std::string output;
+    std::FILE* pipe = ::popen(command.c_str(), "r");
+    std::array<char, 4096> buffer{};
+    for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+      output.append(buffer.data(), n);
+    EXPECT_EQ(::pclose(pipe), 0) << output;
+    return output;
+  };
+  const std::string table = run("--like-id m2 -k 3");
+  EXPECT_NE(table.find("size (mm)"), std::string::npos) << table;
+  // The part itself comes first, with its size, faces and caption ("M6 hex nut").
+  char size[64];
+  std::snprintf(size, sizeof size, "%.1f x %.1f x %.1f", m2.size_mm[0], m2.size_mm[1],
+                m2.size_mm[2]);
+  EXPECT_NE(std::string(size), "0.0 x 0.0 x 0.0");  // a real size, not a default
+  const std::string first = table.substr(table.find("\n   1 "));
+  EXPECT_NE(first.find(size), std::string::npos) << table;
+  EXPECT_NE(first.find(" " + std::to_string(m2.faces) + "  \"M6 hex nut\""), std::string::npos)
+      << table;
+
+  const nlohmann::json json = nlohmann::json::parse(run("--like-id m2 -k 3 --json"));
+  const nlohmann::json& top = json.at("results").at(0);
+  EXPECT_EQ(top.at("id"), "m2");
+  EXPECT_EQ(top.at("faces"), m2.faces);
+  EXPECT_DOUBLE_EQ(top.at("size_mm").at(0).get<double>(), m2.size_mm[0]);
+  EXPECT_EQ(top.at("caption"), "M6 hex nut");
+  EXPECT_EQ(json.at("results").size(), 3u);
 }
 
 TEST_F(IndexTest, RefusesAnotherCheckpoint) {
