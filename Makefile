@@ -15,8 +15,14 @@ setup:
 configure: setup
 	cmake --preset $(PRESET) -DCADCLIP_BUILD_TESTS=$(TESTS) -DCADCLIP_BUILD_BENCH=$(BENCH)
 
+# The build ends by installing the Python module (python/, docs/PYTHON.md)
+# into the venv, so that `import cadclip` there is this build.
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
+	@if [ -f build/$(PRESET)/python/cadclip/__init__.py ]; then \
+	  cmake --install build/$(PRESET) --component python; \
+	  /opt/cadclip/venv/bin/python -c "import cadclip; print('cadclip', cadclip.__version__, 'importable from', cadclip.__file__)"; \
+	fi
 
 # The checks (format, layers, clang-tidy) run first, then ctest, so that
 # ctest's summary line ends the output; the target fails if either failed.

@@ -1,0 +1,20 @@
+// The parts of the cadclip._core extension (docs/PYTHON.md): each binds one
+// group of the C++ API into the module. Private to python/.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+namespace cadclip::python {
+
+// BRepGraph, read_cad, the read_cad_many iterator, Dataset, collate.
+void bind_graphs(pybind11::module_& m);
+// The cadclip executable whose `prepare-worker` subcommand reads CAD files
+// for read_cad, read_cad_many and Index.similar_to_file (the package sets it).
+std::string& worker_binary();
+
+// Model (checkpoint, embed_text, embed_parts) and Index (search, similar).
+void bind_models(pybind11::module_& m);
+
+}  // namespace cadclip::python
