@@ -51,10 +51,10 @@ at::Tensor view(const GraphPtr& owner, const std::vector<T>& values, std::vector
 
 // The arrays of a graph, under the names, dtypes and shapes of a shard's
 // rows (docs/FORMATS.md): field(g, name) is what shard[name] holds for this model.
-constexpr const char* kFields[] = {
-    "face_grids", "face_types",   "face_areas", "face_centroids", "face_rational",
-    "face_loops", "edge_src",     "edge_dst",   "edge_grids",     "edge_types",
-    "edge_lengths", "edge_convexity", "bbox_mm", "scale_mm",      "solid_count", "closed"};
+constexpr const char* kFields[] = {"face_grids",    "face_types", "face_areas",   "face_centroids",
+                                   "face_rational", "face_loops", "edge_src",     "edge_dst",
+                                   "edge_grids",    "edge_types", "edge_lengths", "edge_convexity",
+                                   "bbox_mm",       "scale_mm",   "solid_count",  "closed"};
 
 at::Tensor field(const GraphPtr& g, std::string_view name) {
   const int64_t f = g->num_faces(), e = g->num_edges();
@@ -96,8 +96,7 @@ py::dict pairwise_tensors(const data::BRepGraph& g) {
   out["hops"] = at::from_blob(p.hops.data(), {f, f}, at::kInt).clone();
   out["normal_angle"] = at::from_blob(p.normal_angle.data(), {f, f}, at::kFloat).clone();
   out["normal_defined"] = at::from_blob(p.normal_defined.data(), {f}, at::kByte).clone();
-  out["centroid_distance"] =
-      at::from_blob(p.centroid_distance.data(), {f, f}, at::kFloat).clone();
+  out["centroid_distance"] = at::from_blob(p.centroid_distance.data(), {f, f}, at::kFloat).clone();
   return out;
 }
 
@@ -131,14 +130,13 @@ py::object read_error(const std::string& path, std::string_view kind, const std:
 
 // How cadclip.read_cad and read_cad_many read files (keyword arguments).
 struct ReadOptions {
-  std::string unit;              // unit of unitless inputs; empty = mm
-  int max_faces = 1000;          // 0 = no limit
-  int max_edges = 10000;         // 0 = no limit
+  std::string unit;       // unit of unitless inputs; empty = mm
+  int max_faces = 1000;   // 0 = no limit
+  int max_edges = 10000;  // 0 = no limit
   bool deepcad_symmetric_full = true;
-  double timeout_s = 300;        // per file in a worker; 0 = no limit
-  double max_file_mb = 1024;     // 0 = no limit
+  double timeout_s = 300;     // per file in a worker; 0 = no limit
+  double max_file_mb = 1024;  // 0 = no limit
 };
-
 
 #if CADCLIP_WITH_OCCT
 cad::IngestOptions ingest_options(const ReadOptions& o) {
@@ -152,11 +150,11 @@ cad::IngestOptions ingest_options(const ReadOptions& o) {
 
 cad::IngestPoolOptions pool_options(const ReadOptions& o, int workers) {
   if (worker_binary().empty() || !fs::exists(worker_binary()))
-    throw Error(format(
-        "cadclip's worker executable '{}' is missing: read_cad and read_cad_many ingest in "
-        "`cadclip prepare-worker` processes. Reinstall the package (make build), or set "
-        "CADCLIP_WORKER_BINARY to a cadclip executable of the same build",
-        worker_binary()));
+    throw Error(
+        format("cadclip's worker executable '{}' is missing: read_cad and read_cad_many ingest in "
+               "`cadclip prepare-worker` processes. Reinstall the package (make build), or set "
+               "CADCLIP_WORKER_BINARY to a cadclip executable of the same build",
+               worker_binary()));
   cad::IngestPoolOptions pool;
   pool.workers = workers;
   pool.file_timeout_s = o.timeout_s;
@@ -294,8 +292,8 @@ class ReadMany {
     r.warnings = outcome.warnings;
     ++next_;
     if (outcome.failure) {
-      r.error =
-          read_error(r.path, data::failure_kind_name(outcome.failure->kind), outcome.failure->reason);
+      r.error = read_error(r.path, data::failure_kind_name(outcome.failure->kind),
+                           outcome.failure->reason);
     } else {
       GraphPtr graph;
       {
@@ -353,7 +351,8 @@ std::string& worker_binary() {
 }
 
 void bind_graphs(py::module_& m) {
-  py::class_<data::BRepGraph, GraphPtr> graph_class(m, "BRepGraph", R"(One solid as cadclip's B-Rep encoder sees it.
+  py::class_<data::BRepGraph, GraphPtr> graph_class(m, "BRepGraph",
+                                                    R"(One solid as cadclip's B-Rep encoder sees it.
 
 Faces (F of them) carry a 10 x 10 UV grid of 7 channels and attributes; directed
 face-adjacency edges (E, both directions of each manifold B-Rep edge) carry a
@@ -362,17 +361,17 @@ holds for this model (same names, dtypes and shapes, docs/FORMATS.md) and share
 the graph's memory: each property returns a CPU tensor view without a copy.)");
   graph_class
       .def_property_readonly(
-          "id", [](const data::BRepGraph& g) { return g.id; }, "The model id (file stem by default).")
+          "id", [](const data::BRepGraph& g) { return g.id; },
+          "The model id (file stem by default).")
       .def_property_readonly(
           "unit", [](const data::BRepGraph& g) { return g.unit; },
           "Where millimetres came from: 'file:millimetre', 'assumed:mm', ...")
       .def_property_readonly(
           "geometry_hash", [](const data::BRepGraph& g) { return g.geometry_hash; },
           "Hex hash of the quantised grids in mm: equal for a moved or re-exported part.")
-      .def_property_readonly(
-          "num_faces", &data::BRepGraph::num_faces, "F, the number of faces.")
-      .def_property_readonly(
-          "num_edges", &data::BRepGraph::num_edges, "E, the number of directed edges.")
+      .def_property_readonly("num_faces", &data::BRepGraph::num_faces, "F, the number of faces.")
+      .def_property_readonly("num_edges", &data::BRepGraph::num_edges,
+                             "E, the number of directed edges.")
       .def_property_readonly(
           "scale_mm", [](const data::BRepGraph& g) { return g.scale_mm; },
           "Longest side of the bounding box, mm.")
@@ -395,13 +394,12 @@ float32 (mm), edge_convexity [E] uint8, bbox_mm [6] float32, and the 0-d scale_m
           R"(The attention-bias inputs the B-Rep encoder derives at load time: hops [F, F]
 int32 (-1 where no path), normal_angle [F, F] float32 (radians), normal_defined [F]
 uint8, centroid_distance [F, F] float32.)")
-      .def(py::pickle(
-          [](const data::BRepGraph& g) { return py::bytes(data::encode_graph(g)); },
-          [](const py::bytes& bytes) {
-            const std::string s = bytes;
-            return std::make_shared<data::BRepGraph>(data::decode_graph(
-                std::as_bytes(std::span(s.data(), s.size())), "a pickled BRepGraph"));
-          }))
+      .def(py::pickle([](const data::BRepGraph& g) { return py::bytes(data::encode_graph(g)); },
+                      [](const py::bytes& bytes) {
+                        const std::string s = bytes;
+                        return std::make_shared<data::BRepGraph>(data::decode_graph(
+                            std::as_bytes(std::span(s.data(), s.size())), "a pickled BRepGraph"));
+                      }))
       .def("__repr__", [](const data::BRepGraph& g) {
         return format("BRepGraph('{}', faces={}, edges={}, scale_mm={}, unit='{}')", g.id,
                       g.num_faces(), g.num_edges(), fixed(g.scale_mm, 3), g.unit);
@@ -436,11 +434,12 @@ uint8, centroid_distance [F, F] float32.)")
              o.max_file_mb = max_file_mb;
              if (!o.unit.empty() && o.unit != "mm" && o.unit != "cm" && o.unit != "m" &&
                  o.unit != "inch")
-               throw Error(format("unit '{}' is not one cadclip knows: use mm, cm, m or inch",
-                                  o.unit));
+               throw Error(
+                   format("unit '{}' is not one cadclip knows: use mm, cm, m or inch", o.unit));
              if (max_faces < 0 || max_edges < 0 || timeout_s < 0 || max_file_mb < 0)
-               throw Error("max_faces, max_edges, timeout_s and max_file_mb must be 0 (no limit) "
-                           "or positive");
+               throw Error(
+                   "max_faces, max_edges, timeout_s and max_file_mb must be 0 (no limit) "
+                   "or positive");
              return o;
            }),
            py::arg("unit"), py::arg("max_faces"), py::arg("max_edges"),
@@ -473,8 +472,7 @@ uint8, centroid_distance [F, F] float32.)")
           "The graph, or raises the ReadError.")
       .def("__repr__", [](const ReadResult& r) {
         return r.error.is_none()
-                   ? format("ReadResult({}, ok, {})", r.index,
-                            py::str(r.graph).cast<std::string>())
+                   ? format("ReadResult({}, ok, {})", r.index, py::str(r.graph).cast<std::string>())
                    : format("ReadResult({}, failed: {})", r.index,
                             py::str(r.error).cast<std::string>());
       });

@@ -181,7 +181,8 @@ class Index {
 }  // namespace
 
 void bind_models(py::module_& m) {
-  py::class_<Model>(m, "Model", R"(A trained two-tower model, loaded from a checkpoint, in inference mode.
+  py::class_<Model>(m, "Model",
+                    R"(A trained two-tower model, loaded from a checkpoint, in inference mode.
 
 Model.load(checkpoint) takes a checkpoint pointer (RUN/checkpoints/best.json), a
 checkpoint folder, or a run folder (then its last checkpoint); the weights are

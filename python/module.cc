@@ -10,7 +10,8 @@
 namespace py = pybind11;
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "The C++ core of cadclip: CAD files to B-Rep graphs, prepared datasets, models, indexes";
+  m.doc() =
+      "The C++ core of cadclip: CAD files to B-Rep graphs, prepared datasets, models, indexes";
   m.attr("__version__") = CADCLIP_VERSION;
   m.attr("torch_version") = CADCLIP_TORCH_VERSION;
 

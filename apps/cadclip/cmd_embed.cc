@@ -30,8 +30,8 @@ constexpr const char* kDefaultTextModel = "/opt/cadclip/models/all-MiniLM-L6-v2"
 struct EmbedOptions {
   std::vector<std::string> texts;  // sentences to embed
   std::string file;                // or a text file with one sentence per line ("-": stdin)
-  std::string model;             // model folder; empty: $CADCLIP_TEXT_MODEL, else kDefaultTextModel
-  std::string checkpoint;        // a two-tower checkpoint instead: its text embeddings; empty = none
+  std::string model;       // model folder; empty: $CADCLIP_TEXT_MODEL, else kDefaultTextModel
+  std::string checkpoint;  // a two-tower checkpoint instead: its text embeddings; empty = none
   std::string pooling = "auto";  // auto (the folder's pooling, else cls), cls or mean
   int64_t max_length = 0;        // tokens per text; 0: the folder's limit
   int64_t batch_size = 32;       // texts per forward pass
@@ -124,8 +124,9 @@ int run_embed(const EmbedOptions& options) {
               static_cast<long long>(model.encoder->hidden_size()),
               std::string(text::pooling_name(model.pooling)).c_str(),
               static_cast<long long>(model.max_length));
-  print_vectors(options, texts, vectors, {{"model", model.folder.string()},
-                                          {"pooling", std::string(text::pooling_name(model.pooling))}});
+  print_vectors(options, texts, vectors,
+                {{"model", model.folder.string()},
+                 {"pooling", std::string(text::pooling_name(model.pooling))}});
   return kExitOk;
 }
 
