@@ -171,11 +171,13 @@ GraphPtr decode(const cad::IngestOutcome& outcome, const std::string& path) {
 }
 #endif
 
+#if !CADCLIP_WITH_OCCT
 [[noreturn]] void no_occt() {
   throw Error(
       "this cadclip was built without Open CASCADE (-DCADCLIP_WITH_OCCT=OFF), so it cannot read "
       "CAD files; read prepared folders with PreparedDataset, or rebuild with Open CASCADE");
 }
+#endif
 
 GraphPtr read_cad(const std::string& path, const ReadOptions& o, bool isolated,
                   const std::optional<std::string>& id) {
@@ -344,6 +346,11 @@ std::vector<std::string> cad_files(const std::string& folder) {
 }
 
 }  // namespace
+
+void raise_read_error(const std::string& path, std::string_view kind,
+                      const std::string& reason) {
+  raise(read_error(path, kind, reason));
+}
 
 std::string& worker_binary() {
   static std::string binary;

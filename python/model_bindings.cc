@@ -18,6 +18,7 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/data/brep_graph.h"
+#include "cadclip/data/ingest_failure.h"
 #include "cadclip/index/searcher.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/model_config.h"
@@ -151,9 +152,11 @@ class Index {
 
   py::list similar_to_file(const std::string& path, int64_t k) const {
     std::vector<index::Hit> hits;
-    {
+    try {
       py::gil_scoped_release release;
       hits = searcher_.search_like_file(path, k);
+    } catch (const data::IngestError& e) {
+      raise_read_error(path, data::failure_kind_name(e.failure().kind), e.failure().reason);
     }
     return hits_list(hits);
   }
@@ -169,7 +172,7 @@ class Index {
     py::dict out = hit_dict(index::Hit{0, 0, item});
     out.attr("pop")("rank");
     out.attr("pop")("score");
-    return std::move(out);
+    return out;
   }
 
   const index::Searcher& searcher() const { return searcher_; }

@@ -17,15 +17,16 @@ PYBIND11_MODULE(_core, m) {
 
   // cadclip::Error is bad input at an API boundary: the message names the
   // input and the fix. It reaches Python as cadclip.Error.
-  static py::exception<cadclip::Error> error(m, "Error", PyExc_RuntimeError);
-  error.doc() =
+  static py::handle error =
+      py::exception<cadclip::Error>(m, "Error", PyExc_RuntimeError).release();
+  error.attr("__doc__") =
       "Bad input to cadclip (a missing folder, a checkpoint that does not fit, ...); the message "
       "names the input and what to do.";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const cadclip::Error& e) {
-      error(e.what());
+      py::set_error(error, e.what());
     }
   });
 
