@@ -4,6 +4,7 @@ PRESET ?= dev
 TESTS ?= ON
 BENCH ?= ON
 JOBS ?= $(shell nproc)
+PYTHON ?= /opt/cadclip/venv/bin/python
 
 .PHONY: all setup configure build test check format demo gpu-build clean
 
@@ -21,7 +22,7 @@ build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
 	@if [ -f build/$(PRESET)/python/cadclip/__init__.py ]; then \
 	  cmake --install build/$(PRESET) --component python; \
-	  /opt/cadclip/venv/bin/python -c "import cadclip; print('cadclip', cadclip.__version__, 'importable from', cadclip.__file__)"; \
+	  $(PYTHON) -c "import cadclip; print('cadclip', cadclip.__version__, 'importable from', cadclip.__file__)"; \
 	fi
 
 # The checks (format, layers, clang-tidy) run first, then ctest, so that

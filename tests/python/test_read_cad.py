@@ -120,7 +120,8 @@ def test_prepared_dataset_equals_shards(prepared):
 def test_prepared_dataset_of_two_folders_and_a_split(prepared, synth, tmp_path):
     files, folder = prepared
     other = tmp_path / "synth_prepared"
-    cli("prepare", synth / "parts", "--captions", synth / "captions.jsonl",
+    rest = sorted((synth / "parts").rglob("*.step"))[8:]  # the parts `prepared` does not hold
+    cli("prepare", *rest, "--captions", synth / "captions.jsonl",
         "--splits", synth / "splits.json", "--out", other, "--workers", 2)
     both = cadclip.PreparedDataset([folder, other])
     first, second = cadclip.PreparedDataset(folder), cadclip.PreparedDataset(other)
@@ -129,12 +130,13 @@ def test_prepared_dataset_of_two_folders_and_a_split(prepared, synth, tmp_path):
     last = len(both) - 1
     assert torch.equal(both[last].edge_grids, second[len(second) - 1].edge_grids)
     splits = json.loads((synth / "splits.json").read_text())
-    test = cadclip.PreparedDataset(other, split="test")
-    assert test.ids == sorted(i for i in splits["test"] if second.find(i) is not None)
-    captions = test.captions()
-    assert set(captions) <= set(test.ids) and captions
+    train = cadclip.PreparedDataset(other, split="train")
+    assert train.ids == sorted(i for i in splits["train"] if second.find(i) is not None)
+    assert 0 < len(train) < len(second)
+    captions = train.captions()
+    assert set(captions) == set(train.ids)
     assert all({"level", "text"} <= set(c) for cs in captions.values() for c in cs)
-    with pytest.raises(cadclip.Error, match="both"):
+    with pytest.raises(cadclip.Error, match="in both"):
         cadclip.PreparedDataset([folder, folder])
     with pytest.raises(cadclip.Error, match="split"):
         cadclip.PreparedDataset(other, split="dev")
