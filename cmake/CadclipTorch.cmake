@@ -81,6 +81,15 @@ else()
         "${CADCLIP_TORCH_ROOT}/include;${CADCLIP_TORCH_ROOT}/include/torch/csrc/api/include")
     target_link_libraries(cadclip_torch INTERFACE cadclip_torch_${_name})
   endforeach()
+  # LibTorch calls BLAS through global symbols (sgemm_, sgemv_, ...) that
+  # libtorch_cpu defines itself (the wheel links MKL in), and Debian's OpenBLAS,
+  # which FAISS brings, defines the same names: whichever library comes first in
+  # a program's load order serves both. libtorch_cpu goes first, so that
+  # LibTorch's matrix products are its own MKL's, as under `import torch` (the
+  # Python module's results then equal the command's bit for bit), not
+  # OpenBLAS's, which served them before when FAISS was linked.
+  set_property(TARGET cadclip_torch APPEND PROPERTY INTERFACE_LINK_OPTIONS
+               "LINKER:--push-state,--no-as-needed" "${_lib}/libtorch_cpu.so" "LINKER:--pop-state")
   # The wheel's lib folder is on every binary's run path. Its libgomp.so.1
   # then serves FAISS's OpenMP as well, so one OpenMP runtime runs per process.
   set(CMAKE_BUILD_RPATH "${CMAKE_BUILD_RPATH};${_lib}")

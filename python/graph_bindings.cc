@@ -347,8 +347,7 @@ std::vector<std::string> cad_files(const std::string& folder) {
 
 }  // namespace
 
-void raise_read_error(const std::string& path, std::string_view kind,
-                      const std::string& reason) {
+void raise_read_error(const std::string& path, std::string_view kind, const std::string& reason) {
   raise(read_error(path, kind, reason));
 }
 

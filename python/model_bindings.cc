@@ -100,7 +100,9 @@ py::dict hit_dict(const index::Hit& h) {
   out["score"] = h.score;
   out["id"] = item.id;
   out["name"] = item.name;
-  out["size_mm"] = py::make_tuple(item.size_mm[0], item.size_mm[1], item.size_mm[2]);
+  py::list size;
+  for (const double side : item.size_mm) size.append(side);
+  out["size_mm"] = size;
   out["faces"] = item.faces;
   out["caption"] = item.caption;
   out["source"] = item.source;

@@ -17,8 +17,7 @@ PYBIND11_MODULE(_core, m) {
 
   // cadclip::Error is bad input at an API boundary: the message names the
   // input and the fix. It reaches Python as cadclip.Error.
-  static py::handle error =
-      py::exception<cadclip::Error>(m, "Error", PyExc_RuntimeError).release();
+  static py::handle error = py::exception<cadclip::Error>(m, "Error", PyExc_RuntimeError).release();
   error.attr("__doc__") =
       "Bad input to cadclip (a missing folder, a checkpoint that does not fit, ...); the message "
       "names the input and what to do.";

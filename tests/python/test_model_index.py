@@ -35,7 +35,7 @@ def run(tmp_path_factory, synth):
     cli("train", "--data", prepared, "--out", run, "--text-model", TEXT_FIXTURE,
         "--epochs", 1, "--batch-size", 8, "--brep-width", 32, "--brep-layers", 1,
         "--brep-heads", 2, "--brep-ffn", 64, "--embed-dim", 32, "--text-head-hidden", 16,
-        "--quantity-width", 8, "--threads", 2, "--seed", 3)
+        "--quantity-width", 8, "--max-text-length", 64, "--threads", 2, "--seed", 3)
     cli("index", run / "checkpoints/last.json", prepared, "--out", index, "--threads", 2)
     return dict(prepared=prepared, run=run, index=index,
                 checkpoint=run / "checkpoints/last.json")
