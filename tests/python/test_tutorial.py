@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import cadclip
 from conftest import ROOT
 
 
@@ -23,6 +24,8 @@ def test_the_tutorial_runs(tmp_path):
     assert [kind for kind, _ in found].count("python") >= 4, "the tutorial lost its code"
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
     env["PATH"] = os.pathsep.join([str(pathlib.Path(sys.executable).parent), env["PATH"]])
+    # The blocks run elsewhere: they import the cadclip this test imported.
+    env["PYTHONPATH"] = str(pathlib.Path(cadclip.__file__).resolve().parents[1])
     outputs = []
     for number, (kind, code) in enumerate(found, 1):
         if kind == "sh":
