@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,7 +46,8 @@ def corpus(work: pathlib.Path, cadclip: str, synth: int) -> list[str]:
     shared = ROOT.parent / "shared/data/cad"
     files = sorted(str(p) for p in shared.rglob("*") if p.suffix.lower() in (".step", ".stp"))
     out = work / f"synth{synth}"
-    if not (out / "parts").is_dir():
+    if not (out / "manifest.json").is_file():  # written last: a finished synth run
+        shutil.rmtree(out, ignore_errors=True)
         sh([cadclip, "synth", "--count", synth, "--seed", 11, "--kind", "families", "--out", out])
     files += sorted(str(p) for p in (out / "parts").rglob("*.step"))
     return files
@@ -126,19 +128,21 @@ def main() -> None:
 
     print(f"\n{len(files)} STEP files ({len(files) - a.synth} shared, {a.synth} synthetic); "
           f"median of {a.rounds} alternating runs; load {os.getloadavg()[0]:.2f}\n")
-    print("| reader | workers | parts read | failed | parts/s | peak MiB caller | "
+    print("| reader | workers | parts read | failed | parts/s | files/s | peak MiB caller | "
           "peak MiB worker |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for workers in a.workers:
         for tool in ("cadclip", "brepgraph"):
             mine = [x for x in runs if x["tool"] == tool and x["workers"] == workers
                     and not x["crashed"]]
             if not mine:
-                print(f"| {tool} | {workers} | crashed | | | | |")
+                print(f"| {tool} | {workers} | crashed | | | | | |")
                 continue
             rate = statistics.median(x["graphs"] / x["seconds"] for x in mine)
+            files_rate = statistics.median(x["files"] / x["seconds"] for x in mine)
             failed = sum(mine[0]["failures"].values())
-            print(f"| {tool} | {workers} | {mine[0]['graphs']} | {failed} | {rate:.1f} | "
+            print(f"| {tool} | {workers} | {mine[0]['graphs']} | {failed} | {rate:.2f} | "
+                  f"{files_rate:.2f} | "
                   f"{max(x['peak_mib'] for x in mine):.0f} | "
                   f"{max(x['peak_child_mib'] for x in mine):.0f} |")
     print(f"\nMalformed corpus: {len(bad)} files (truncated, garbage, header only, empty) "

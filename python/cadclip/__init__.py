@@ -53,6 +53,7 @@ __all__ = [
     "__version__",
     "cad_files",
     "collate",
+    "executable",
     "read_cad",
     "read_cad_many",
     "set_log_level",
@@ -65,21 +66,32 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+_BIN = Path(__file__).resolve().parent / "bin"
+
+
 def _find_worker() -> str:
-    """The cadclip executable that reads CAD files in worker processes."""
+    """The executable whose worker processes read CAD files: cadclip-ingest-worker
+    (``cadclip prepare-worker`` without LibTorch, quick to start), else cadclip."""
     override = os.environ.get("CADCLIP_WORKER_BINARY")
     if override:
         return override
-    return str(Path(__file__).resolve().parent / "bin" / "cadclip")
+    light = _BIN / "cadclip-ingest-worker"
+    return str(light if light.exists() else _BIN / "cadclip")
 
 
 _core._set_worker_binary(_find_worker())
 
 
 def worker_binary() -> str:
-    """The ``cadclip`` executable whose ``prepare-worker`` processes read CAD files
-    (``cadclip/bin/cadclip`` in the package; ``CADCLIP_WORKER_BINARY`` overrides it)."""
+    """The executable whose ``prepare-worker`` processes read CAD files:
+    ``cadclip/bin/cadclip-ingest-worker`` in the package (``CADCLIP_WORKER_BINARY``
+    overrides it; any cadclip executable of the same build works)."""
     return _core._worker_binary()
+
+
+def executable() -> str:
+    """The ``cadclip`` command this package was built with (``python -m cadclip`` runs it)."""
+    return str(_BIN / "cadclip")
 
 
 def _options(unit, max_faces, max_edges, deepcad_symmetric_full, timeout_s, max_file_mb):

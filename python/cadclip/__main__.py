@@ -4,14 +4,14 @@
 import os
 import sys
 
-from . import worker_binary
+from . import executable
 
 
 def main() -> None:
-    binary = worker_binary()
+    binary = executable()
     if not os.access(binary, os.X_OK):
         raise SystemExit(f"the cadclip executable {binary} is missing; reinstall the package "
-                         "(make build) or set CADCLIP_WORKER_BINARY")
+                         "(make build)")
     sys.stdout.flush()
     os.execv(binary, [binary, *sys.argv[1:]])
 
