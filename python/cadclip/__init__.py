@@ -127,9 +127,9 @@ def read_cad(
     By default the file is read in a fresh ``cadclip prepare-worker`` process, so
     that a crash or hang inside Open CASCADE (limited by ``timeout_s``) raises
     ``ReadError`` instead of killing Python; ``isolated=False`` reads it in this
-    process, which saves starting the worker (about a quarter of a second) but
-    trusts the file. For many files use ``read_cad_many``, whose workers read
-    one file after another.
+    process, which saves starting the worker and setting up Open CASCADE's
+    readers again (most of a second per call) but trusts the file. For many
+    files use ``read_cad_many``, whose workers read one file after another.
 
     Raises ``ReadError`` (``.path``, ``.kind``, ``.reason``) for a file that cannot
     be read as a part, ``Error`` for bad arguments.
