@@ -4,6 +4,7 @@ PRESET ?= dev
 TESTS ?= ON
 BENCH ?= ON
 JOBS ?= $(shell nproc)
+PYTHON ?= /opt/cadclip/venv/bin/python
 
 .PHONY: all setup configure build test check format demo gpu-build clean
 
@@ -15,8 +16,14 @@ setup:
 configure: setup
 	cmake --preset $(PRESET) -DCADCLIP_BUILD_TESTS=$(TESTS) -DCADCLIP_BUILD_BENCH=$(BENCH)
 
+# The build ends by installing the Python module (python/, docs/PYTHON.md)
+# into the venv, so that `import cadclip` there is this build.
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
+	@if [ -f build/$(PRESET)/python/cadclip/__init__.py ]; then \
+	  cmake --install build/$(PRESET) --component python; \
+	  $(PYTHON) -c "import cadclip; print('cadclip', cadclip.__version__, 'importable from', cadclip.__file__)"; \
+	fi
 
 # The checks (format, layers, clang-tidy) run first, then ctest, so that
 # ctest's summary line ends the output; the target fails if either failed.

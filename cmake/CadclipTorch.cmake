@@ -88,8 +88,11 @@ else()
   # LibTorch's matrix products are its own MKL's, as under `import torch` (the
   # Python module's results then equal the command's bit for bit), not
   # OpenBLAS's, which served them before when FAISS was linked.
+  # (A program that calls no LibTorch sets CADCLIP_WITHOUT_TORCH to be left alone.)
+  set(_first "$<NOT:$<BOOL:$<TARGET_PROPERTY:CADCLIP_WITHOUT_TORCH>>>")
   set_property(TARGET cadclip_torch APPEND PROPERTY INTERFACE_LINK_OPTIONS
-               "LINKER:--push-state,--no-as-needed" "${_lib}/libtorch_cpu.so" "LINKER:--pop-state")
+               "$<${_first}:LINKER:--push-state,--no-as-needed>"
+               "$<${_first}:${_lib}/libtorch_cpu.so>" "$<${_first}:LINKER:--pop-state>")
   # The wheel's lib folder is on every binary's run path. Its libgomp.so.1
   # then serves FAISS's OpenMP as well, so one OpenMP runtime runs per process.
   set(CMAKE_BUILD_RPATH "${CMAKE_BUILD_RPATH};${_lib}")

@@ -19,7 +19,11 @@ BELOW = {
     "train": ["model", "eval"],
     "index": ["eval", "model", "cad"],
     "serve": ["index", "cad"],
+    # The Python module (python/, beside apps): every layer but apps.
+    "python": ["serve", "train", "index", "cad"],
 }
+# Where a layer's files live when not in include/cadclip/<layer> and src/<layer>.
+SOURCES = {"python": "python"}
 # Third-party headers and the layers allowed to include them (in .cc files only
 # when `public` is False).
 THIRD_PARTY = [
@@ -48,7 +52,8 @@ def main():
     for layer in BELOW:
         ok = allowed(layer)
         files = [(p, True) for p in (root / "include/cadclip" / layer).rglob("*.h")]
-        files += [(p, False) for p in (root / "src" / layer).rglob("*") if p.suffix in (".h", ".cc")]
+        sources = root / SOURCES.get(layer, f"src/{layer}")
+        files += [(p, False) for p in sources.rglob("*") if p.suffix in (".h", ".cc")]
         for path, public in files:
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
                 where = f"{path.relative_to(root)}:{number}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # clang-tidy with the checks of .clang-tidy over every translation unit of
-# src/ and apps/, in parallel; fails on any finding. Uses the compile
+# src/, apps/ and python/, in parallel; fails on any finding. Uses the compile
 # database of a configured build (default build/dev), without GCC's
 # precompiled-header flags, which clang cannot read.
 #   scripts/check_tidy.sh [BUILD=build/dev] [FILE.cc ...]   env: JOBS (nproc)
@@ -26,7 +26,7 @@ for e in entries:
 json.dump(entries, open(sys.argv[2], "w"))
 for e in entries:
     f = e["file"]
-    if f.startswith((root + "/src/", root + "/apps/")) and f.endswith(".cc"):
+    if f.startswith((root + "/src/", root + "/apps/", root + "/python/")) and f.endswith(".cc"):
         print(f)
 PY
 if [ $# -gt 0 ]; then printf '%s\n' "${@/#/$PWD/}" >"$db/files"; fi

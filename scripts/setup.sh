@@ -13,6 +13,7 @@ say() { printf '[setup] %s\n' "$*" >&2; }
 # --- Debian packages ---------------------------------------------------------
 debian_packages=(
   build-essential cmake ninja-build ccache clang-format clang-tidy git pkg-config python3-venv
+  python3-dev  # Python.h for the cadclip Python module (python/)
   libocct-foundation-dev libocct-modeling-data-dev libocct-modeling-algorithms-dev
   libocct-data-exchange-dev libocct-visualization-dev libtbb-dev libfreeimage-dev libfreetype-dev
   libsentencepiece-dev libicu-dev libfaiss-dev libopenblas-dev libsqlite3-dev

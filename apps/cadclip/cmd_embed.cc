@@ -1,6 +1,8 @@
 // cadclip embed: sentence embeddings from a text model folder (Hugging Face
 // BERT-family or DeBERTa-v2/v3, sentence-transformers layout understood),
-// L2-normalised; prints the first values of each vector.
+// L2-normalised, or with --checkpoint a trained two-tower model's text
+// embeddings (the space parts are searched in); prints the first values of
+// each vector.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -15,6 +17,8 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/safetensors.h"
+#include "cadclip/model/checkpoint_io.h"
+#include "cadclip/model/text_embedding.h"
 #include "cadclip/text/text_model.h"
 #include "command.h"
 
@@ -26,7 +30,8 @@ constexpr const char* kDefaultTextModel = "/opt/cadclip/models/all-MiniLM-L6-v2"
 struct EmbedOptions {
   std::vector<std::string> texts;  // sentences to embed
   std::string file;                // or a text file with one sentence per line ("-": stdin)
-  std::string model;             // model folder; empty: $CADCLIP_TEXT_MODEL, else kDefaultTextModel
+  std::string model;       // model folder; empty: $CADCLIP_TEXT_MODEL, else kDefaultTextModel
+  std::string checkpoint;  // a two-tower checkpoint instead: its text embeddings; empty = none
   std::string pooling = "auto";  // auto (the folder's pooling, else cls), cls or mean
   int64_t max_length = 0;        // tokens per text; 0: the folder's limit
   int64_t batch_size = 32;       // texts per forward pass
@@ -52,30 +57,10 @@ std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
-int run_embed(const EmbedOptions& options) {
-  std::vector<std::string> texts = options.texts;
-  if (!options.file.empty()) {
-    const auto lines = read_lines(options.file);
-    texts.insert(texts.end(), lines.begin(), lines.end());
-  }
-  if (texts.empty())
-    throw Error("no sentences to embed: pass them as arguments or with --file (one per line)");
-  std::string folder = options.model;
-  if (folder.empty()) {
-    const char* env = std::getenv("CADCLIP_TEXT_MODEL");
-    folder = env && *env ? env : kDefaultTextModel;
-  }
-  if (options.threads > 0) at::set_num_threads(options.threads);
-  text::TextModelOptions model_options;
-  model_options.pooling = options.pooling;
-  model_options.max_length = options.max_length;
-  const text::TextModel model = text::load_text_model(folder, model_options);
-  const at::Tensor vectors = model.embed(texts, /*normalize=*/true, options.batch_size);
-  std::printf("# %s: %s encoder, %lld dimensions, %s pooling, at most %lld tokens, L2-normalised\n",
-              model.folder.string().c_str(), std::string(model.encoder->architecture()).c_str(),
-              static_cast<long long>(model.encoder->hidden_size()),
-              std::string(text::pooling_name(model.pooling)).c_str(),
-              static_cast<long long>(model.max_length));
+// Prints each vector's leading values and, with --output, writes them all.
+void print_vectors(const EmbedOptions& options, const std::vector<std::string>& texts,
+                   const at::Tensor& vectors,
+                   const std::vector<std::pair<std::string, std::string>>& metadata) {
   const auto rows = vectors.accessor<float, 2>();
   const int64_t shown = std::min<int64_t>(options.values, vectors.size(1));
   for (int64_t i = 0; i < vectors.size(0); ++i) {
@@ -90,12 +75,58 @@ int run_embed(const EmbedOptions& options) {
     writer.add_f32(
         "embeddings", {data.size(0), data.size(1)},
         std::span<const float>(data.data_ptr<float>(), static_cast<size_t>(data.numel())));
-    writer.set_metadata("model", model.folder.string());
-    writer.set_metadata("pooling", std::string(text::pooling_name(model.pooling)));
+    for (const auto& [key, value] : metadata) writer.set_metadata(key, value);
     writer.write(options.output);
     std::printf("# wrote %lld vectors to %s\n", static_cast<long long>(data.size(0)),
                 options.output.c_str());
   }
+}
+
+// --checkpoint: the model's text embeddings in batches of --batch-size texts
+// (shortest first), as the Python module's Model.embed_text computes them.
+int run_embed_checkpoint(const EmbedOptions& options, const std::vector<std::string>& texts) {
+  if (!options.model.empty() || options.pooling != "auto" || options.max_length != 0)
+    throw Error(
+        "--checkpoint embeds with the checkpoint's own text tower, pooling and length limit; "
+        "leave out --model, --pooling and --max-length");
+  model::BuiltModel built = model::load_model_from_checkpoint(options.checkpoint);
+  const at::Tensor vectors =
+      model::embed_texts(built, texts, text::LengthGrouping{.max_rows = options.batch_size});
+  const std::string folder = model::resolve_checkpoint(options.checkpoint).string();
+  std::printf("# %s: two-tower text embeddings, %lld dimensions, L2-normalised\n", folder.c_str(),
+              static_cast<long long>(vectors.size(1)));
+  print_vectors(options, texts, vectors, {{"checkpoint", folder}});
+  return kExitOk;
+}
+
+int run_embed(const EmbedOptions& options) {
+  std::vector<std::string> texts = options.texts;
+  if (!options.file.empty()) {
+    const auto lines = read_lines(options.file);
+    texts.insert(texts.end(), lines.begin(), lines.end());
+  }
+  if (texts.empty())
+    throw Error("no sentences to embed: pass them as arguments or with --file (one per line)");
+  if (options.threads > 0) at::set_num_threads(options.threads);
+  if (!options.checkpoint.empty()) return run_embed_checkpoint(options, texts);
+  std::string folder = options.model;
+  if (folder.empty()) {
+    const char* env = std::getenv("CADCLIP_TEXT_MODEL");
+    folder = env && *env ? env : kDefaultTextModel;
+  }
+  text::TextModelOptions model_options;
+  model_options.pooling = options.pooling;
+  model_options.max_length = options.max_length;
+  const text::TextModel model = text::load_text_model(folder, model_options);
+  const at::Tensor vectors = model.embed(texts, /*normalize=*/true, options.batch_size);
+  std::printf("# %s: %s encoder, %lld dimensions, %s pooling, at most %lld tokens, L2-normalised\n",
+              model.folder.string().c_str(), std::string(model.encoder->architecture()).c_str(),
+              static_cast<long long>(model.encoder->hidden_size()),
+              std::string(text::pooling_name(model.pooling)).c_str(),
+              static_cast<long long>(model.max_length));
+  print_vectors(options, texts, vectors,
+                {{"model", model.folder.string()},
+                 {"pooling", std::string(text::pooling_name(model.pooling))}});
   return kExitOk;
 }
 
@@ -108,6 +139,9 @@ void define_embed(CLI::App& command, Runner& run) {
   command.add_option("--model", options->model,
                      "Text model folder (default: $CADCLIP_TEXT_MODEL, else " +
                          std::string(kDefaultTextModel) + ")");
+  command.add_option("--checkpoint", options->checkpoint,
+                     "A trained model (checkpoint pointer, folder or run folder): print its text "
+                     "embeddings, the vectors parts are searched with");
   command.add_option("--pooling", options->pooling, "auto, cls or mean")
       ->check(CLI::IsMember({"auto", "cls", "mean"}));
   command

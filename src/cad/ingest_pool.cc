@@ -147,7 +147,7 @@ void PoolRun::run(const std::vector<size_t>& todo) {
       if (o_.file_timeout_s > 0)
         wait_s = std::min(wait_s, std::max(0.0, o_.file_timeout_s - seconds_since(slot.started)));
     }
-    if (busy.empty()) break;
+    if (busy.empty() || (o_.stop && o_.stop->load())) break;
     const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait_s * 1000) + 1);
     if (ready < 0 && errno != EINTR)
       throw Error(format("waiting for the prepare workers failed: {}", std::strerror(errno)));
@@ -155,8 +155,9 @@ void PoolRun::run(const std::vector<size_t>& todo) {
       if (ready > 0 && fds[i].revents != 0) read_answer(*busy[i]);
     if (o_.file_timeout_s > 0) stop_overdue(busy);
   }
+  // Workers still busy (a stopped run) are killed as their slots go.
   for (Slot& slot : slots_)
-    if (slot.process.running()) slot.process.finish();
+    if (slot.process.running() && !slot.input) slot.process.finish();
 }
 
 void PoolRun::send_task(Slot& slot, size_t index) {

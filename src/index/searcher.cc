@@ -10,6 +10,7 @@
 #include "cadclip/core/hash.h"
 #include "cadclip/data/batch.h"
 #include "cadclip/model/checkpoint_io.h"
+#include "cadclip/model/text_embedding.h"
 #include "cadclip/text/length_groups.h"
 #include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
@@ -125,26 +126,13 @@ at::Tensor Searcher::embed_text(std::string_view text) const {
 
 at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
   if (texts.empty()) return at::empty({0, dim()}, at::kFloat);
-  c10::InferenceMode inference;
-  model::BuiltModel& built = state_->built;
   // The encoder's cost grows with padded tokens, and queries range from 5 to
   // 100 tokens: texts of similar length run together, each group padded only
   // to its own longest. group_by_size weighs padding against one more pass
   // (its overhead here: about one typical query's worth, 32^2 slots).
   const text::LengthGrouping grouping{.max_rows = static_cast<int64_t>(texts.size()),
                                       .group_overhead = 1024};
-  return text::forward_in_length_groups(
-      text::tokenize_rows(*built.text.tokenizer, texts, built.text.max_length),
-      built.text.tokenizer->pad_id(), grouping, at::kCPU,
-      [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> rows) {
-        text::QuantityBatch quantities;
-        if (built.model->reads_quantities()) {
-          std::vector<std::string> group;
-          for (const int64_t i : rows) group.push_back(texts[static_cast<size_t>(i)]);
-          quantities = text::quantity_batch(group);
-        }
-        return built.model->encode_text(ids, mask, quantities);
-      });
+  return model::embed_texts(state_->built, texts, grouping);
 }
 
 at::Tensor Searcher::embed_graph(const data::BRepGraph& graph) const {

@@ -5,6 +5,7 @@
 // `cadclip prepare`, `cadclip index` and part searches ingest through it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -31,6 +32,10 @@ struct IngestPoolOptions {
   std::string worker_binary;    // the cadclip executable the workers run; empty = this one
   IngestOptions ingest;         // loading and featurization limits
   ThumbnailOptions thumbnail;   // the drawing's size_px, stroke_px and margin_px
+  // When set, run() checks it at least once a second and, once it is true,
+  // stops its workers and returns: inputs still in work get no outcome (a
+  // caller that abandons the run, such as a Python iterator that is closed).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct IngestInput {
@@ -64,7 +69,8 @@ class IngestPool {
   // Throws cadclip::Error for negative limits.
   explicit IngestPool(IngestPoolOptions options);
 
-  // Ingests every input and returns when each has its outcome: failures
+  // Ingests every input and returns when each has its outcome (or when
+  // options.stop asks): failures
   // known before opening at once, then the rest, largest files first, in
   // workers started for this run and stopped before it returns. Throws
   // cadclip::Error when no worker can be started (a wrong worker binary) or

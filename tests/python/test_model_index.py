@@ -1,0 +1,116 @@
+"""Model and Index against the command line: embed_text equals `cadclip embed
+--checkpoint`, embed_parts equals the gallery embeddings of `cadclip eval`,
+Index.search and Index.similar equal `cadclip search --json`."""
+
+import json
+
+import pytest
+import torch
+from safetensors import safe_open
+
+import cadclip
+from conftest import TEXT_FIXTURE, cli
+
+TEXTS = [
+    "a washer",
+    "M8 hex nut, 13 mm across flats",
+    "flange with six bolt holes on a 120 mm circle and a 40 mm bore",
+    "plate",
+    "a long shaft with two keyways, 250 mm long and 20 mm in diameter, chamfered ends",
+    "L bracket 3 mm sheet",
+    "gear with 24 teeth",
+    "a block with a pocket and a through slot",
+    "ümlaut and emoji 🙂 in a caption",
+]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, synth):
+    """A tiny model trained on the synthetic parts (the small BERT of
+    tests/fixtures/text as its text tower) and an index of the prepared parts."""
+    root = tmp_path_factory.mktemp("model")
+    prepared, run, index = root / "p", root / "r", root / "i"
+    cli("prepare", synth / "parts", "--captions", synth / "captions.jsonl",
+        "--splits", synth / "splits.json", "--out", prepared, "--workers", 2)
+    cli("train", "--data", prepared, "--out", run, "--text-model", TEXT_FIXTURE,
+        "--epochs", 1, "--batch-size", 8, "--brep-width", 32, "--brep-layers", 1,
+        "--brep-heads", 2, "--brep-ffn", 64, "--embed-dim", 32, "--text-head-hidden", 16,
+        "--quantity-width", 8, "--max-text-length", 64, "--threads", 2, "--seed", 3)
+    cli("index", run / "checkpoints/last.json", prepared, "--out", index, "--threads", 2)
+    return dict(prepared=prepared, run=run, index=index,
+                checkpoint=run / "checkpoints/last.json")
+
+
+def test_embed_text_equals_cadclip_embed(run, tmp_path):
+    model = cadclip.Model.load(str(run["checkpoint"]), threads=2)
+    assert model.threads == 2
+    for batch_size in (32, 3):
+        out = tmp_path / f"e{batch_size}.safetensors"
+        cli("embed", "--checkpoint", run["checkpoint"], "--batch-size", batch_size,
+            "--threads", 2, "--output", out, *TEXTS)
+        with safe_open(str(out), framework="pt") as f:
+            want = f.get_tensor("embeddings")
+        got = model.embed_text(TEXTS, batch_size=batch_size)
+        assert got.dtype == torch.float32 and got.shape == (len(TEXTS), model.embed_dim)
+        assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+        assert not got.is_inference()
+    assert torch.allclose(got.norm(dim=1), torch.ones(len(TEXTS)))
+    assert model.embed_text([]).shape == (0, model.embed_dim)
+
+
+def test_embed_parts_equals_cadclip_eval(run, tmp_path):
+    out = tmp_path / "eval.safetensors"
+    cli("eval", run["checkpoint"], "--data", run["prepared"], "--split", "train",
+        "--batch-size", 5, "--threads", 2, "--save-embeddings", out)
+    with safe_open(str(out), framework="pt") as f:
+        want = f.get_tensor("brep")
+        ids = json.loads(f.metadata()["brep_ids"])
+    data = cadclip.PreparedDataset(run["prepared"])
+    graphs = [data[data.find(i)] for i in ids]
+    model = cadclip.Model.load(str(run["checkpoint"]))
+    got = model.embed_parts(graphs, batch_size=5)
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+    # Another batching: the same up to rounding.
+    assert torch.allclose(model.embed_parts(graphs, batch_size=2), want, atol=1e-5)
+
+
+def test_index_search_equals_cadclip_search(run):
+    index = cadclip.Index.open(str(run["index"]))
+    data = cadclip.PreparedDataset(run["prepared"])
+    assert len(index) == len(data) and index.dim == 32
+    for text in TEXTS[:4]:
+        want = json.loads(cli("search", run["index"], text, "-k", 5, "--json",
+                              "--threads", 2).stdout)
+        assert want["query"] == text
+        assert index.search(text, k=5) == want["results"]
+    part = data.ids[3]
+    want = json.loads(cli("search", run["index"], "--like-id", part, "-k", 4, "--json").stdout)
+    got = index.similar(part, k=4)
+    assert got == want["results"] and got[0]["id"] == part
+    assert part in index and index.item(part)["id"] == part
+    with pytest.raises(KeyError):
+        index.item("no such part")
+    with pytest.raises(TypeError, match="filters"):
+        index.search("a washer", k=3, filters={"faces": [1, 10]})
+    with pytest.raises(cadclip.Error):
+        index.similar("no such part")
+
+
+def test_index_and_model_agree(run):
+    """A query's vector from the index is the model's, up to the grouping of texts."""
+    index = cadclip.Index.open(str(run["index"]))
+    model = cadclip.Model.load(str(run["checkpoint"]))
+    assert torch.allclose(index.embed_text("a washer"), model.embed_text(["a washer"])[0],
+                          atol=1e-6)
+
+
+def test_bad_checkpoints_and_folders_name_the_problem(tmp_path, run):
+    with pytest.raises(cadclip.Error, match=str(tmp_path)):
+        cadclip.Model.load(str(tmp_path))
+    with pytest.raises(cadclip.Error):
+        cadclip.Index.open(str(tmp_path))
+    model = cadclip.Model.load(str(run["checkpoint"]))
+    with pytest.raises(cadclip.Error, match="threads"):
+        model.threads = 0
+    assert model.config["two_tower"]["embed_dim"] == 32
+    assert 0 < model.logit_scale <= 100
