@@ -135,7 +135,15 @@ struct Dataset::State {
   std::unordered_map<std::string, int64_t> by_id;
 };
 
-Dataset Dataset::open(const std::filesystem::path& folder) {
+namespace {
+
+// A shard file and what the user named that holds it: its prepared folder,
+// or the shard itself when shards are opened one by one.
+struct ShardSource {
+  std::filesystem::path shard, origin;
+};
+
+std::vector<ShardSource> manifest_shards(const std::filesystem::path& folder) {
   const std::filesystem::path manifest_path = folder / "manifest.json";
   if (!std::filesystem::exists(manifest_path)) {
     throw Error(format("{} has no manifest.json; is it a folder written by `cadclip prepare`?",
@@ -146,39 +154,74 @@ Dataset Dataset::open(const std::filesystem::path& folder) {
   if (!manifest.is_object() || !manifest.contains("shards") || !manifest["shards"].is_array())
     throw Error(
         format("{} has no 'shards' list; prepare the dataset again", manifest_path.string()));
-  std::vector<std::filesystem::path> shards;
+  std::vector<ShardSource> shards;
   for (const auto& entry : manifest["shards"]) {
     if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string())
       throw Error(format("{}: a 'shards' entry has no 'file'", manifest_path.string()));
-    shards.push_back(folder / entry["file"].get<std::string>());
+    // Relative to the folder; a merged folder's entries lead into other folders.
+    shards.push_back({(folder / entry["file"].get<std::string>()).lexically_normal(), folder});
   }
-  return open_shards(shards);
+  return shards;
+}
+
+}  // namespace
+
+struct Dataset::Opener {
+  static Dataset open(const std::vector<ShardSource>& sources) {
+    auto state = std::make_shared<State>();
+    int64_t total = 0;
+    std::vector<size_t> source_of;  // per model: its entry in `sources`
+    for (size_t s = 0; s < sources.size(); ++s) {
+      Shard shard = open_shard(sources[s].shard);
+      shard.first = total;
+      state->starts.push_back(total);
+      for (size_t i = 0; i < shard.ids.size(); ++i) {
+        const auto [it, inserted] =
+            state->by_id.emplace(shard.ids[i], total + static_cast<int64_t>(i));
+        if (inserted) {
+          source_of.push_back(s);
+          continue;
+        }
+        const ShardSource& first = sources[source_of[static_cast<size_t>(it->second)]];
+        if (first.origin != sources[s].origin) {
+          throw Error(
+              format("model id '{}' is in both {} and {}; the folders of one dataset must hold "
+                     "distinct ids: leave one of them out, or prepare one again with inputs "
+                     "whose ids differ (an id is the input's path below its folder)",
+                     shard.ids[i], first.origin.string(), sources[s].origin.string()));
+        }
+        throw Error(
+            format("model id '{}' appears twice (in {} and {}); shards of different datasets "
+                   "cannot be mixed this way",
+                   shard.ids[i], first.shard.string(), sources[s].shard.string()));
+      }
+      total += static_cast<int64_t>(shard.ids.size());
+      state->shards.push_back(std::move(shard));
+    }
+    state->starts.push_back(total);
+    Dataset dataset;
+    dataset.state_ = std::move(state);
+    return dataset;
+  }
+};
+
+Dataset Dataset::open(const std::filesystem::path& folder) {
+  return Opener::open(manifest_shards(folder));
+}
+
+Dataset Dataset::open(const std::vector<std::filesystem::path>& folders) {
+  std::vector<ShardSource> sources;
+  for (const auto& folder : folders) {
+    const std::vector<ShardSource> shards = manifest_shards(folder);
+    sources.insert(sources.end(), shards.begin(), shards.end());
+  }
+  return Opener::open(sources);
 }
 
 Dataset Dataset::open_shards(const std::vector<std::filesystem::path>& paths) {
-  auto state = std::make_shared<State>();
-  int64_t total = 0;
-  for (const auto& path : paths) {
-    Shard shard = open_shard(path);
-    shard.first = total;
-    state->starts.push_back(total);
-    for (size_t i = 0; i < shard.ids.size(); ++i) {
-      const auto [it, inserted] =
-          state->by_id.emplace(shard.ids[i], total + static_cast<int64_t>(i));
-      if (!inserted) {
-        throw Error(
-            format("model id '{}' appears twice (in {}); shards of different datasets "
-                   "cannot be mixed this way",
-                   shard.ids[i], path.string()));
-      }
-    }
-    total += static_cast<int64_t>(shard.ids.size());
-    state->shards.push_back(std::move(shard));
-  }
-  state->starts.push_back(total);
-  Dataset dataset;
-  dataset.state_ = std::move(state);
-  return dataset;
+  std::vector<ShardSource> sources;
+  for (const auto& path : paths) sources.push_back({path, path});
+  return Opener::open(sources);
 }
 
 int64_t Dataset::size() const { return state_ ? state_->starts.back() : 0; }

@@ -86,6 +86,19 @@ StepInputs StepInputMaker::make(int64_t epoch, const std::vector<int64_t>& sampl
     caption_keys.push_back(caption_key(caption.text, caption.facts));
     geometry_keys.push_back(geometry_key(in.graphs.back().geometry_hash, -1 - sample));
   }
+  if (options_.collate) {
+    std::vector<const data::BRepGraph*> graphs;
+    std::vector<std::shared_ptr<const data::PairwiseInputs>> kept;
+    std::vector<const data::PairwiseInputs*> pairwise;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      graphs.push_back(&in.graphs[i]);
+      if (options_.pairwise == nullptr) continue;
+      kept.push_back(options_.pairwise->get(set_.models[static_cast<size_t>(samples[i])],
+                                            in.graphs[i]));
+      pairwise.push_back(kept.back().get());
+    }
+    in.brep = data::collate_groups(graphs, pairwise);
+  }
   if (options_.quantities) in.quantities = text::quantity_batch(quantity_rows).to(options_.device);
   in.caption_keys = at::tensor(caption_keys).to(options_.device);
   in.geometry_keys = at::tensor(geometry_keys).to(options_.device);

@@ -17,9 +17,14 @@ namespace cadclip::data {
 
 class Dataset {
  public:
-  // A prepared folder: the shards listed in its manifest.json, in that order.
+  // A prepared folder: the shards listed in its manifest.json, in that order
+  // (a folder written by `cadclip merge` lists the shards of other folders).
   // Throws cadclip::Error naming the folder or shard and the problem.
   static Dataset open(const std::filesystem::path& folder);
+  // Several prepared folders as one: their shards folder after folder, so
+  // models are numbered in that order. Ids must be distinct across them: a
+  // cadclip::Error names both folders of an id found twice.
+  static Dataset open(const std::vector<std::filesystem::path>& folders);
   // Explicit shard files, in the order given (models are numbered across them).
   static Dataset open_shards(const std::vector<std::filesystem::path>& shards);
 
@@ -35,6 +40,7 @@ class Dataset {
 
  private:
   struct State;
+  struct Opener;
   std::shared_ptr<const State> state_;
 };
 
