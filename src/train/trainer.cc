@@ -352,7 +352,9 @@ TrainSummary Trainer::finish() {
   loader_.reset();  // the steps in flight read the tokenizer's count
   summary_.truncated = tokenizer_->truncated();
   const data::PairwiseCache::Stats kept = pairwise_->stats();
-  if (leader_)
+  if (leader_ && o_.pairwise_cache_mb == 0)
+    log::info("train", "pairwise inputs recomputed at every step (--pairwise-cache-mb 0)");
+  else if (leader_)
     log::info("train", "pairwise inputs of {} models kept in memory: {} (budget {} MiB){}",
               with_commas(kept.kept), human_bytes(static_cast<uint64_t>(kept.bytes)), o_.pairwise_cache_mb,
               kept.not_kept > 0
