@@ -137,7 +137,8 @@ MergeSummary merge_prepared(const MergeOptions& o) {
     const nlohmann::json c = manifest.value("counts", nlohmann::json::object());
     for (const char* key : {"inputs", "prepared", "failed"})
       counts[key] = counts[key].get<int64_t>() + count_of(c, key);
-    for (const auto& [kind, n] : manifest.value("failed_by_kind", nlohmann::json::object()).items())
+    const nlohmann::json by_kind = manifest.value("failed_by_kind", nlohmann::json::object());
+    for (const auto& [kind, n] : by_kind.items())
       if (n.is_number_integer()) failed_by_kind[kind] += n.get<int64_t>();
     faces += count_of(manifest, "faces");
     edges += count_of(manifest, "edges");
@@ -151,7 +152,8 @@ MergeSummary merge_prepared(const MergeOptions& o) {
       not_drawn += count_of(t, "missing");
     }
     int64_t models = 0;
-    for (const auto& entry : manifest.value("shards", nlohmann::json::array())) {
+    const nlohmann::json shard_list = manifest.value("shards", nlohmann::json::array());
+    for (const auto& entry : shard_list) {
       ordered_json shard = ordered_json::parse(entry.dump());
       shard["file"] = relative_to(folder / entry.value("file", ""), out);
       models += count_of(entry, "models");
