@@ -30,7 +30,7 @@ namespace cadclip::app {
 namespace {
 
 struct EvalCommandOptions {
-  std::string checkpoint;  // checkpoint pointer (<name>.json), folder, or run folder
+  std::string checkpoint;         // checkpoint pointer (<name>.json), folder, or run folder
   std::vector<std::string> data;  // prepared folders or dataset files, read as one
   data::Split split = data::Split::kTest;
   std::string splits;                // splits JSON to take the split from; empty = the dataset's

@@ -18,10 +18,10 @@
 #include <torch/nn/utils/clip_grad.h>
 
 #include <chrono>
-#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -88,15 +88,15 @@ int replicate(const fs::path& source, const fs::path& out, int64_t count) {
                    [](const data::Caption& a, const data::Caption& b) { return a.id < b.id; });
   data::write_captions_jsonl(out / "captions.jsonl", out_captions);
   data::write_splits(out / "splits.json", data::split_by_hash(ids, {0.05, 0.05}));
-  write_text_atomic(out / "manifest.json",
-                    nlohmann::json{{"format", "cadclip.prepared"},
-                                   {"manifest_version", 1},
-                                   {"shard_schema_version", data::kShardSchemaVersion},
-                                   {"counts",
-                                    {{"inputs", count}, {"prepared", count}, {"failed", 0}}},
-                                   {"replicated_from", fs::absolute(source).string()},
-                                   {"shards", shards}}
-                        .dump(1));
+  write_text_atomic(
+      out / "manifest.json",
+      nlohmann::json{{"format", "cadclip.prepared"},
+                     {"manifest_version", 1},
+                     {"shard_schema_version", data::kShardSchemaVersion},
+                     {"counts", {{"inputs", count}, {"prepared", count}, {"failed", 0}}},
+                     {"replicated_from", fs::absolute(source).string()},
+                     {"shards", shards}}
+          .dump(1));
   std::printf("wrote %lld models (%lld of %s, again and again) in %zu shards to %s\n",
               static_cast<long long>(count), static_cast<long long>(n), source.c_str(),
               shards.size(), out.c_str());
@@ -158,8 +158,7 @@ class DataPath {
     int64_t samples = 0;
     const double seconds = bench::seconds_of([&] {
       train::StepLoader loader(
-          [&](int64_t e, int64_t s) { return maker.make(e, sampler_.batch(e, s)); }, plan,
-          threads);
+          [&](int64_t e, int64_t s) { return maker.make(e, sampler_.batch(e, s)); }, plan, threads);
       for (const auto& [e, s] : plan) samples += loader.take(e, s).brep.num_graphs();
     });
     return static_cast<double>(samples) / seconds;
@@ -195,9 +194,9 @@ class DataPath {
     std::printf("\nstage (1 thread)                        ms/batch   samples/s\n");
     for (const auto& [name, seconds] :
          std::vector<std::pair<const char*, double>>{{"shard read (Dataset::graph)", read},
-                                                      {"caption, tokens, keys", text},
-                                                      {"pairwise inputs", pairwise},
-                                                      {"collation in size groups", collate}})
+                                                     {"caption, tokens, keys", text},
+                                                     {"pairwise inputs", pairwise},
+                                                     {"collation in size groups", collate}})
       std::printf("%-38s %9.2f %11.0f\n", name, 1e3 * seconds / steps, b * steps / seconds);
   }
 
@@ -227,8 +226,8 @@ class DataPath {
         train::ContrastivePairs pairs{built.model->encode_text(ids, mask, in.quantities),
                                       built.model->encode_brep(in.brep), in.caption_keys,
                                       in.geometry_keys};
-        train::LossResult loss = train::contrastive_loss(
-            *comm, pairs, built.model->logit_scale(), at::Tensor(), train::LossOptions{});
+        train::LossResult loss = train::contrastive_loss(*comm, pairs, built.model->logit_scale(),
+                                                         at::Tensor(), train::LossOptions{});
         (void)loss.loss.item<double>();
         loss.loss.backward();
         torch::nn::utils::clip_grad_norm_(parameters, 1.0);
@@ -247,8 +246,7 @@ class DataPath {
     for (int64_t s = 0; s < sampler_.steps_per_epoch(); ++s) plan.emplace_back(0, s);
     const double seconds = bench::seconds_of([&] {
       train::StepLoader loader(
-          [&](int64_t e, int64_t s) { return maker.make(e, sampler_.batch(e, s)); }, plan,
-          threads);
+          [&](int64_t e, int64_t s) { return maker.make(e, sampler_.batch(e, s)); }, plan, threads);
       for (const auto& [e, s] : plan) (void)loader.take(e, s);
     });
     const data::PairwiseCache::Stats stats = cache.stats();
@@ -271,8 +269,7 @@ class DataPath {
     options.collate = collate;
     options.pairwise = cache;
     options.quantities = false;  // the default model's quantity branch is off for the step above
-    return train::StepInputMaker(data_.dataset, data_.captions.captions, set_, captions_,
-                                 options);
+    return train::StepInputMaker(data_.dataset, data_.captions.captions, set_, captions_, options);
   }
 
   const RunOptions& o_;
@@ -336,11 +333,16 @@ int main(int argc, char** argv) {
       continue;
     }
     ++i;
-    if (flag == "--batch") o.batch = std::atoll(value);
-    else if (flag == "--steps") o.steps = std::atoll(value);
-    else if (flag == "--threads") o.threads = int_list(value);
-    else if (flag == "--cache-mb") o.cache_mb = std::atoll(value);
-    else if (flag == "--train-steps") o.train_steps = std::atoll(value);
+    if (flag == "--batch")
+      o.batch = std::atoll(value);
+    else if (flag == "--steps")
+      o.steps = std::atoll(value);
+    else if (flag == "--threads")
+      o.threads = int_list(value);
+    else if (flag == "--cache-mb")
+      o.cache_mb = std::atoll(value);
+    else if (flag == "--train-steps")
+      o.train_steps = std::atoll(value);
     else {
       std::fprintf(stderr, "data_path_bench: unknown flag %s\n", flag.c_str());
       return 2;

@@ -48,9 +48,10 @@ void check_options(const PrepareOptions& o) {
   if (o.num_shards < 1)
     throw Error(format("--num-shards is {}; a job has at least one part", o.num_shards));
   if (o.shard_index < 0 || o.shard_index >= o.num_shards)
-    throw Error(format("--shard-index {} is not a part of {} (0 to {}); with a SLURM array, the "
-                       "index is SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN",
-                       o.shard_index, o.num_shards, o.num_shards - 1));
+    throw Error(
+        format("--shard-index {} is not a part of {} (0 to {}); with a SLURM array, the "
+               "index is SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN",
+               o.shard_index, o.num_shards, o.num_shards - 1));
   data::hash_split("", {o.validation_ratio, o.test_ratio});  // throws on bad ratios
 }
 

@@ -55,20 +55,21 @@ void check_out(const MergeOptions& o, const std::vector<fs::path>& sources,
         throw Error(format("--out {} is one of the folders to merge; choose a new folder", o.out));
   std::error_code error;
   if (!fs::exists(out, error)) return;
-  if (!fs::is_directory(out, error))
-    throw Error(format("--out {} is a file, not a folder", o.out));
+  if (!fs::is_directory(out, error)) throw Error(format("--out {} is a file, not a folder", o.out));
   if (fs::is_empty(out, error)) return;
   if (!fs::exists(out / "manifest.json", error))
     throw Error(format("--out {} holds other files; merge into a new or empty folder", o.out));
   const nlohmann::json manifest = read_manifest(out);
   if (!manifest.contains("merged"))
-    throw Error(format("--out {} is a prepared folder with its own shards; merge into a new "
-                       "folder (nothing there was changed)",
-                       o.out));
+    throw Error(
+        format("--out {} is a prepared folder with its own shards; merge into a new "
+               "folder (nothing there was changed)",
+               o.out));
   if (!o.overwrite)
-    throw Error(format("--out {} already holds a merged dataset; pass --overwrite to replace it, "
-                       "or choose another --out",
-                       o.out));
+    throw Error(
+        format("--out {} already holds a merged dataset; pass --overwrite to replace it, "
+               "or choose another --out",
+               o.out));
 }
 
 // The lines of a folder's JSONL file (none when it has none).
@@ -130,10 +131,10 @@ MergeSummary merge_prepared(const MergeOptions& o) {
   for (const fs::path& folder : folders) {
     const nlohmann::json manifest = read_manifest(folder);
     if (count_of(manifest, "shard_schema_version") != kShardSchemaVersion)
-      throw Error(format("{} was prepared with shard schema {}, this cadclip reads {}; prepare it "
-                         "again",
-                         folder.string(), count_of(manifest, "shard_schema_version"),
-                         kShardSchemaVersion));
+      throw Error(
+          format("{} was prepared with shard schema {}, this cadclip reads {}; prepare it "
+                 "again",
+                 folder.string(), count_of(manifest, "shard_schema_version"), kShardSchemaVersion));
     const nlohmann::json c = manifest.value("counts", nlohmann::json::object());
     for (const char* key : {"inputs", "prepared", "failed"})
       counts[key] = counts[key].get<int64_t>() + count_of(c, key);
@@ -198,9 +199,9 @@ MergeSummary merge_prepared(const MergeOptions& o) {
   summary.models = data.dataset.size();
   summary.shards = static_cast<int64_t>(shards.size());
   summary.captions = static_cast<int64_t>(data.captions.captions.size());
-  log::info("merge", "{} folders, {} models in {} shards, {} captions: wrote {}",
-            summary.folders, with_commas(summary.models), summary.shards,
-            with_commas(summary.captions), out.string());
+  log::info("merge", "{} folders, {} models in {} shards, {} captions: wrote {}", summary.folders,
+            with_commas(summary.models), summary.shards, with_commas(summary.captions),
+            out.string());
   return summary;
 }
 

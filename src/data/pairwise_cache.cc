@@ -23,8 +23,8 @@ int64_t PairwiseCache::bytes_of(const PairwiseInputs& p) {
 
 std::shared_ptr<const PairwiseInputs> PairwiseCache::get(int64_t index, const BRepGraph& graph) {
   if (index < 0 || index >= static_cast<int64_t>(kept_.size()))
-    throw Error(format("PairwiseCache: model {} is out of range: the cache is for {} models",
-                       index, kept_.size()));
+    throw Error(format("PairwiseCache: model {} is out of range: the cache is for {} models", index,
+                       kept_.size()));
   {
     std::lock_guard lock(mutex_);
     if (const auto& p = kept_[static_cast<size_t>(index)]) return p;

@@ -20,9 +20,10 @@ nlohmann::json read_manifest(const fs::path& folder) {
   const fs::path path = folder / "manifest.json";
   std::error_code error;
   if (!fs::exists(path, error))
-    throw Error(format("{} has no manifest.json; is it a folder written by `cadclip prepare` or "
-                       "`cadclip merge`? (an unfinished prepare run writes it last)",
-                       folder.string()));
+    throw Error(
+        format("{} has no manifest.json; is it a folder written by `cadclip prepare` or "
+               "`cadclip merge`? (an unfinished prepare run writes it last)",
+               folder.string()));
   nlohmann::json manifest =
       nlohmann::json::parse(read_text_file(path), nullptr, /*allow_exceptions=*/false);
   if (!manifest.is_object())
@@ -93,10 +94,10 @@ std::vector<std::string> shard_set_problems(const std::vector<fs::path>& sources
     for (const Part& p : parts) {
       const auto [it, fresh] = seen.emplace(p.index, p.folder);
       if (!fresh)
-        problems.push_back(format("part {} of the {}-way prepare of {} inputs is given twice: {} "
-                                  "and {}",
-                                  p.index, count, with_commas(p.inputs), it->second.string(),
-                                  p.folder.string()));
+        problems.push_back(
+            format("part {} of the {}-way prepare of {} inputs is given twice: {} "
+                   "and {}",
+                   p.index, count, with_commas(p.inputs), it->second.string(), p.folder.string()));
     }
     std::vector<std::string> missing;
     for (int i = 0; i < count; ++i)
@@ -105,10 +106,10 @@ std::vector<std::string> shard_set_problems(const std::vector<fs::path>& sources
       std::vector<std::string> present;
       for (const auto& [index, folder] : seen)
         present.push_back(format("{} ({})", index, folder.string()));
-      problems.push_back(format("parts {} of the {}-way prepare of {} inputs are missing (given: "
-                                "{}); their models are not in the dataset",
-                                join(missing), count, with_commas(parts.front().inputs),
-                                join(present)));
+      problems.push_back(
+          format("parts {} of the {}-way prepare of {} inputs are missing (given: "
+                 "{}); their models are not in the dataset",
+                 join(missing), count, with_commas(parts.front().inputs), join(present)));
     }
   }
   return problems;
@@ -167,11 +168,12 @@ Splits merge_splits(const std::vector<fs::path>& folders, const std::vector<Spli
         if (fresh) {
           merged.named(split_name(split))->push_back(id);
         } else if (it->second.first != split) {
-          throw Error(format("model id '{}' is in split '{}' of {} but in '{}' of {}; a model "
-                             "belongs to one split: correct one of the splits.json files",
-                             id, split_name(it->second.first),
-                             (folders[it->second.second] / "splits.json").string(),
-                             split_name(split), (folders[f] / "splits.json").string()));
+          throw Error(
+              format("model id '{}' is in split '{}' of {} but in '{}' of {}; a model "
+                     "belongs to one split: correct one of the splits.json files",
+                     id, split_name(it->second.first),
+                     (folders[it->second.second] / "splits.json").string(), split_name(split),
+                     (folders[f] / "splits.json").string()));
         }
       }
     }
@@ -193,9 +195,10 @@ std::vector<fs::path> dataset_folders(const std::vector<std::string>& paths) {
       continue;
     }
     if (!fs::is_regular_file(path, error))
-      throw Error(format("dataset {} does not exist; pass a prepared folder, or a dataset file "
-                         "that lists prepared folders one per line",
-                         given));
+      throw Error(
+          format("dataset {} does not exist; pass a prepared folder, or a dataset file "
+                 "that lists prepared folders one per line",
+                 given));
     const std::string text = read_text_file(path);
     size_t listed = 0, pos = 0;
     int64_t line_number = 0;
@@ -208,16 +211,18 @@ std::vector<fs::path> dataset_folders(const std::vector<std::string>& paths) {
       fs::path folder = line;
       if (folder.is_relative()) folder = path.parent_path() / folder;
       if (!fs::is_directory(folder, error))
-        throw Error(format("dataset file {} line {} names {}, which is no folder; list prepared "
-                           "folders, one per line",
-                           given, line_number, folder.string()));
+        throw Error(
+            format("dataset file {} line {} names {}, which is no folder; list prepared "
+                   "folders, one per line",
+                   given, line_number, folder.string()));
       folders.push_back(folder.lexically_normal());
       ++listed;
     }
     if (listed == 0)
-      throw Error(format("dataset file {} names no folder; list prepared folders, one per line "
-                         "('#' starts a comment)",
-                         given));
+      throw Error(
+          format("dataset file {} names no folder; list prepared folders, one per line "
+                 "('#' starts a comment)",
+                 given));
   }
   return folders;
 }

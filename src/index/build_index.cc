@@ -521,9 +521,10 @@ IndexSummary build_index(const IndexOptions& o) {
   // A dataset file lists prepared folders (the parts of a sharded prepare).
   const bool listed = fs::is_regular_file(library);
   if (!listed && !fs::is_directory(library))
-    throw Error(format("library {} is no folder: pass a folder of CAD files, a prepared folder, "
-                       "or a dataset file listing prepared folders",
-                       o.library));
+    throw Error(
+        format("library {} is no folder: pass a folder of CAD files, a prepared folder, "
+               "or a dataset file listing prepared folders",
+               o.library));
   const fs::path index_folder = fs::absolute(o.out);
   const fs::path checkpoint = model::resolve_checkpoint(o.checkpoint);
   const std::string identity = model::checkpoint_identity(checkpoint);

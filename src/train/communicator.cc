@@ -7,8 +7,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include <torch/autograd.h>
+#include <unistd.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -249,12 +249,12 @@ std::string local_address_towards(const std::string& host, int port) {
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* found = nullptr;
-  if (const int status =
-          ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+  if (const int status = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
       status != 0)
-    throw Error(format("MASTER_ADDR {} does not resolve: {}; set it to rank 0's address, or name "
-                       "this node's interface in GLOO_SOCKET_IFNAME",
-                       host, ::gai_strerror(status)));
+    throw Error(
+        format("MASTER_ADDR {} does not resolve: {}; set it to rank 0's address, or name "
+               "this node's interface in GLOO_SOCKET_IFNAME",
+               host, ::gai_strerror(status)));
   std::string address;
   for (const addrinfo* a = found; a != nullptr && address.empty(); a = a->ai_next) {
     const int fd = ::socket(a->ai_family, SOCK_DGRAM, 0);
@@ -274,9 +274,10 @@ std::string local_address_towards(const std::string& host, int port) {
   }
   ::freeaddrinfo(found);
   if (address.empty())
-    throw Error(format("no route from this node to MASTER_ADDR {}; check the address, or name "
-                       "this node's interface in GLOO_SOCKET_IFNAME",
-                       host));
+    throw Error(
+        format("no route from this node to MASTER_ADDR {}; check the address, or name "
+               "this node's interface in GLOO_SOCKET_IFNAME",
+               host));
   return address;
 }
 
@@ -291,7 +292,8 @@ ProcessGroupOptions process_group_from_environment() {
     if (const char* addr = std::getenv("MASTER_ADDR")) options.master_addr = addr;
     options.master_port = env_int("MASTER_PORT", options.master_port);
     const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
-    options.store_served_by_agent = agent_store != nullptr && std::string_view(agent_store) == "True";
+    options.store_served_by_agent =
+        agent_store != nullptr && std::string_view(agent_store) == "True";
   } else if (std::getenv("SLURM_NTASKS") != nullptr && std::getenv("SLURM_PROCID") != nullptr) {
     options.world_size = env_int("SLURM_NTASKS", 1);
     options.rank = env_int("SLURM_PROCID", 0);
@@ -318,11 +320,9 @@ std::unique_ptr<Communicator> make_gloo_communicator(const ProcessGroupOptions& 
     const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
     const bool loopback = options.master_addr == "127.0.0.1" || options.master_addr == "localhost";
     if (interface != nullptr && *interface != '\0') {
-      gloo_options->devices.push_back(
-          c10d::ProcessGroupGloo::createDeviceForInterface(interface));
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
     } else if (loopback) {
-      gloo_options->devices.push_back(
-          c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
     } else {
       // Gloo's default resolves this machine's hostname, which on a node with
       // several networks (or none that the name resolves to) is not the one

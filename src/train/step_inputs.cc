@@ -93,8 +93,8 @@ StepInputs StepInputMaker::make(int64_t epoch, const std::vector<int64_t>& sampl
     for (size_t i = 0; i < samples.size(); ++i) {
       graphs.push_back(&in.graphs[i]);
       if (options_.pairwise == nullptr) continue;
-      kept.push_back(options_.pairwise->get(set_.models[static_cast<size_t>(samples[i])],
-                                            in.graphs[i]));
+      kept.push_back(
+          options_.pairwise->get(set_.models[static_cast<size_t>(samples[i])], in.graphs[i]));
       pairwise.push_back(kept.back().get());
     }
     in.brep = data::collate_groups(graphs, pairwise);

@@ -46,11 +46,11 @@ namespace fs = std::filesystem;
 void check_options(const TrainOptions& options, const Communicator& comm) {
   if (options.data.empty()) throw Error("train needs --data, a prepared dataset folder");
   if (options.loader_threads < 0)
-    throw Error(format("--loader-threads {} must be 0 (inside the step) or more",
-                       options.loader_threads));
+    throw Error(
+        format("--loader-threads {} must be 0 (inside the step) or more", options.loader_threads));
   if (options.pairwise_cache_mb < 0)
-    throw Error(format("--pairwise-cache-mb {} must be 0 (keep none) or more",
-                       options.pairwise_cache_mb));
+    throw Error(
+        format("--pairwise-cache-mb {} must be 0 (keep none) or more", options.pairwise_cache_mb));
   if (options.out.empty()) throw Error("train needs --out, a folder for the run");
   if (options.epochs < 1) throw Error(format("--epochs {} must be at least 1", options.epochs));
   if (options.model.text.max_length < 2)
@@ -118,8 +118,8 @@ struct TrainingData {
 
 TrainingData read_training_data(const TrainOptions& o, bool leader) {
   data::PreparedData prepared = data::open_prepared(data::dataset_folders(o.data));
-  TrainingData d{std::move(prepared.dataset), std::move(prepared.captions),
-                 std::move(prepared.splits), {}};
+  TrainingData d{
+      std::move(prepared.dataset), std::move(prepared.captions), std::move(prepared.splits), {}};
   d.set = training_set(d.dataset, d.captions.captions, d.splits.train, o.levels);
   if (d.set.models.empty())
     throw Error(format("{}: the train split has no model with a caption of the chosen levels",
@@ -356,7 +356,8 @@ TrainSummary Trainer::finish() {
     log::info("train", "pairwise inputs recomputed at every step (--pairwise-cache-mb 0)");
   else if (leader_)
     log::info("train", "pairwise inputs of {} models kept in memory: {} (budget {} MiB){}",
-              with_commas(kept.kept), human_bytes(static_cast<uint64_t>(kept.bytes)), o_.pairwise_cache_mb,
+              with_commas(kept.kept), human_bytes(static_cast<uint64_t>(kept.bytes)),
+              o_.pairwise_cache_mb,
               kept.not_kept > 0
                   ? format("; {} computations were not kept for lack of budget: raise "
                            "--pairwise-cache-mb to save them",

@@ -33,8 +33,8 @@ struct CliRun {
 };
 
 CliRun cadclip(const std::string& env, const std::string& args) {
-  const std::string command =
-      format("env {} {} {} 2>&1", env.empty() ? "CADCLIP_LOG_LEVEL=info" : env, CADCLIP_BINARY, args);
+  const std::string command = format(
+      "env {} {} {} 2>&1", env.empty() ? "CADCLIP_LOG_LEVEL=info" : env, CADCLIP_BINARY, args);
   CliRun run;
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -83,9 +83,9 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
   data::testing::ScratchDir dir("prepare-shards");
   const fs::path synth = dir.path() / "synth";
   const int count = synthetic_parts();
-  const CliRun made =
-      cadclip("", format("synth --kind mixed --count {} --seed 5 --workers 2 --out {}", count,
-                         synth.string()));
+  const CliRun made = cadclip(
+      "",
+      format("synth --kind mixed --count {} --seed 5 --workers 2 --out {}", count, synth.string()));
   ASSERT_EQ(made.status, 0) << made.output;
   // A file no reader opens, and a second file claiming an id: failures in one part alone.
   std::ofstream(synth / "parts" / "garbage.step") << "ISO-10303-21; not really";
@@ -151,12 +151,12 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
   // Three parts of four are refused; all four merge into what one run wrote.
   const fs::path merged = dir.path() / "merged";
   const CliRun three = cadclip("", format("merge {} {} {} --out {}", parts[0].string(),
-                                       parts[1].string(), parts[3].string(), merged.string()));
+                                          parts[1].string(), parts[3].string(), merged.string()));
   EXPECT_EQ(three.status, 2) << three.output;
   EXPECT_NE(three.output.find("parts 2 of the 4-way prepare"), std::string::npos) << three.output;
-  const CliRun all = cadclip("", format("merge {} {} {} {} --out {}", parts[0].string(),
-                                     parts[1].string(), parts[2].string(), parts[3].string(),
-                                     merged.string()));
+  const CliRun all =
+      cadclip("", format("merge {} {} {} {} --out {}", parts[0].string(), parts[1].string(),
+                         parts[2].string(), parts[3].string(), merged.string()));
   ASSERT_EQ(all.status, 0) << all.output;
   const data::PreparedData one = data::open_prepared({dir.path() / "whole"});
   const data::PreparedData four = data::open_prepared({merged});
@@ -172,9 +172,9 @@ TEST(PrepareShards, ASlurmArrayThatMapsOntoNoPartIsRefusedWithTheFix) {
   data::testing::ScratchDir dir("prepare-shards-slurm");
   fs::create_directories(dir.path() / "in");
   std::ofstream(dir.path() / "in" / "a.step") << "x";
-  const CliRun run = cadclip("SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=4",
-                          format("prepare {} --out {}", (dir.path() / "in").string(),
-                                 (dir.path() / "out").string()));
+  const CliRun run = cadclip(
+      "SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=4",
+      format("prepare {} --out {}", (dir.path() / "in").string(), (dir.path() / "out").string()));
   EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("SLURM_ARRAY_TASK_ID=9 does not map onto a part 0..3"),
             std::string::npos)

@@ -98,10 +98,10 @@ TEST(PreparedData, SeveralFoldersReadAsOneWithCaptionsAndSplitsMergedAsOnePrepar
   // Captions: ids sorted, each id's captions in file order.
   std::vector<std::string> ids;
   for (const Caption& c : d.captions.captions) ids.push_back(c.id + ":" + c.level);
-  EXPECT_EQ(ids, (std::vector<std::string>{"m-e4:abstract", "m-e4:expert", "p-t1:abstract",
-                                           "p-t1:expert", "p-v2:abstract", "p-v2:expert",
-                                           "q-t5:abstract", "q-t5:expert", "r-t3:abstract",
-                                           "r-t3:expert"}));
+  EXPECT_EQ(
+      ids, (std::vector<std::string>{"m-e4:abstract", "m-e4:expert", "p-t1:abstract", "p-t1:expert",
+                                     "p-v2:abstract", "p-v2:expert", "q-t5:abstract", "q-t5:expert",
+                                     "r-t3:abstract", "r-t3:expert"}));
   EXPECT_EQ(d.splits.train, (std::vector<std::string>{"p-t1", "q-t5", "r-t3"}));
   EXPECT_EQ(d.splits.validation, std::vector<std::string>{"p-v2"});
   EXPECT_EQ(d.splits.test, std::vector<std::string>{"m-e4"});
@@ -112,8 +112,9 @@ TEST(PreparedData, OneIdInTwoFoldersIsAnErrorNamingBoth) {
   ScratchDir dir("prepared-twice");
   write_prepared(dir.path() / "first", {"p-t1", "p-t2"});
   write_prepared(dir.path() / "second", {"p-t3", "p-t2"});
-  const std::string error =
-      error_of([&] { open_prepared({dir.path() / "first", dir.path() / "second"}); });
+  const std::string error = error_of([&] {
+    open_prepared({dir.path() / "first", dir.path() / "second"});
+  });
   EXPECT_NE(error.find("model id 'p-t2' is in both " + (dir.path() / "first").string() + " and " +
                        (dir.path() / "second").string()),
             std::string::npos)
@@ -126,7 +127,8 @@ TEST(PreparedData, ADatasetFileListsFoldersRelativeToItself) {
   write_prepared(dir.path() / "parts" / "1", {"p-t2"});
   write_text_atomic(dir.path() / "parts" / "all.txt",
                     "# the two parts\n0\n\n  " + (dir.path() / "parts" / "1").string() + "  \n");
-  const std::vector<fs::path> folders = dataset_folders({(dir.path() / "parts" / "all.txt").string()});
+  const std::vector<fs::path> folders =
+      dataset_folders({(dir.path() / "parts" / "all.txt").string()});
   ASSERT_EQ(folders.size(), 2u);
   EXPECT_EQ(folders[0], dir.path() / "parts" / "0");
   EXPECT_EQ(open_prepared(folders).dataset.size(), 2);
@@ -137,11 +139,13 @@ TEST(PreparedData, ADatasetFileListsFoldersRelativeToItself) {
             std::string::npos)
       << bad;
   write_text_atomic(dir.path() / "empty.txt", "# nothing\n");
-  EXPECT_NE(error_of([&] { dataset_folders({(dir.path() / "empty.txt").string()}); })
-                .find("names no folder"),
+  EXPECT_NE(error_of([&] {
+              dataset_folders({(dir.path() / "empty.txt").string()});
+            }).find("names no folder"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { dataset_folders({(dir.path() / "missing").string()}); })
-                .find("does not exist"),
+  EXPECT_NE(error_of([&] {
+              dataset_folders({(dir.path() / "missing").string()});
+            }).find("does not exist"),
             std::string::npos);
 }
 
@@ -204,8 +208,7 @@ TEST(MergePrepared, WritesOneManifestOverTheFoldersWithoutCopyingAShard) {
 TEST(MergePrepared, MissingOrRepeatedPartsOfAShardedPrepareAreRefusedUnlessAllowed) {
   ScratchDir dir("merge-parts");
   auto part = [](int index) {
-    return nlohmann::json{
-        {"index", index}, {"count", 3}, {"inputs", 6}, {"inputs_sha256", "abc"}};
+    return nlohmann::json{{"index", index}, {"count", 3}, {"inputs", 6}, {"inputs_sha256", "abc"}};
   };
   write_prepared(dir.path() / "p0", {"p-t1", "p-t2"}, part(0));
   write_prepared(dir.path() / "p2", {"p-t5", "p-t6"}, part(2));
@@ -213,8 +216,7 @@ TEST(MergePrepared, MissingOrRepeatedPartsOfAShardedPrepareAreRefusedUnlessAllow
   o.inputs = {(dir.path() / "p0").string(), (dir.path() / "p2").string()};
   o.out = (dir.path() / "merged").string();
   const std::string missing = error_of([&] { merge_prepared(o); });
-  EXPECT_NE(missing.find("parts 1 of the 3-way prepare of 6 inputs are missing"),
-            std::string::npos)
+  EXPECT_NE(missing.find("parts 1 of the 3-way prepare of 6 inputs are missing"), std::string::npos)
       << missing;
   EXPECT_NE(missing.find("--allow-missing-shards"), std::string::npos) << missing;
   EXPECT_FALSE(fs::exists(dir.path() / "merged" / "manifest.json"));
@@ -228,8 +230,7 @@ TEST(MergePrepared, MissingOrRepeatedPartsOfAShardedPrepareAreRefusedUnlessAllow
   o.inputs = {(dir.path() / "p0").string(), (dir.path() / "p1").string(),
               (dir.path() / "p1-again").string(), (dir.path() / "p2").string()};
   const std::string twice = error_of([&] { merge_prepared(o); });
-  EXPECT_NE(twice.find("part 1 of the 3-way prepare of 6 inputs is given twice"),
-            std::string::npos)
+  EXPECT_NE(twice.find("part 1 of the 3-way prepare of 6 inputs is given twice"), std::string::npos)
       << twice;
   // A merged folder counts as its parts: merging it with the rest completes the set.
   o.inputs = {(dir.path() / "p1").string(), (dir.path() / "merged").string()};
@@ -251,7 +252,8 @@ TEST(PairwiseCache, ComputesEachModelOnceAndKeepsItWithinTheBudget) {
   const PairwiseCache::Stats stats = cache.stats();
   EXPECT_EQ(stats.computed, 2);
   EXPECT_EQ(stats.kept, 2);
-  EXPECT_EQ(stats.bytes, PairwiseCache::bytes_of(fresh) + PairwiseCache::bytes_of(*cache.get(1, b)));
+  EXPECT_EQ(stats.bytes,
+            PairwiseCache::bytes_of(fresh) + PairwiseCache::bytes_of(*cache.get(1, b)));
   EXPECT_GE(PairwiseCache::bytes_of(fresh), 12 * 6 * 6);
   EXPECT_THROW(cache.get(2, a), Error);
 

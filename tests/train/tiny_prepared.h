@@ -45,16 +45,15 @@ inline void write_tiny_prepared(const std::filesystem::path& folder,
     shards.push_back({{"file", "shards/shard-00000.safetensors"}, {"models", writer.size()}});
     writer.write(folder / "shards" / "shard-00000.safetensors");
   }
-  write_text_atomic(folder / "manifest.json",
-                    nlohmann::json{{"format", "cadclip.prepared"},
-                                   {"manifest_version", 1},
-                                   {"shard_schema_version", data::kShardSchemaVersion},
-                                   {"counts",
-                                    {{"inputs", models.size()},
-                                     {"prepared", models.size()},
-                                     {"failed", 0}}},
-                                   {"shards", shards}}
-                        .dump(1));
+  write_text_atomic(
+      folder / "manifest.json",
+      nlohmann::json{
+          {"format", "cadclip.prepared"},
+          {"manifest_version", 1},
+          {"shard_schema_version", data::kShardSchemaVersion},
+          {"counts", {{"inputs", models.size()}, {"prepared", models.size()}, {"failed", 0}}},
+          {"shards", shards}}
+          .dump(1));
   data::write_captions_jsonl(folder / "captions.jsonl", captions);
   data::write_splits(folder / "splits.json", splits);
 }

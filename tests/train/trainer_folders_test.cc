@@ -64,7 +64,8 @@ TEST(TrainerFolders, FourPartsTrainBitwiseLikeTheirMergedFolderAndLikeOneFolder)
       fs::temp_directory_path() / ("cadclip_trainer_folders_" + std::to_string(::getpid()));
   fs::remove_all(root);
   // 14 models; parts as a 4-way prepare might cut them (one is empty-ish, sizes differ).
-  const std::vector<std::vector<int>> parts = {{0, 5, 9, 13}, {1, 2, 6}, {3, 7, 10, 11}, {4, 8, 12}};
+  const std::vector<std::vector<int>> parts = {
+      {0, 5, 9, 13}, {1, 2, 6}, {3, 7, 10, 11}, {4, 8, 12}};
   std::vector<int> every;
   std::vector<fs::path> folders;
   for (size_t p = 0; p < parts.size(); ++p) {

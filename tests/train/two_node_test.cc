@@ -139,8 +139,7 @@ int wait_for(const Rank& rank, double limit_s) {
   while (Clock::now() < until) {
     int status = 0;
     const pid_t done = ::waitpid(rank.pid, &status, WNOHANG);
-    if (done == rank.pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (done == rank.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return -1;
@@ -153,15 +152,20 @@ std::string log_of(const Rank& rank) {
 
 // torchrun --nnodes 2 --nproc-per-node 1: node `node`'s one worker.
 std::vector<std::string> torchrun_env(int node) {
-  return {"RANK=" + std::to_string(node), "LOCAL_RANK=0",      "WORLD_SIZE=2",
-          "LOCAL_WORLD_SIZE=1",           "GROUP_RANK=" + std::to_string(node),
-          std::string("MASTER_ADDR=") + kMasterAddr, "MASTER_PORT=29531",
-          "OMP_NUM_THREADS=1",            "OMP_WAIT_POLICY=PASSIVE"};
+  return {"RANK=" + std::to_string(node),
+          "LOCAL_RANK=0",
+          "WORLD_SIZE=2",
+          "LOCAL_WORLD_SIZE=1",
+          "GROUP_RANK=" + std::to_string(node),
+          std::string("MASTER_ADDR=") + kMasterAddr,
+          "MASTER_PORT=29531",
+          "OMP_NUM_THREADS=1",
+          "OMP_WAIT_POLICY=PASSIVE"};
 }
 
 // The run's flags; `batch`: pairs per process and step.
-std::string train_flags(const fs::path& data, const fs::path& text, const fs::path& out,
-                        int batch, const std::string& extra) {
+std::string train_flags(const fs::path& data, const fs::path& text, const fs::path& out, int batch,
+                        const std::string& extra) {
   return format(
       "--data {} --out {} --text-model {} --text-lr 1e-3 --activation-checkpointing "
       "--max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 --brep-heads 2 "
@@ -286,9 +290,9 @@ TEST(TwoNodes, TrainLikeOneProcessOnTheGlobalBatchAndResumeAfterANodeDies) {
     ranks.push_back(start(nodes.name(node), torchrun_env(node),
                           train_flags(root / "data", text, root / "two", 2, ""),
                           root / ("two-" + std::to_string(node) + ".log")));
-  const Rank single = start("", {"OMP_NUM_THREADS=1", "OMP_WAIT_POLICY=PASSIVE"},
-                            train_flags(root / "data", text, root / "one", 4, ""),
-                            root / "one.log");
+  const Rank single =
+      start("", {"OMP_NUM_THREADS=1", "OMP_WAIT_POLICY=PASSIVE"},
+            train_flags(root / "data", text, root / "one", 4, ""), root / "one.log");
   for (int node = 0; node < 2; ++node)
     ASSERT_EQ(wait_for(ranks[static_cast<size_t>(node)], 600), 0)
         << "node " << node << ":\n"

@@ -27,10 +27,10 @@ class PairwiseCache {
   std::shared_ptr<const PairwiseInputs> get(int64_t index, const BRepGraph& graph);
 
   struct Stats {
-    int64_t kept = 0;        // models whose inputs are kept
-    int64_t bytes = 0;       // memory they take (vectors' capacity plus the structs)
-    int64_t computed = 0;    // computations in all (kept or not)
-    int64_t not_kept = 0;    // computations past the budget, not kept
+    int64_t kept = 0;      // models whose inputs are kept
+    int64_t bytes = 0;     // memory they take (vectors' capacity plus the structs)
+    int64_t computed = 0;  // computations in all (kept or not)
+    int64_t not_kept = 0;  // computations past the budget, not kept
   };
   Stats stats() const;
 

@@ -68,8 +68,8 @@ struct StepInputOptions {
   bool tokenize = true;    // false: a frozen tower reads cached features instead
   bool quantities = true;  // the model reads the numbers of its captions
   c10::Device device = at::kCPU;
-  bool collate = false;                      // also fill StepInputs::brep
-  data::PairwiseCache* pairwise = nullptr;   // collation's pairwise inputs; null = computed
+  bool collate = false;                     // also fill StepInputs::brep
+  data::PairwiseCache* pairwise = nullptr;  // collation's pairwise inputs; null = computed
 };
 
 class StepInputMaker {

@@ -54,14 +54,14 @@ struct TrainOptions {
                            // runs whose key (weights, captions, settings) matches; "" = none
   // The split evaluated after each epoch; none = no validation.
   std::optional<data::Split> validation_split = data::Split::kValidation;
-  int64_t eval_batch_size = 128;   // models or captions per forward in validation
-  int loader_threads = 1;          // threads making the next steps' inputs while one trains;
-                                   // 0 = made inside the step (the inputs are the same)
+  int64_t eval_batch_size = 128;     // models or captions per forward in validation
+  int loader_threads = 1;            // threads making the next steps' inputs while one trains;
+                                     // 0 = made inside the step (the inputs are the same)
   int64_t pairwise_cache_mb = 4096;  // memory per process for the pairwise attention inputs
                                      // kept after a model's first step; 0 = none kept
-  bool deterministic = true;       // deterministic ATen algorithms
-  int64_t debug_nan_at_step = -1;  // debug: poison the loss with NaN from this global step
-  int64_t debug_nan_count = 1;     // ... for this many steps
+  bool deterministic = true;         // deterministic ATen algorithms
+  int64_t debug_nan_at_step = -1;    // debug: poison the loss with NaN from this global step
+  int64_t debug_nan_count = 1;       // ... for this many steps
 };
 
 // The JSON form: what <out>/options.json holds and `cadclip train --config`
