@@ -10,17 +10,24 @@
 //       OUT: a prepared folder of N models, SRC's graphs again and again
 //       under new ids (r<k>-<id>), with their captions; splits by id hash.
 //   data_path_bench run DATA TEXT_MODEL [--batch 64] [--steps 40]
-//       [--threads 1,2] [--cache-mb 4096] [--train-steps 2] [--fill]
-//       DATA: prepared folders (several: repeat, comma-separated). --fill
-//       also makes a whole epoch's pairwise inputs, for the cache's memory.
+//       [--threads 1,2] [--cache-mb 4096] [--train-steps 2] [--cold-steps 0]
+//       [--evict] [--fill]
+//       DATA: prepared folders (several: comma-separated). --cold-steps N
+//       adds a table of reads whose pages are not in memory (--evict drops the
+//       shards from the page cache first), before and after the read advice;
+//       --fill makes a whole epoch's pairwise inputs, for the cache's memory.
 #include <ATen/ATen.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <torch/nn/utils/clip_grad.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -51,6 +58,32 @@ namespace {
 using namespace cadclip;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// CPU seconds of this process (user + system, all threads): on a loaded
+// machine it says what the work costs better than the wall clock does.
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// CPU seconds of `work` on this thread.
+double thread_cpu_of(const std::function<void()>& work) {
+  auto now = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
+  const double start = now();
+  work();
+  return now() - start;
+}
+
+// Samples per second of wall time and per second of CPU time.
+struct Rate {
+  double wall = 0, cpu = 0;
+};
 
 double rss_gib() {
   rusage usage{};
@@ -111,8 +144,28 @@ struct RunOptions {
   std::vector<int> threads = {1, 2};
   int64_t cache_mb = 4096;
   int64_t train_steps = 2;
+  int64_t cold_steps = 0;  // steps per row of the cold-read table; 0 = no table
+  bool evict = false;      // drop the shards from the page cache first (posix_fadvise)
   bool fill = false;
 };
+
+// Asks the kernel to drop the shards' pages from its page cache (only these
+// files, and only pages no process maps).
+void evict(const std::vector<std::string>& data) {
+  int64_t files = 0;
+  for (const fs::path& folder : data::dataset_folders(data)) {
+    const nlohmann::json manifest = nlohmann::json::parse(read_text_file(folder / "manifest.json"));
+    for (const auto& shard : manifest.at("shards")) {
+      const fs::path file = folder / shard.at("file").get<std::string>();
+      const int fd = ::open(file.c_str(), O_RDONLY);
+      if (fd < 0) continue;
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      ::close(fd);
+      ++files;
+    }
+  }
+  std::printf("evicted %lld shard files from the page cache\n", static_cast<long long>(files));
+}
 
 std::vector<int> int_list(const std::string& text) {
   std::vector<int> out;
@@ -151,34 +204,47 @@ class DataPath {
   int64_t models() const { return data_.dataset.size(); }
 
   // samples/s of taking o.steps steps of `epoch` through the loader.
-  double delivered(int threads, data::PairwiseCache* cache, int64_t epoch) {
-    const train::StepInputMaker maker = make_maker(cache, /*collate=*/true);
+  // (the first o.steps steps of epoch 0 unless told which).
+  Rate delivered(int threads, data::PairwiseCache* cache, int64_t first_step = 0, int64_t steps = 0,
+                 bool shuffled_reads = true) {
+    if (!shuffled_reads) data_.dataset.advise(data::Dataset::Access::kSequential);
+    const train::StepInputMaker maker = make_maker(cache, /*collate=*/true, shuffled_reads);
     std::vector<std::pair<int64_t, int64_t>> plan;
-    for (int64_t s = 0; s < o_.steps; ++s) plan.emplace_back(epoch, s);
+    for (int64_t s = first_step; s < first_step + (steps > 0 ? steps : o_.steps); ++s)
+      plan.emplace_back(0, s);
     int64_t samples = 0;
+    const double cpu = cpu_seconds();
     const double seconds = bench::seconds_of([&] {
       train::StepLoader loader(
           [&](int64_t e, int64_t s) { return maker.make(e, sampler_.batch(e, s)); }, plan, threads);
       for (const auto& [e, s] : plan) samples += loader.take(e, s).brep.num_graphs();
     });
-    return static_cast<double>(samples) / seconds;
+    const double n = static_cast<double>(samples);
+    return {n / seconds, n / (cpu_seconds() - cpu)};
   }
 
-  // Seconds per batch of each stage, one thread, over the first o.steps steps.
+  // CPU seconds per batch of each stage on this thread, over the first o.steps
+  // steps: the shard read at its first touch in this process (the memory map's
+  // page faults: the first epoch's cost) and once more.
   void stages() {
-    double read = 0, text = 0, pairwise = 0, collate = 0;
+    double first = 0, cached = 0, text = 0, pairwise = 0, collate = 0;
     const train::StepInputMaker maker = make_maker(nullptr, /*collate=*/false);
     for (int64_t s = 0; s < o_.steps; ++s) {
       const std::vector<int64_t> batch = sampler_.batch(0, s);
-      std::vector<data::BRepGraph> graphs;
-      read += bench::seconds_of([&] {
+      auto read = [&] {
+        std::vector<data::BRepGraph> graphs;
         for (const int64_t i : batch)
           graphs.push_back(data_.dataset.graph(set_.models[static_cast<size_t>(i)]));
-      });
-      // The whole maker (reads again) less the reads: caption, tokens, keys.
-      text += bench::seconds_of([&] { (void)maker.make(0, batch); });
+        return graphs;
+      };
+      first += thread_cpu_of([&] { (void)read(); });
+      std::vector<data::BRepGraph> graphs;
+      cached += thread_cpu_of([&] { graphs = read(); });
+      // The whole maker (a cached read again) less a cached read: the caption
+      // drawn, its tokens and quantities, the false-negative keys.
+      text += thread_cpu_of([&] { (void)maker.make(0, batch); });
       std::vector<data::PairwiseInputs> computed;
-      pairwise += bench::seconds_of([&] {
+      pairwise += thread_cpu_of([&] {
         for (const data::BRepGraph& g : graphs) computed.push_back(data::pairwise_inputs(g));
       });
       std::vector<const data::BRepGraph*> pointers;
@@ -187,22 +253,25 @@ class DataPath {
         pointers.push_back(&graphs[i]);
         kept.push_back(&computed[i]);
       }
-      collate += bench::seconds_of([&] { (void)data::collate_groups(pointers, kept); });
+      collate += thread_cpu_of([&] { (void)data::collate_groups(pointers, kept); });
     }
-    text -= read;
+    text -= cached;
     const double steps = static_cast<double>(o_.steps), b = static_cast<double>(o_.batch);
-    std::printf("\nstage (1 thread)                        ms/batch   samples/s\n");
-    for (const auto& [name, seconds] :
-         std::vector<std::pair<const char*, double>>{{"shard read (Dataset::graph)", read},
-                                                     {"caption, tokens, keys", text},
-                                                     {"pairwise inputs", pairwise},
-                                                     {"collation in size groups", collate}})
-      std::printf("%-38s %9.2f %11.0f\n", name, 1e3 * seconds / steps, b * steps / seconds);
+    std::printf(
+        "\nstage (one thread, CPU time)                ms/batch   samples per CPU-second\n");
+    for (const auto& [name, seconds] : std::vector<std::pair<const char*, double>>{
+             {"shard read, first touch (page faults)", first},
+             {"shard read again (pages mapped)", cached},
+             {"caption, tokens, quantities, keys", text},
+             {"pairwise inputs", pairwise},
+             {"collation in size groups", collate}})
+      std::printf("%-42s %9.2f %14.0f\n", name, 1e3 * seconds / steps, b * steps / seconds);
   }
 
   // Seconds per training step of the default model (MiniLM fine-tuned, fp32)
   // on the first batches, their inputs made beforehand.
-  double step_seconds(int threads) {
+  // Median wall and CPU seconds of a step.
+  std::pair<double, double> step_seconds(int threads) {
     bench::set_threads(threads);
     torch::manual_seed(0);
     model::ModelConfig config;
@@ -217,9 +286,10 @@ class DataPath {
     auto comm = train::make_single_process_communicator();
     data::PairwiseCache cache(data_.dataset.size(), 0);
     const train::StepInputMaker maker = make_maker(&cache, /*collate=*/true);
-    std::vector<double> seconds;
+    std::vector<double> seconds, cpu;
     for (int64_t s = 0; s < o_.train_steps + 1; ++s) {
       const train::StepInputs in = maker.make(0, sampler_.batch(0, s));
+      const double cpu_before = cpu_seconds();
       const double t = bench::seconds_of([&] {
         optimizer.zero_grad();
         const auto [ids, mask] = captions_.pad(in.tokens, at::kCPU);
@@ -233,10 +303,13 @@ class DataPath {
         torch::nn::utils::clip_grad_norm_(parameters, 1.0);
         optimizer.step();
       });
-      if (s > 0) seconds.push_back(t);  // the first warms up
+      if (s > 0) {  // the first warms up
+        seconds.push_back(t);
+        cpu.push_back(cpu_seconds() - cpu_before);
+      }
     }
     bench::set_threads(1);
-    return bench::summarize(seconds).median;
+    return {bench::summarize(seconds).median, bench::summarize(cpu).median};
   }
 
   void fill(int threads) {
@@ -264,11 +337,13 @@ class DataPath {
   }
 
  private:
-  train::StepInputMaker make_maker(data::PairwiseCache* cache, bool collate) {
+  train::StepInputMaker make_maker(data::PairwiseCache* cache, bool collate,
+                                   bool shuffled_reads = true) {
     train::StepInputOptions options;
     options.collate = collate;
     options.pairwise = cache;
-    options.quantities = false;  // the default model's quantity branch is off for the step above
+    options.shuffled_reads = shuffled_reads;
+    options.quantities = true;  // the default model reads the numbers of its captions
     return train::StepInputMaker(data_.dataset, data_.captions.captions, set_, captions_, options);
   }
 
@@ -281,6 +356,8 @@ class DataPath {
 };
 
 int run(const RunOptions& o) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (o.evict) evict(o.data);
   bench::set_threads(1);
   std::printf("data_path_bench: matmul %.1f GFLOP/s (1 thread)\n", bench::matmul_gflops());
   const auto opened = Clock::now();
@@ -288,22 +365,45 @@ int run(const RunOptions& o) {
   std::printf("opened in %.2f s\n", std::chrono::duration<double>(Clock::now() - opened).count());
   path.stages();
 
-  std::printf("\nloader threads   pairwise inputs                            samples/s\n");
+  // Every row below reads the same steps' shards from the page cache (the
+  // stage table read them).
+  std::printf(
+      "\nloader threads   pairwise inputs                           samples/s   per CPU-second\n");
+  auto row = [](int threads, const char* what, Rate rate) {
+    std::printf("%14d   %-40s %9.0f %16.0f\n", threads, what, rate.wall, rate.cpu);
+  };
   for (const int threads : o.threads) {
-    std::printf("%14d   recomputed at every step (before)      %10.0f\n", threads,
-                path.delivered(threads, nullptr, 0));
+    row(threads, "recomputed at every step (before)", path.delivered(threads, nullptr));
     data::PairwiseCache cache(path.models(), o.cache_mb << 20);
-    std::printf("%14d   computed and kept (a model's first use) %9.0f\n", threads,
-                path.delivered(threads, &cache, 0));
-    std::printf("%14d   kept (every later epoch)                %9.0f\n", threads,
-                path.delivered(threads, &cache, 0));
+    row(threads, "computed and kept (a model's first use)", path.delivered(threads, &cache));
+    row(threads, "kept (every later epoch)", path.delivered(threads, &cache));
+  }
+  if (o.cold_steps > 0) {
+    // Steps no row above read, each row its own: their shard pages were
+    // evicted at start (--evict) or never read, as in an epoch over a set
+    // larger than the page cache.
+    std::printf(
+        "\nshards not in memory: loader threads, reads               samples/s   per "
+        "CPU-second\n");
+    int64_t first = 100;
+    for (const int threads : o.threads) {
+      for (const bool shuffled : {false, true}) {
+        const Rate rate = path.delivered(threads, nullptr, first, o.cold_steps, shuffled);
+        std::printf("%14d   %-40s %9.0f %16.0f\n", threads,
+                    shuffled ? "advised random, batch prefetched (after)"
+                             : "default read-around, one by one (before)",
+                    rate.wall, rate.cpu);
+        first += o.cold_steps;
+      }
+    }
   }
   if (o.train_steps > 0) {
-    const double step = path.step_seconds(/*threads=*/1);
+    const auto [wall, cpu] = path.step_seconds(/*threads=*/1);
     std::printf(
         "\ntraining step, default model (MiniLM fine-tuned, fp32), 1 intra-op thread, median of "
-        "%lld: %.2f s = %.1f samples/s\n",
-        static_cast<long long>(o.train_steps), step, static_cast<double>(o.batch) / step);
+        "%lld: %.2f s wall = %.1f samples/s; %.2f s CPU = %.1f samples per CPU-second\n",
+        static_cast<long long>(o.train_steps), wall, static_cast<double>(o.batch) / wall, cpu,
+        static_cast<double>(o.batch) / cpu);
   }
   if (o.fill) path.fill(o.threads.empty() ? 1 : o.threads.back());
   return 0;
@@ -318,7 +418,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: data_path_bench replicate SRC OUT N\n"
                  "       data_path_bench run DATA TEXT_MODEL [--batch 64] [--steps 40] "
-                 "[--threads 1,2] [--cache-mb 4096] [--train-steps 2] [--fill]\n");
+                 "[--threads 1,2] [--cache-mb 4096] [--train-steps 2] [--cold-steps 0] "
+                 "[--evict] [--fill]\n");
     return 2;
   }
   RunOptions o;
@@ -328,8 +429,8 @@ int main(int argc, char** argv) {
   for (int i = 4; i < argc; ++i) {
     const std::string flag = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : "";
-    if (flag == "--fill") {
-      o.fill = true;
+    if (flag == "--fill" || flag == "--evict") {
+      (flag == "--fill" ? o.fill : o.evict) = true;
       continue;
     }
     ++i;
@@ -343,6 +444,8 @@ int main(int argc, char** argv) {
       o.cache_mb = std::atoll(value);
     else if (flag == "--train-steps")
       o.train_steps = std::atoll(value);
+    else if (flag == "--cold-steps")
+      o.cold_steps = std::atoll(value);
     else {
       std::fprintf(stderr, "data_path_bench: unknown flag %s\n", flag.c_str());
       return 2;

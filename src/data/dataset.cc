@@ -1,5 +1,8 @@
 #include "cadclip/data/dataset.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -266,6 +269,48 @@ std::vector<std::string> Dataset::ids() const {
   for (const Shard& shard : state_->shards)
     all.insert(all.end(), shard.ids.begin(), shard.ids.end());
   return all;
+}
+
+namespace {
+
+// madvise over the pages that hold `bytes` (the mapping is page-aligned).
+void madvise_pages(std::span<const std::byte> bytes, int advice) {
+  if (bytes.empty()) return;
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(bytes.data() + bytes.size());
+  // A hint: when the kernel refuses it, reading works all the same.
+  (void)::madvise(reinterpret_cast<void*>(begin), end - begin, advice);
+}
+
+// The bytes of rows [begin, end) of a tensor whose first axis those rows count.
+std::span<const std::byte> row_bytes(const SafetensorsReader& file, const char* name, int64_t begin,
+                                     int64_t end) {
+  const TensorInfo& t = file.at(name);
+  const std::span<const std::byte> all = file.bytes(t);
+  const int64_t rows = t.shape.empty() ? 0 : t.shape[0];
+  if (rows == 0 || end <= begin) return {};
+  const size_t row = all.size() / static_cast<size_t>(rows);
+  return all.subspan(static_cast<size_t>(begin) * row, static_cast<size_t>(end - begin) * row);
+}
+
+}  // namespace
+
+void Dataset::advise(Access access) const {
+  if (!state_) return;
+  const int advice = access == Access::kRandom ? MADV_RANDOM : MADV_NORMAL;
+  for (const Shard& shard : state_->shards)
+    for (const TensorInfo& t : shard.file.tensors()) madvise_pages(shard.file.bytes(t), advice);
+}
+
+void Dataset::prefetch(int64_t index) const {
+  const auto [shard, i] = locate(state_->shards, state_->starts, index);
+  const SafetensorsReader& f = shard->file;
+  const int64_t f0 = shard->face_offsets[i], f1 = shard->face_offsets[i + 1];
+  const int64_t e0 = shard->edge_offsets[i], e1 = shard->edge_offsets[i + 1];
+  for (const char* name : kFaceTensors) madvise_pages(row_bytes(f, name, f0, f1), MADV_WILLNEED);
+  for (const char* name : kEdgeTensors) madvise_pages(row_bytes(f, name, e0, e1), MADV_WILLNEED);
+  for (const char* name : kModelTensors) madvise_pages(row_bytes(f, name, i, i + 1), MADV_WILLNEED);
 }
 
 BRepGraph Dataset::graph(int64_t index) const {

@@ -67,12 +67,19 @@ std::pair<at::Tensor, at::Tensor> CaptionTokenizer::pad(
 StepInputMaker::StepInputMaker(const data::Dataset& dataset,
                                const std::vector<data::Caption>& captions, const TrainingSet& set,
                                CaptionTokenizer& tokenizer, StepInputOptions options)
-    : dataset_(dataset), captions_(captions), set_(set), tokenizer_(tokenizer), options_(options) {}
+    : dataset_(dataset), captions_(captions), set_(set), tokenizer_(tokenizer), options_(options) {
+  if (options_.shuffled_reads) dataset_.advise(data::Dataset::Access::kRandom);
+}
 
 StepInputs StepInputMaker::make(int64_t epoch, const std::vector<int64_t>& samples) const {
   StepInputs in;
   std::vector<int64_t> caption_keys, geometry_keys;
   std::vector<std::vector<text::Quantity>> quantity_rows;
+  // The kernel reads the whole batch at once (in the background) rather than
+  // one page fault after another.
+  if (options_.shuffled_reads)
+    for (const int64_t sample : samples)
+      dataset_.prefetch(set_.models[static_cast<size_t>(sample)]);
   for (const int64_t sample : samples) {
     in.graphs.push_back(dataset_.graph(set_.models[static_cast<size_t>(sample)]));
     const auto& choices = set_.captions[static_cast<size_t>(sample)];

@@ -239,6 +239,21 @@ TEST(MergePrepared, MissingOrRepeatedPartsOfAShardedPrepareAreRefusedUnlessAllow
   EXPECT_EQ(open_prepared({dir.path() / "all"}).sources.size(), 3u);
 }
 
+TEST(PreparedData, AccessHintsAndPrefetchChangeNoValue) {
+  ScratchDir dir("prepared-hints");
+  write_prepared(dir.path() / "a", {"p-t1", "p-v2", "r-t3"});
+  const Dataset plain = Dataset::open(dir.path() / "a");
+  const Dataset hinted = Dataset::open(dir.path() / "a");
+  hinted.advise(Dataset::Access::kRandom);
+  for (int64_t i = 2; i >= 0; --i) {
+    hinted.prefetch(i);
+    EXPECT_TRUE(same_graph(hinted.graph(i), plain.graph(i))) << i;
+  }
+  hinted.advise(Dataset::Access::kSequential);
+  EXPECT_TRUE(same_graph(hinted.graph(1), plain.graph(1)));
+  EXPECT_THROW(hinted.prefetch(3), Error);
+}
+
 TEST(PairwiseCache, ComputesEachModelOnceAndKeepsItWithinTheBudget) {
   const BRepGraph a = chain_graph("a", 6, 1.5f), b = chain_graph("b", 9, 2.5f);
   PairwiseCache cache(/*models=*/2, /*max_bytes=*/1 << 20);

@@ -70,6 +70,9 @@ struct StepInputOptions {
   c10::Device device = at::kCPU;
   bool collate = false;                     // also fill StepInputs::brep
   data::PairwiseCache* pairwise = nullptr;  // collation's pairwise inputs; null = computed
+  // Reads in shuffled order: the shards are advised so (Dataset::Access::kRandom,
+  // from construction on) and each batch's models are prefetched together.
+  bool shuffled_reads = true;
 };
 
 class StepInputMaker {
