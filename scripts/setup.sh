@@ -23,6 +23,7 @@ debian_packages=(
   chromium wrk  # the serve layer's browser test (driven by playwright) and load test
   clang libclang-rt-14-dev  # the libFuzzer targets of tests/fuzz (ctest -L fuzz)
   patchelf  # scripts/gpu_bundle.sh: the bundled libraries find each other ($ORIGIN)
+  iproute2  # the two-node training test: network namespaces joined by a veth pair
 )
 missing=()
 for p in "${debian_packages[@]}"; do

@@ -20,6 +20,7 @@
 #include "cadclip/core/log.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
+#include "cadclip/data/prepared.h"
 #include "cadclip/data/splits.h"
 #include "cadclip/eval/evaluate.h"
 #include "cadclip/model/checkpoint_io.h"
@@ -29,8 +30,8 @@ namespace cadclip::app {
 namespace {
 
 struct EvalCommandOptions {
-  std::string checkpoint;  // checkpoint pointer (<name>.json), folder, or run folder
-  std::string data;        // prepared dataset folder
+  std::string checkpoint;         // checkpoint pointer (<name>.json), folder, or run folder
+  std::vector<std::string> data;  // prepared folders or dataset files, read as one
   data::Split split = data::Split::kTest;
   std::string splits;                // splits JSON to take the split from; empty = the dataset's
   std::vector<std::string> levels;   // caption levels; empty = every level present
@@ -93,25 +94,20 @@ int run_eval(const EvalCommandOptions& o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
   if (!o.save_embeddings.empty()) check_writable("--save-embeddings", o.save_embeddings);
   if (!o.json_out.empty()) check_writable("--json-out", o.json_out);
-  const std::filesystem::path folder(o.data);
-  const data::Dataset dataset = data::Dataset::open(folder);
-  data::CaptionOptions caption_options;
-  caption_options.format = "jsonl";
-  const data::CaptionFile captions =
-      data::read_captions(folder / "captions.jsonl", caption_options);
+  data::PreparedData prepared = data::open_prepared(data::dataset_folders(o.data));
+  const data::Dataset& dataset = prepared.dataset;
+  const data::CaptionFile& captions = prepared.captions;
   if (!captions.problems.empty()) {
     log::warn("eval",
               "{}: {} caption lines could not be read and are left out (first: line {}: {})",
               captions.path.string(), captions.problems.size(), captions.problems.front().line,
               captions.problems.front().reason);
   }
-  const std::filesystem::path splits_file =
-      o.splits.empty() ? folder / "splits.json" : std::filesystem::path(o.splits);
-  const data::Splits splits = data::read_splits(splits_file);
+  const data::Splits splits = o.splits.empty() ? prepared.splits : data::read_splits(o.splits);
   const std::vector<std::string>& ids = splits.of(o.split);
   if (ids.empty()) {
-    throw Error(format("{}: split '{}' is empty; choose another with --split", splits_file.string(),
-                       data::split_name(o.split)));
+    throw Error(format("{}: split '{}' is empty; choose another with --split",
+                       o.splits.empty() ? join(o.data) : o.splits, data::split_name(o.split)));
   }
 
   model::BuiltModel built = model::load_model_from_checkpoint(o.checkpoint);
@@ -147,7 +143,7 @@ int run_eval(const EvalCommandOptions& o) {
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::printf("checkpoint %s, data %s\n%s", o.checkpoint.c_str(), o.data.c_str(),
+    std::printf("checkpoint %s, data %s\n%s", o.checkpoint.c_str(), join(o.data).c_str(),
                 eval::format_table(report).c_str());
     for (size_t i = 0; i < subsets.size(); ++i)
       std::printf("\n--- subset %s: %s\n%s", subsets[i].name.c_str(), subsets[i].file.c_str(),
@@ -165,9 +161,15 @@ void define_eval(CLI::App& command, Runner& run) {
                   "Checkpoint: <run>/checkpoints/<name>.json, its folder, or a run folder (last)")
       ->required()
       ->check(CLI::ExistingPath);
-  command.add_option("--data", o->data, "Prepared dataset folder")
+  command
+      .add_option("--data", o->data,
+                  "Prepared dataset folder; repeat it for several read as one (the parts of a "
+                  "sharded prepare), or name a dataset file listing folders")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::ExistingPath);
   command
       .add_option_function<std::string>(
           "--split", [o](const std::string& name) { o->split = data::parse_split(name); },

@@ -50,9 +50,12 @@ void define_index(CLI::App& command, Runner& run) {
                   "run folder (last)")
       ->required()
       ->check(CLI::ExistingPath);
-  command.add_option("library", i.library, "Folder of CAD files, or a prepared folder")
+  command
+      .add_option("library", i.library,
+                  "Folder of CAD files, a prepared folder, or a dataset file listing prepared "
+                  "folders (the parts of a sharded prepare)")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingPath);
   command.add_option("--out", i.out, "Index folder to write (updated when it exists)")->required();
   command
       .add_option("--factory", i.factory,

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -114,9 +115,11 @@ int launch_local(int nproc, int argc, char** argv) {
 
 // `device_given`: --device was on the command line; with NCCL each rank
 // otherwise trains on its own GPU, cuda:LOCAL_RANK.
-int run_train(train::TrainOptions options, const std::string& backend, bool device_given) {
+int run_train(train::TrainOptions options, const std::string& backend, double timeout_s,
+              bool device_given) {
   train::ProcessGroupOptions group = train::process_group_from_environment();
   group.backend = backend;
+  group.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   // First, before anything touches CUDA: NCCL loads LibTorch's CUDA libraries.
   auto communicator = train::make_communicator(group);
   if (backend == "nccl" && !device_given) options.device = format("cuda:{}", group.local_rank);
@@ -169,9 +172,15 @@ void add_debug_options(CLI::App& command, train::TrainOptions& o) {
 }
 
 // How the processes of a run start and talk: --nproc local ranks, the backend.
-void add_launch_options(CLI::App& command, int& nproc, std::string& backend) {
+void add_launch_options(CLI::App& command, int& nproc, std::string& backend, double& timeout_s) {
   command.add_option("--nproc", nproc, "Start this many local processes, one rank each")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  command
+      .add_option("--dist-timeout", timeout_s,
+                  "Seconds the rendezvous and each collective may wait for the other ranks "
+                  "before this one stops with an error naming the collective")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command
       .add_option("--backend", backend,
@@ -187,6 +196,8 @@ void define_train(CLI::App& command, Runner& run) {
   auto o = std::make_shared<train::TrainOptions>();
   auto nproc = std::make_shared<int>(1);
   auto backend = std::make_shared<std::string>("gloo");
+  auto timeout_s = std::make_shared<double>(
+      std::chrono::duration<double>(train::ProcessGroupOptions{}.timeout).count());
   o->model.text_folder = default_text_model();
   // First, so that the options given beside it override the file's: CLI11
   // assigns given options in the order they are defined.
@@ -194,7 +205,13 @@ void define_train(CLI::App& command, Runner& run) {
       "--config", [o](const std::string& file) { *o = train::read_train_options(file, *o); },
       "JSON file of options, as a run's options.json; options given beside it override it");
   // Required, but possibly from --config: train() says when one is missing.
-  command.add_option("--data", o->data, "Prepared dataset folder (required)");
+  command
+      .add_option("--data", o->data,
+                  "Prepared dataset folder (required); repeat it for several folders read as one "
+                  "(the parts of a sharded prepare), or name a dataset file listing folders")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command.add_option("--out", o->out, "Run folder (checkpoints, metrics, options) (required)");
   command
       .add_option("--text-model", o->model.text_folder,
@@ -273,7 +290,22 @@ void define_train(CLI::App& command, Runner& run) {
                   "Stop after N steps with a `last` checkpoint (0 = never)")
       ->capture_default_str();
   command.add_flag("--resume", o->resume, "Continue from <out>/checkpoints/last.json");
-  add_launch_options(command, *nproc, *backend);
+  add_launch_options(command, *nproc, *backend, *timeout_s);
+  command
+      .add_option("--loader-threads", o->loader_threads,
+                  "Threads that make the next steps' inputs (shard reads, tokens, pairwise "
+                  "inputs, collation) while a step trains; 0 = inside the step")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  command
+      .add_option("--pairwise-cache-mb", o->pairwise_cache_mb,
+                  "Memory per process for the models' pairwise attention inputs, kept after "
+                  "their first use (about 12 F^2 bytes for F faces); 0 = recompute every step")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command.add_flag("--activation-checkpointing", o->model.text.activation_checkpointing,
+                   "Recompute the text tower's layers in backward instead of keeping their "
+                   "activations (less memory, about a third more text compute)");
   command
       .add_option_function<std::string>(
           "--validation-split",
@@ -291,11 +323,12 @@ void define_train(CLI::App& command, Runner& run) {
   add_debug_options(command, *o);
   command.footer(
       "Multi-process: start the same command under torchrun --no-python or SLURM (RANK, "
-      "WORLD_SIZE, MASTER_ADDR, MASTER_PORT).");
-  run = [o, nproc, backend, device] {
+      "WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), on one node or several; "
+      "docs/TRAINING.md.");
+  run = [o, nproc, backend, timeout_s, device] {
     if (*nproc > 1 && std::getenv("WORLD_SIZE") == nullptr)
       return launch_local(*nproc, command_line().argc, command_line().argv);
-    return run_train(*o, *backend, device->count() > 0);
+    return run_train(*o, *backend, *timeout_s, device->count() > 0);
   };
 }
 

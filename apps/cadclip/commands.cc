@@ -7,6 +7,7 @@ void define_embed(CLI::App& command, Runner& run);
 void define_eval(CLI::App& command, Runner& run);
 void define_train(CLI::App& command, Runner& run);
 void define_index(CLI::App& command, Runner& run);
+void define_merge(CLI::App& command, Runner& run);
 void define_search(CLI::App& command, Runner& run);
 void define_serve(CLI::App& command, Runner& run);
 #ifdef CADCLIP_WITH_OCCT
@@ -23,6 +24,8 @@ std::span<const Command> commands() {
        define_embed},
       {"eval", "Retrieval metrics of a checkpoint on a split: text<->CAD, CAD->CAD, diagnostics",
        define_eval},
+      {"merge", "One prepared folder over many (the parts of a sharded prepare), shards not copied",
+       define_merge},
       {"train", "Contrastive training of the two-tower model on a prepared dataset", define_train},
       {"index", "Embed a part library (CAD folder or prepared) into a searchable index",
        define_index},

@@ -45,6 +45,13 @@ void check_options(const PrepareOptions& o) {
     throw Error("--max-faces and --max-edges must be 0 (no limit) or positive");
   if (o.thumbnails && (o.thumbnail_px < 32 || o.thumbnail_px > 4096))
     throw Error(format("--thumbnail-px is {}; use 32 to 4096 pixels", o.thumbnail_px));
+  if (o.num_shards < 1)
+    throw Error(format("--num-shards is {}; a job has at least one part", o.num_shards));
+  if (o.shard_index < 0 || o.shard_index >= o.num_shards)
+    throw Error(
+        format("--shard-index {} is not a part of {} (0 to {}); with a SLURM array, the "
+               "index is SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN",
+               o.shard_index, o.num_shards, o.num_shards - 1));
   data::hash_split("", {o.validation_ratio, o.test_ratio});  // throws on bad ratios
 }
 
@@ -75,6 +82,8 @@ void ready_output(const fs::path& out, const PrepareOptions& o) {
                         {"ingest", prepare_detail::ingest_json(o.ingest)}};
   // Only when drawing: runs without thumbnails resume journals of older builds.
   if (o.thumbnails) state["thumbnail_px"] = o.thumbnail_px;
+  // Likewise only for a part of a job array: another part must not resume this one.
+  if (o.num_shards > 1) state["shard"] = {{"index", o.shard_index}, {"count", o.num_shards}};
   std::error_code error;
   if (fs::exists(out, error) && !fs::is_directory(out, error))
     throw Error(format("--out {} is a file, not a folder", out.string()));
@@ -186,11 +195,15 @@ PrepareSummary run_prepare(const PrepareOptions& o) {
   if (!o.splits.empty()) run.split_file = data::read_splits(o.splits);
 
   run.inputs = prepare_detail::collect_inputs(o, run.failures);
-  const std::vector<prepare_detail::Input>& inputs = run.inputs;
-  const int64_t total_inputs = static_cast<int64_t>(inputs.size() + run.failures.size());
-  if (total_inputs == 0)
+  if (run.inputs.empty() && run.failures.empty())
     throw Error(format("no inputs found (extensions {}); check the paths and --extensions",
                        prepare_detail::dump(o.extensions)));
+  prepare_detail::select_part(o, run);
+  const std::vector<prepare_detail::Input>& inputs = run.inputs;
+  const int64_t total_inputs = static_cast<int64_t>(inputs.size() + run.failures.size());
+  if (o.num_shards > 1)
+    log::info("prepare", "part {} of {}: {} of the job's {} inputs", o.shard_index, o.num_shards,
+              with_commas(total_inputs), with_commas(run.shard["inputs"].get<int64_t>()));
   ready_output(out, o);
   Journal journal(out / "work" / "journal.bin");
   if (journal.dropped_bytes() > 0)

@@ -1,6 +1,7 @@
 // The prepare job's inputs: files and folders named on the command line or in
 // --inputs-from, searched by extension, given ids, and checked before opening.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -9,6 +10,7 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/hash.h"
 
 namespace cadclip::cad::prepare_detail {
 namespace {
@@ -127,4 +129,46 @@ std::vector<Input> collect_inputs(const PrepareOptions& o, std::vector<Failure>&
   return inputs;
 }
 
+void select_part(const PrepareOptions& o, FinishedRun& run) {
+  if (o.num_shards <= 1) return;
+  // The whole job's inputs by id, whatever this part holds: what tells the
+  // parts of one job from those of another (cadclip merge checks it).
+  std::vector<std::string> all_ids;
+  for (const Input& in : run.inputs) all_ids.push_back(in.id);
+  for (const Failure& f : run.failures) all_ids.push_back(f.id);
+  std::sort(all_ids.begin(), all_ids.end());
+  Sha256 key;
+  for (const std::string& id : all_ids) key.update(id).update(std::string_view("\n", 1));
+
+  auto mine = [&](const std::string& id) {
+    if (shard_of(id, o.num_shards) == o.shard_index) return true;
+    run.other_part_ids.insert(id);
+    return false;
+  };
+  std::vector<Input> inputs;
+  for (Input& in : run.inputs)
+    if (mine(in.id)) inputs.push_back(std::move(in));
+  std::vector<Failure> failures;
+  for (Failure& f : run.failures)
+    if (mine(f.id)) failures.push_back(std::move(f));
+  run.inputs = std::move(inputs);
+  run.failures = std::move(failures);
+  run.shard = {{"index", o.shard_index},
+               {"count", o.num_shards},
+               {"inputs", all_ids.size()},
+               {"inputs_sha256", key.hex_digest()}};
+}
+
 }  // namespace cadclip::cad::prepare_detail
+
+namespace cadclip::cad {
+
+int shard_of(std::string_view id, int num_shards) {
+  if (num_shards < 1) throw Error(format("{} parts: a job has at least one", num_shards));
+  const std::array<uint8_t, 32> digest = Sha256().update("cadclip.shard\n").update(id).digest();
+  uint64_t top = 0;
+  for (int i = 0; i < 8; ++i) top = (top << 8) | digest[static_cast<size_t>(i)];
+  return static_cast<int>(top % static_cast<uint64_t>(num_shards));
+}
+
+}  // namespace cadclip::cad

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,10 +52,19 @@ struct FinishedRun {
   std::vector<Failure> failures;  // inputs that failed before opening
   std::vector<data::CaptionFile> caption_files;
   std::optional<data::Splits> split_file;
+  // A part of a job array (num_shards > 1): the ids of the other parts'
+  // inputs, whose captions and splits entries name no missing model, and the
+  // manifest's "shard" object; null for a whole run.
+  std::set<std::string> other_part_ids;
+  nlohmann::ordered_json shard;
   int64_t from_journal = 0;  // inputs an earlier run finished
   int64_t ingested_now = 0;
   std::chrono::steady_clock::time_point start, ingest_start, ingest_end;
 };
+
+// Keeps, of every input found (run.inputs, run.failures), those of part
+// o.shard_index of o.num_shards, and records the rest in run.other_part_ids.
+void select_part(const PrepareOptions& o, FinishedRun& run);
 
 // Writes shards (in id order), thumbnails, captions, splits, failures,
 // warnings, options and the manifest into o.out, then removes o.out/work

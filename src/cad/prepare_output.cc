@@ -69,7 +69,9 @@ ordered_json options_json(const PrepareOptions& o) {
           {"keep_work", o.keep_work},
           {"worker_binary", o.worker_binary},
           {"thumbnails", o.thumbnails},
-          {"thumbnail_px", o.thumbnail_px}};
+          {"thumbnail_px", o.thumbnail_px},
+          {"shard_index", o.shard_index},
+          {"num_shards", o.num_shards}};
 }
 
 // What writing the models left for the rest of the dataset and the manifest.
@@ -179,7 +181,7 @@ ordered_json write_captions(const PrepareOptions& o, const FinishedRun& run, con
   const std::set<std::string> model_ids(m.prepared_ids.begin(), m.prepared_ids.end());
   std::vector<data::Caption> captions;
   std::set<std::string> captioned, orphan_ids;
-  int64_t orphans = 0, orphans_of_failed = 0;
+  int64_t orphans = 0, orphans_of_failed = 0, of_other_parts = 0;
   std::map<std::string, int64_t> by_level;
   ordered_json caption_reports = ordered_json::array();
   for (const data::CaptionFile& file : run.caption_files) {
@@ -198,6 +200,8 @@ ordered_json write_captions(const PrepareOptions& o, const FinishedRun& run, con
         captions.push_back(c);
         captioned.insert(c.id);
         ++by_level[c.level];
+      } else if (run.other_part_ids.count(c.id)) {
+        ++of_other_parts;  // another part of the job array keeps it
       } else {
         ++orphans;
         if (m.failed_ids.count(c.id)) ++orphans_of_failed;
@@ -222,15 +226,17 @@ ordered_json write_captions(const PrepareOptions& o, const FinishedRun& run, con
       log::warn("prepare", "{} prepared models (e.g. '{}') have no caption",
                 with_commas(uncaptioned.size()), uncaptioned.front());
   }
-  return {{"files", caption_reports},
-          {"kept", captions.size()},
-          {"by_level", by_level},
-          {"without_model", orphans},
-          {"without_model_of_failed_inputs", orphans_of_failed},
-          {"without_model_ids", orphan_ids.size()},
-          {"without_model_examples", examples(orphan_ids)},
-          {"models_without_caption", uncaptioned.size()},
-          {"models_without_caption_examples", examples(uncaptioned)}};
+  ordered_json report = {{"files", caption_reports},
+                         {"kept", captions.size()},
+                         {"by_level", by_level},
+                         {"without_model", orphans},
+                         {"without_model_of_failed_inputs", orphans_of_failed},
+                         {"without_model_ids", orphan_ids.size()},
+                         {"without_model_examples", examples(orphan_ids)},
+                         {"models_without_caption", uncaptioned.size()},
+                         {"models_without_caption_examples", examples(uncaptioned)}};
+  if (!run.shard.is_null()) report["of_other_parts"] = of_other_parts;
+  return report;
 }
 
 // splits.json: the given file restricted to prepared models, or a hash split.
@@ -241,13 +247,15 @@ ordered_json write_splits(const PrepareOptions& o, const FinishedRun& run, const
   ordered_json split_report;
   if (run.split_file) {
     std::set<std::string> listed;
-    int64_t missing = 0;
+    int64_t missing = 0, of_other_parts = 0;
     std::set<std::string> missing_examples;
     auto keep = [&](const std::vector<std::string>& from, std::vector<std::string>& into) {
       for (const std::string& id : from) {
         listed.insert(id);
         if (model_ids.count(id)) {
           into.push_back(id);
+        } else if (run.other_part_ids.count(id)) {
+          ++of_other_parts;  // another part of the job array keeps it
         } else {
           ++missing;
           if (missing_examples.size() < kExamples) missing_examples.insert(id);
@@ -271,6 +279,7 @@ ordered_json write_splits(const PrepareOptions& o, const FinishedRun& run, const
                     {"ids_without_model_examples", examples(missing_examples)},
                     {"models_in_no_split", unlisted.size()},
                     {"models_in_no_split_examples", examples(unlisted)}};
+    if (!run.shard.is_null()) split_report["ids_of_other_parts"] = of_other_parts;
   } else {
     splits = data::split_by_hash(m.prepared_ids, {o.validation_ratio, o.test_ratio});
     split_report = {
@@ -367,7 +376,7 @@ PrepareSummary write_dataset(const PrepareOptions& o, const Journal& journal, Fi
                 summary.failed, summary.inputs);
 
   const double wall = seconds_between(run.start, Clock::now());
-  const ordered_json manifest = {
+  ordered_json manifest = {
       {"format", "cadclip.prepared"},
       {"manifest_version", kManifestVersion},
       {"shard_schema_version", data::kShardSchemaVersion},
@@ -396,6 +405,7 @@ PrepareSummary write_dataset(const PrepareOptions& o, const Journal& journal, Fi
         {"ingest_wall_seconds", seconds_between(run.ingest_start, run.ingest_end)},
         {"assemble_wall_seconds", seconds_between(run.ingest_end, Clock::now())},
         {"wall_seconds", wall}}}};
+  if (!run.shard.is_null()) manifest["shard"] = run.shard;
   write_text_atomic(out / "manifest.json", dump(manifest, 1) + "\n");
   if (!o.keep_work) fs::remove_all(out / "work");
   log_summary(summary, by_kind, m, out, wall);

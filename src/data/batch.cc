@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/size_groups.h"
 #include "cadclip/data/graph_codec.h"
 
 namespace cadclip::data {
@@ -190,6 +191,32 @@ BRepBatch collate(const std::vector<BRepGraph>& graphs) {
   pointers.reserve(graphs.size());
   for (const BRepGraph& g : graphs) pointers.push_back(&g);
   return collate(std::span<const BRepGraph* const>(pointers));
+}
+
+GroupedBatch collate_groups(std::span<const BRepGraph* const> graphs,
+                            std::span<const PairwiseInputs* const> pairwise,
+                            int64_t group_overhead) {
+  if (graphs.empty()) throw Error("collate: the batch holds no graphs; pass at least one");
+  if (!pairwise.empty() && pairwise.size() != graphs.size())
+    throw Error(format("collate: {} graphs but {} pairwise inputs; pass one per graph, or none",
+                       graphs.size(), pairwise.size()));
+  std::vector<int64_t> face_counts;
+  face_counts.reserve(graphs.size());
+  for (const BRepGraph* g : graphs) face_counts.push_back(g->num_faces());
+  GroupedBatch out;
+  out.row_of.resize(graphs.size());
+  int64_t row = 0;
+  for (const std::vector<int64_t>& group : group_by_size(face_counts, group_overhead)) {
+    std::vector<const BRepGraph*> members;
+    std::vector<const PairwiseInputs*> member_pairwise;
+    for (const int64_t i : group) {
+      members.push_back(graphs[static_cast<size_t>(i)]);
+      if (!pairwise.empty()) member_pairwise.push_back(pairwise[static_cast<size_t>(i)]);
+      out.row_of[static_cast<size_t>(i)] = row++;
+    }
+    out.groups.push_back(pairwise.empty() ? collate(members) : collate(members, member_pairwise));
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, at::Tensor>> BRepBatch::named_tensors() const {

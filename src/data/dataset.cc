@@ -1,5 +1,8 @@
 #include "cadclip/data/dataset.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -135,7 +138,15 @@ struct Dataset::State {
   std::unordered_map<std::string, int64_t> by_id;
 };
 
-Dataset Dataset::open(const std::filesystem::path& folder) {
+namespace {
+
+// A shard file and what the user named that holds it: its prepared folder,
+// or the shard itself when shards are opened one by one.
+struct ShardSource {
+  std::filesystem::path shard, origin;
+};
+
+std::vector<ShardSource> manifest_shards(const std::filesystem::path& folder) {
   const std::filesystem::path manifest_path = folder / "manifest.json";
   if (!std::filesystem::exists(manifest_path)) {
     throw Error(format("{} has no manifest.json; is it a folder written by `cadclip prepare`?",
@@ -146,39 +157,74 @@ Dataset Dataset::open(const std::filesystem::path& folder) {
   if (!manifest.is_object() || !manifest.contains("shards") || !manifest["shards"].is_array())
     throw Error(
         format("{} has no 'shards' list; prepare the dataset again", manifest_path.string()));
-  std::vector<std::filesystem::path> shards;
+  std::vector<ShardSource> shards;
   for (const auto& entry : manifest["shards"]) {
     if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string())
       throw Error(format("{}: a 'shards' entry has no 'file'", manifest_path.string()));
-    shards.push_back(folder / entry["file"].get<std::string>());
+    // Relative to the folder; a merged folder's entries lead into other folders.
+    shards.push_back({(folder / entry["file"].get<std::string>()).lexically_normal(), folder});
   }
-  return open_shards(shards);
+  return shards;
+}
+
+}  // namespace
+
+struct Dataset::Opener {
+  static Dataset open(const std::vector<ShardSource>& sources) {
+    auto state = std::make_shared<State>();
+    int64_t total = 0;
+    std::vector<size_t> source_of;  // per model: its entry in `sources`
+    for (size_t s = 0; s < sources.size(); ++s) {
+      Shard shard = open_shard(sources[s].shard);
+      shard.first = total;
+      state->starts.push_back(total);
+      for (size_t i = 0; i < shard.ids.size(); ++i) {
+        const auto [it, inserted] =
+            state->by_id.emplace(shard.ids[i], total + static_cast<int64_t>(i));
+        if (inserted) {
+          source_of.push_back(s);
+          continue;
+        }
+        const ShardSource& first = sources[source_of[static_cast<size_t>(it->second)]];
+        if (first.origin != sources[s].origin) {
+          throw Error(
+              format("model id '{}' is in both {} and {}; the folders of one dataset must hold "
+                     "distinct ids: leave one of them out, or prepare one again with inputs "
+                     "whose ids differ (an id is the input's path below its folder)",
+                     shard.ids[i], first.origin.string(), sources[s].origin.string()));
+        }
+        throw Error(
+            format("model id '{}' appears twice (in {} and {}); shards of different datasets "
+                   "cannot be mixed this way",
+                   shard.ids[i], first.shard.string(), sources[s].shard.string()));
+      }
+      total += static_cast<int64_t>(shard.ids.size());
+      state->shards.push_back(std::move(shard));
+    }
+    state->starts.push_back(total);
+    Dataset dataset;
+    dataset.state_ = std::move(state);
+    return dataset;
+  }
+};
+
+Dataset Dataset::open(const std::filesystem::path& folder) {
+  return Opener::open(manifest_shards(folder));
+}
+
+Dataset Dataset::open(const std::vector<std::filesystem::path>& folders) {
+  std::vector<ShardSource> sources;
+  for (const auto& folder : folders) {
+    const std::vector<ShardSource> shards = manifest_shards(folder);
+    sources.insert(sources.end(), shards.begin(), shards.end());
+  }
+  return Opener::open(sources);
 }
 
 Dataset Dataset::open_shards(const std::vector<std::filesystem::path>& paths) {
-  auto state = std::make_shared<State>();
-  int64_t total = 0;
-  for (const auto& path : paths) {
-    Shard shard = open_shard(path);
-    shard.first = total;
-    state->starts.push_back(total);
-    for (size_t i = 0; i < shard.ids.size(); ++i) {
-      const auto [it, inserted] =
-          state->by_id.emplace(shard.ids[i], total + static_cast<int64_t>(i));
-      if (!inserted) {
-        throw Error(
-            format("model id '{}' appears twice (in {}); shards of different datasets "
-                   "cannot be mixed this way",
-                   shard.ids[i], path.string()));
-      }
-    }
-    total += static_cast<int64_t>(shard.ids.size());
-    state->shards.push_back(std::move(shard));
-  }
-  state->starts.push_back(total);
-  Dataset dataset;
-  dataset.state_ = std::move(state);
-  return dataset;
+  std::vector<ShardSource> sources;
+  for (const auto& path : paths) sources.push_back({path, path});
+  return Opener::open(sources);
 }
 
 int64_t Dataset::size() const { return state_ ? state_->starts.back() : 0; }
@@ -223,6 +269,48 @@ std::vector<std::string> Dataset::ids() const {
   for (const Shard& shard : state_->shards)
     all.insert(all.end(), shard.ids.begin(), shard.ids.end());
   return all;
+}
+
+namespace {
+
+// madvise over the pages that hold `bytes` (the mapping is page-aligned).
+void madvise_pages(std::span<const std::byte> bytes, int advice) {
+  if (bytes.empty()) return;
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(bytes.data() + bytes.size());
+  // A hint: when the kernel refuses it, reading works all the same.
+  (void)::madvise(reinterpret_cast<void*>(begin), end - begin, advice);
+}
+
+// The bytes of rows [begin, end) of a tensor whose first axis those rows count.
+std::span<const std::byte> row_bytes(const SafetensorsReader& file, const char* name, int64_t begin,
+                                     int64_t end) {
+  const TensorInfo& t = file.at(name);
+  const std::span<const std::byte> all = file.bytes(t);
+  const int64_t rows = t.shape.empty() ? 0 : t.shape[0];
+  if (rows == 0 || end <= begin) return {};
+  const size_t row = all.size() / static_cast<size_t>(rows);
+  return all.subspan(static_cast<size_t>(begin) * row, static_cast<size_t>(end - begin) * row);
+}
+
+}  // namespace
+
+void Dataset::advise(Access access) const {
+  if (!state_) return;
+  const int advice = access == Access::kRandom ? MADV_RANDOM : MADV_NORMAL;
+  for (const Shard& shard : state_->shards)
+    for (const TensorInfo& t : shard.file.tensors()) madvise_pages(shard.file.bytes(t), advice);
+}
+
+void Dataset::prefetch(int64_t index) const {
+  const auto [shard, i] = locate(state_->shards, state_->starts, index);
+  const SafetensorsReader& f = shard->file;
+  const int64_t f0 = shard->face_offsets[i], f1 = shard->face_offsets[i + 1];
+  const int64_t e0 = shard->edge_offsets[i], e1 = shard->edge_offsets[i + 1];
+  for (const char* name : kFaceTensors) madvise_pages(row_bytes(f, name, f0, f1), MADV_WILLNEED);
+  for (const char* name : kEdgeTensors) madvise_pages(row_bytes(f, name, e0, e1), MADV_WILLNEED);
+  for (const char* name : kModelTensors) madvise_pages(row_bytes(f, name, i, i + 1), MADV_WILLNEED);
 }
 
 BRepGraph Dataset::graph(int64_t index) const {

@@ -25,6 +25,7 @@
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/graph_codec.h"
 #include "cadclip/data/ingest_failure.h"
+#include "cadclip/data/prepared.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "layout.h"
 #include "store.h"
@@ -164,10 +165,8 @@ void fill_from_graph(Item& item, const data::BRepGraph& g) {
   item.faces = g.num_faces();
 }
 
-std::map<std::string, std::string> first_captions(const fs::path& path) {
+std::map<std::string, std::string> first_captions(const data::CaptionFile& file) {
   std::map<std::string, std::string> out;
-  if (path.empty()) return out;
-  const data::CaptionFile file = data::read_captions(path, {});
   // The shortest level is the most legible under a thumbnail.
   std::map<std::string, int> level_rank;
   for (int i = 0; i < 4; ++i) level_rank[data::kText2CadLevels[i]] = i;
@@ -418,12 +417,15 @@ void Embedder::record_drawing(Item& item, std::optional<Drawing>& drawing) {
   if (item.thumbnail.empty()) fs::remove(thumbnail_file);  // a changed part's old drawing
 }
 
-// A prepared library: graphs from its shards, drawings from its
-// thumbnails.jsonl (those of `cadclip prepare --thumbnails`, made by its workers).
-void embed_prepared(const data::Dataset& dataset, const fs::path& library,
-                    const std::vector<Found*>& todo, bool thumbnails, Embedder& embedder) {
+// A prepared library: graphs from its shards, drawings from the
+// thumbnails.jsonl of each folder `cadclip prepare --thumbnails` wrote (made
+// by its workers).
+void embed_prepared(const data::PreparedData& library, const std::vector<Found*>& todo,
+                    bool thumbnails, Embedder& embedder) {
+  const data::Dataset& dataset = library.dataset;
   std::map<std::string, Drawing> drawings;
-  if (thumbnails) drawings = read_drawings(library);
+  if (thumbnails)
+    for (const fs::path& source : library.sources) drawings.merge(read_drawings(source));
   for (Found* f : todo) {
     const auto drawing = drawings.find(f->item.id);
     embedder.add(*f, dataset.graph(f->dataset_row),
@@ -516,9 +518,13 @@ IndexSummary build_index(const IndexOptions& o) {
   if (o.out.empty()) throw Error("cadclip index needs --out, the index folder to write");
   if (o.batch_size < 1) throw Error(format("--batch-size {} must be at least 1", o.batch_size));
   const fs::path library = fs::absolute(o.library);
-  if (!fs::is_directory(library))
-    throw Error(format("library {} is no folder: pass a folder of CAD files or a prepared folder",
-                       o.library));
+  // A dataset file lists prepared folders (the parts of a sharded prepare).
+  const bool listed = fs::is_regular_file(library);
+  if (!listed && !fs::is_directory(library))
+    throw Error(
+        format("library {} is no folder: pass a folder of CAD files, a prepared folder, "
+               "or a dataset file listing prepared folders",
+               o.library));
   const fs::path index_folder = fs::absolute(o.out);
   const fs::path checkpoint = model::resolve_checkpoint(o.checkpoint);
   const std::string identity = model::checkpoint_identity(checkpoint);
@@ -538,18 +544,23 @@ IndexSummary build_index(const IndexOptions& o) {
   for (detail::StoredItem& s : catalog->items()) existing.emplace(s.item.id, std::move(s));
 
   // What the library holds now, and what changed.
-  const bool prepared = fs::exists(library / "manifest.json");
-  fs::path captions_path = o.captions;
-  if (captions_path.empty() && prepared && fs::exists(library / "captions.jsonl"))
-    captions_path = library / "captions.jsonl";
+  const bool prepared = listed || fs::exists(library / "manifest.json");
   std::vector<Listed> failures;
-  std::optional<data::Dataset> dataset;
-  if (prepared) dataset = data::Dataset::open(library);
+  std::optional<data::PreparedData> dataset;
+  if (prepared)
+    dataset = data::open_prepared(data::dataset_folders({library.string()}),
+                                  {/*splits=*/false, /*captions_required=*/false});
+  data::CaptionFile captions;
+  if (!o.captions.empty()) {
+    captions = data::read_captions(o.captions, {});
+  } else if (prepared) {
+    captions = dataset->captions;
+  }
   std::vector<Found> found =
-      prepared ? found_in_dataset(*dataset) : found_in_folder(library, failures);
+      prepared ? found_in_dataset(dataset->dataset) : found_in_folder(library, failures);
   IndexSummary summary;
   const Changes changes =
-      find_changes(found, existing, first_captions(captions_path), *catalog, summary);
+      find_changes(found, existing, first_captions(captions), *catalog, summary);
   log::info("index", "{} parts in the library: {} to embed, {} unchanged, {} removed",
             with_commas(found.size()), changes.todo.size(), summary.unchanged, changes.gone.size());
 
@@ -568,7 +579,7 @@ IndexSummary build_index(const IndexOptions& o) {
                       {.total = static_cast<int64_t>(changes.todo.size()), .unit = "parts"});
     Embedder embedder(*built.model, *catalog, out, o, existing, summary, warnings, progress);
     if (prepared) {
-      embed_prepared(*dataset, library, changes.todo, o.thumbnails, embedder);
+      embed_prepared(*dataset, changes.todo, o.thumbnails, embedder);
     } else {
 #ifdef CADCLIP_WITH_OCCT
       ingest_parts(o, changes.todo, embedder, failures);

@@ -10,7 +10,6 @@
 #include <torch/nn/modules/conv.h>
 
 #include "cadclip/core/error.h"
-#include "cadclip/core/size_groups.h"
 #include "cadclip/model/autocast.h"
 
 namespace cadclip::model {
@@ -237,23 +236,17 @@ torch::Tensor BRepEncoderImpl::forward(const data::BRepBatch& batch) {
 torch::Tensor BRepEncoderImpl::forward_graphs(std::span<const data::BRepGraph* const> graphs,
                                               c10::Device device, int64_t group_overhead) {
   if (graphs.empty()) throw Error("BRepEncoder::forward_graphs: no graphs; pass at least one");
-  std::vector<int64_t> face_counts;
-  face_counts.reserve(graphs.size());
-  for (const data::BRepGraph* g : graphs) face_counts.push_back(g->num_faces());
+  return forward_grouped(data::collate_groups(graphs, {}, group_overhead), device);
+}
 
+torch::Tensor BRepEncoderImpl::forward_grouped(const data::GroupedBatch& batch,
+                                               c10::Device device) {
+  if (batch.groups.empty())
+    throw Error("BRepEncoder::forward_grouped: no graphs; pass at least one");
   std::vector<torch::Tensor> parts;
-  std::vector<int64_t> inverse(graphs.size());  // inverse[i]: the output row of input graph i
-  int64_t row = 0;
-  for (const std::vector<int64_t>& group : group_by_size(face_counts, group_overhead)) {
-    std::vector<const data::BRepGraph*> members;
-    members.reserve(group.size());
-    for (int64_t i : group) {
-      members.push_back(graphs[static_cast<size_t>(i)]);
-      inverse[static_cast<size_t>(i)] = row++;
-    }
-    parts.push_back(forward(data::collate(members).to(device)));
-  }
-  return at::cat(parts).index_select(0, at::tensor(inverse).to(device));
+  parts.reserve(batch.groups.size());
+  for (const data::BRepBatch& group : batch.groups) parts.push_back(forward(group.to(device)));
+  return at::cat(parts).index_select(0, at::tensor(batch.row_of).to(device));
 }
 
 }  // namespace cadclip::model

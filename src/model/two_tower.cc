@@ -101,6 +101,11 @@ torch::Tensor TwoTowerImpl::encode_brep(std::span<const data::BRepGraph* const> 
   return normalise(brep_head(brep_->forward_graphs(graphs, brep_head->weight.device())));
 }
 
+torch::Tensor TwoTowerImpl::encode_brep(const data::GroupedBatch& batch) {
+  NoAutocast fp32;
+  return normalise(brep_head(brep_->forward_grouped(batch, brep_head->weight.device())));
+}
+
 torch::Tensor TwoTowerImpl::encode_brep(const std::vector<data::BRepGraph>& graphs) {
   std::vector<const data::BRepGraph*> pointers;
   pointers.reserve(graphs.size());

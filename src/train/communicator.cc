@@ -2,8 +2,13 @@
 
 #include <ATen/ATen.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <torch/autograd.h>
+#include <unistd.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -124,7 +129,8 @@ class ProcessGroupCommunicator final : public Communicator {
 c10::intrusive_ptr<c10d::Store> make_store(const ProcessGroupOptions& options) {
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(options.master_port);
-  store_options.isServer = options.rank == 0;
+  // Under torchrun the agent on the first node already serves the store.
+  store_options.isServer = options.rank == 0 && !options.store_served_by_agent;
   store_options.numWorkers = static_cast<size_t>(options.world_size);
   store_options.waitWorkers = true;
   store_options.timeout = options.timeout;
@@ -236,6 +242,45 @@ class AllGatherFunction : public torch::autograd::Function<AllGatherFunction> {
   }
 };
 
+// The local address the kernel would send from to reach host:port (no
+// packet is sent: connect on a UDP socket only picks the route).
+std::string local_address_towards(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (const int status = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+      status != 0)
+    throw Error(
+        format("MASTER_ADDR {} does not resolve: {}; set it to rank 0's address, or name "
+               "this node's interface in GLOO_SOCKET_IFNAME",
+               host, ::gai_strerror(status)));
+  std::string address;
+  for (const addrinfo* a = found; a != nullptr && address.empty(); a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, SOCK_DGRAM, 0);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t length = sizeof local;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0) {
+      char text[INET6_ADDRSTRLEN] = {};
+      const void* raw =
+          local.ss_family == AF_INET
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
+              : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
+      if (::inet_ntop(local.ss_family, raw, text, sizeof text) != nullptr) address = text;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (address.empty())
+    throw Error(
+        format("no route from this node to MASTER_ADDR {}; check the address, or name "
+               "this node's interface in GLOO_SOCKET_IFNAME",
+               host));
+  return address;
+}
+
 }  // namespace
 
 ProcessGroupOptions process_group_from_environment() {
@@ -246,6 +291,9 @@ ProcessGroupOptions process_group_from_environment() {
     options.local_rank = env_int("LOCAL_RANK", options.rank);
     if (const char* addr = std::getenv("MASTER_ADDR")) options.master_addr = addr;
     options.master_port = env_int("MASTER_PORT", options.master_port);
+    const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    options.store_served_by_agent =
+        agent_store != nullptr && std::string_view(agent_store) == "True";
   } else if (std::getenv("SLURM_NTASKS") != nullptr && std::getenv("SLURM_PROCID") != nullptr) {
     options.world_size = env_int("SLURM_NTASKS", 1);
     options.rank = env_int("SLURM_PROCID", 0);
@@ -271,10 +319,20 @@ std::unique_ptr<Communicator> make_gloo_communicator(const ProcessGroupOptions& 
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
     const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
     const bool loopback = options.master_addr == "127.0.0.1" || options.master_addr == "localhost";
-    gloo_options->devices.push_back(
-        interface != nullptr ? c10d::ProcessGroupGloo::createDeviceForInterface(interface)
-        : loopback           ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                             : c10d::ProcessGroupGloo::createDefaultDevice());
+    if (interface != nullptr && *interface != '\0') {
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
+    } else if (loopback) {
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    } else {
+      // Gloo's default resolves this machine's hostname, which on a node with
+      // several networks (or none that the name resolves to) is not the one
+      // rank 0 is on, and then falls back to loopback: its peers could never
+      // connect. The address this node reaches master_addr from is.
+      const std::string address = local_address_towards(options.master_addr, options.master_port);
+      log::debug("dist", "rank {}: Gloo binds to {} (the address towards {})", options.rank,
+                 address, options.master_addr);
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(address));
+    }
     auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, options.rank,
                                                              options.world_size, gloo_options);
     return std::make_unique<ProcessGroupCommunicator>(std::move(group), "gloo", options);

@@ -86,10 +86,16 @@ at::Tensor FusedAdamW::step(LossClosure closure) {
       batch.steps.push_back(
           at::full({}, static_cast<double>(s.step()), p.options().dtype(at::kFloat)));
     }
-    for (auto& [key, b] : batches)
+    for (auto& [key, b] : batches) {
       at::_fused_adamw_(b.params, b.grads, b.exp_avgs, b.exp_avg_sqs, /*max_exp_avg_sqs=*/{},
                         b.steps, o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()),
                         o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
+      // The fused kernel does not move the parameters' version counters, as
+      // every other in-place update does; what keys a cache on them (the text
+      // tower's fused no-grad weights, which the no-grad forward under
+      // activation checkpointing and validation read) would keep the old values.
+      for (const at::Tensor& p : b.params) p.unsafeGetTensorImpl()->bump_version();
+    }
   }
   return loss;
 }

@@ -67,12 +67,19 @@ std::pair<at::Tensor, at::Tensor> CaptionTokenizer::pad(
 StepInputMaker::StepInputMaker(const data::Dataset& dataset,
                                const std::vector<data::Caption>& captions, const TrainingSet& set,
                                CaptionTokenizer& tokenizer, StepInputOptions options)
-    : dataset_(dataset), captions_(captions), set_(set), tokenizer_(tokenizer), options_(options) {}
+    : dataset_(dataset), captions_(captions), set_(set), tokenizer_(tokenizer), options_(options) {
+  if (options_.shuffled_reads) dataset_.advise(data::Dataset::Access::kRandom);
+}
 
 StepInputs StepInputMaker::make(int64_t epoch, const std::vector<int64_t>& samples) const {
   StepInputs in;
   std::vector<int64_t> caption_keys, geometry_keys;
   std::vector<std::vector<text::Quantity>> quantity_rows;
+  // The kernel reads the whole batch at once (in the background) rather than
+  // one page fault after another.
+  if (options_.shuffled_reads)
+    for (const int64_t sample : samples)
+      dataset_.prefetch(set_.models[static_cast<size_t>(sample)]);
   for (const int64_t sample : samples) {
     in.graphs.push_back(dataset_.graph(set_.models[static_cast<size_t>(sample)]));
     const auto& choices = set_.captions[static_cast<size_t>(sample)];
@@ -85,6 +92,19 @@ StepInputs StepInputMaker::make(int64_t epoch, const std::vector<int64_t>& sampl
     if (options_.quantities) quantity_rows.push_back(text::extract_quantities(caption.text));
     caption_keys.push_back(caption_key(caption.text, caption.facts));
     geometry_keys.push_back(geometry_key(in.graphs.back().geometry_hash, -1 - sample));
+  }
+  if (options_.collate) {
+    std::vector<const data::BRepGraph*> graphs;
+    std::vector<std::shared_ptr<const data::PairwiseInputs>> kept;
+    std::vector<const data::PairwiseInputs*> pairwise;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      graphs.push_back(&in.graphs[i]);
+      if (options_.pairwise == nullptr) continue;
+      kept.push_back(
+          options_.pairwise->get(set_.models[static_cast<size_t>(samples[i])], in.graphs[i]));
+      pairwise.push_back(kept.back().get());
+    }
+    in.brep = data::collate_groups(graphs, pairwise);
   }
   if (options_.quantities) in.quantities = text::quantity_batch(quantity_rows).to(options_.device);
   in.caption_keys = at::tensor(caption_keys).to(options_.device);

@@ -14,7 +14,8 @@ CADCLIP_JSON_FIELDS(TrainOptions, data, out, model, levels, epochs, batch_size, 
                     weight_decay, warmup, grad_clip, device, threads, seed, loss,
                     mask_false_negatives, queue, queue_momentum, max_nonfinite_steps,
                     checkpoint_every, stop_after_steps, resume, text_cache, validation_split,
-                    eval_batch_size, deterministic, debug_nan_at_step, debug_nan_count)
+                    eval_batch_size, loader_threads, pairwise_cache_mb, deterministic,
+                    debug_nan_at_step, debug_nan_count)
 
 TrainOptions read_train_options(const std::filesystem::path& file, TrainOptions options) {
   nlohmann::json json;
@@ -23,6 +24,9 @@ TrainOptions read_train_options(const std::filesystem::path& file, TrainOptions 
   } catch (const nlohmann::json::exception& e) {
     throw Error(format("--config {} is not valid JSON: {}", file.string(), e.what()));
   }
+  // Runs made before a dataset could be several folders wrote one folder.
+  if (json.is_object() && json.contains("data") && json["data"].is_string())
+    json["data"] = nlohmann::json::array({json["data"]});
   // A misspelt key would silently leave its default: refuse it.
   const std::vector<std::string> unknown = unknown_keys(json, nlohmann::json(TrainOptions{}));
   if (!unknown.empty()) {

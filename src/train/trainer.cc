@@ -5,6 +5,7 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -19,6 +20,8 @@
 #include "cadclip/core/progress.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
+#include "cadclip/data/pairwise_cache.h"
+#include "cadclip/data/prepared.h"
 #include "cadclip/data/splits.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/two_tower.h"
@@ -30,6 +33,7 @@
 #include "cadclip/train/sampler.h"
 #include "cadclip/train/schedule.h"
 #include "cadclip/train/step_inputs.h"
+#include "cadclip/train/step_loader.h"
 #include "cadclip/train/text_cache.h"
 #include "cadclip/train/validator.h"
 
@@ -41,6 +45,12 @@ namespace fs = std::filesystem;
 // Refuses options that cannot make a run, before anything is read or written.
 void check_options(const TrainOptions& options, const Communicator& comm) {
   if (options.data.empty()) throw Error("train needs --data, a prepared dataset folder");
+  if (options.loader_threads < 0)
+    throw Error(
+        format("--loader-threads {} must be 0 (inside the step) or more", options.loader_threads));
+  if (options.pairwise_cache_mb < 0)
+    throw Error(
+        format("--pairwise-cache-mb {} must be 0 (keep none) or more", options.pairwise_cache_mb));
   if (options.out.empty()) throw Error("train needs --out, a folder for the run");
   if (options.epochs < 1) throw Error(format("--epochs {} must be at least 1", options.epochs));
   if (options.model.text.max_length < 2)
@@ -107,17 +117,13 @@ struct TrainingData {
 };
 
 TrainingData read_training_data(const TrainOptions& o, bool leader) {
-  const fs::path folder(o.data);
-  data::CaptionOptions caption_options;
-  caption_options.format = "jsonl";
-  TrainingData d{data::Dataset::open(folder),
-                 data::read_captions(folder / "captions.jsonl", caption_options),
-                 data::read_splits(folder / "splits.json"),
-                 {}};
+  data::PreparedData prepared = data::open_prepared(data::dataset_folders(o.data));
+  TrainingData d{
+      std::move(prepared.dataset), std::move(prepared.captions), std::move(prepared.splits), {}};
   d.set = training_set(d.dataset, d.captions.captions, d.splits.train, o.levels);
   if (d.set.models.empty())
     throw Error(format("{}: the train split has no model with a caption of the chosen levels",
-                       folder.string()));
+                       join(o.data)));
   if (leader)
     log::info("train",
               "{} training models ({} without a caption of the chosen levels, {} not "
@@ -167,7 +173,9 @@ class Trainer {
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<MetricsLog> metrics_;
   std::unique_ptr<CaptionTokenizer> tokenizer_;
+  std::unique_ptr<data::PairwiseCache> pairwise_;
   std::optional<StepInputMaker> inputs_;
+  std::unique_ptr<StepLoader> loader_;
   std::optional<TextFeatureCache> text_cache_;
   std::unique_ptr<Progress> progress_;
   TrainSummary summary_;
@@ -264,9 +272,12 @@ void Trainer::build_optimizer() {
 // Caption tokens (a tuned tower) or the cached features (a frozen one).
 void Trainer::build_text_inputs() {
   tokenizer_ = std::make_unique<CaptionTokenizer>(*built_.text.tokenizer, o_.model.text.max_length);
-  inputs_.emplace(
-      data_.dataset, data_.captions.captions, data_.set, *tokenizer_,
-      StepInputOptions{o_.seed, !frozen_text_, built_.model->reads_quantities(), device_});
+  pairwise_ = std::make_unique<data::PairwiseCache>(data_.dataset.size(),
+                                                    o_.pairwise_cache_mb * (int64_t{1} << 20));
+  StepInputOptions step_options{o_.seed, !frozen_text_, built_.model->reads_quantities(), device_};
+  step_options.collate = true;
+  step_options.pairwise = pairwise_.get();
+  inputs_.emplace(data_.dataset, data_.captions.captions, data_.set, *tokenizer_, step_options);
   if (!frozen_text_) return;
   TextCacheOptions cache;
   cache.file = o_.text_cache;
@@ -299,6 +310,20 @@ TrainSummary Trainer::run() {
   progress_options.total = schedule_->total_steps() - state_.global_step;
   progress_options.unit = "steps";
   if (leader_) progress_ = std::make_unique<Progress>("train", progress_options);
+  // The steps this run takes, so that the loader makes no step it will not take.
+  std::vector<std::pair<int64_t, int64_t>> plan;
+  for (int64_t epoch = state_.epoch; epoch < o_.epochs; ++epoch)
+    for (int64_t step = epoch == state_.epoch ? state_.step_in_epoch : 0;
+         step < sampler_->steps_per_epoch(); ++step)
+      if (o_.stop_after_steps == 0 ||
+          static_cast<int64_t>(plan.size()) <
+              std::max<int64_t>(1, o_.stop_after_steps - summary_.skipped))
+        plan.emplace_back(epoch, step);
+  loader_ = std::make_unique<StepLoader>(
+      [this](int64_t epoch, int64_t step) {
+        return inputs_->make(epoch, sampler_->batch(epoch, step));
+      },
+      std::move(plan), o_.loader_threads);
   for (int64_t epoch = state_.epoch; epoch < o_.epochs; ++epoch) {
     const int64_t first_step = epoch == state_.epoch ? state_.step_in_epoch : 0;
     for (int64_t step = first_step; step < sampler_->steps_per_epoch(); ++step)
@@ -324,15 +349,28 @@ TrainSummary Trainer::run() {
 }
 
 TrainSummary Trainer::finish() {
+  loader_.reset();  // the steps in flight read the tokenizer's count
   summary_.truncated = tokenizer_->truncated();
+  const data::PairwiseCache::Stats kept = pairwise_->stats();
+  if (leader_ && o_.pairwise_cache_mb == 0)
+    log::info("train", "pairwise inputs recomputed at every step (--pairwise-cache-mb 0)");
+  else if (leader_)
+    log::info("train", "pairwise inputs of {} models kept in memory: {} (budget {} MiB){}",
+              with_commas(kept.kept), human_bytes(static_cast<uint64_t>(kept.bytes)),
+              o_.pairwise_cache_mb,
+              kept.not_kept > 0
+                  ? format("; {} computations were not kept for lack of budget: raise "
+                           "--pairwise-cache-mb to save them",
+                           with_commas(kept.not_kept))
+                  : std::string());
   return summary_;
 }
 
 bool Trainer::take_step(int64_t epoch, int64_t step) {
   const auto started = std::chrono::steady_clock::now();
-  const StepInputs in = inputs_->make(epoch, sampler_->batch(epoch, step));
+  const StepInputs in = loader_->take(epoch, step);
   model::TwoTowerOutput output;
-  output.brep = built_.model->encode_brep(in.graphs);
+  output.brep = built_.model->encode_brep(in.brep);
   output.text = text_embeddings(*built_.model, in);
   output.logit_scale = built_.model->logit_scale();
   ContrastivePairs pairs{output.text, output.brep, in.caption_keys, in.geometry_keys};
@@ -344,7 +382,7 @@ bool Trainer::take_step(int64_t epoch, int64_t step) {
   if (momentum_) {
     at::NoGradGuard no_grad;
     momentum_->follow_online();
-    momentum_cad = momentum_->model().encode_brep(in.graphs);
+    momentum_cad = momentum_->model().encode_brep(in.brep);
     momentum_text = text_embeddings(momentum_->model(), in);
     negatives = momentum_->queue().negatives();
   }

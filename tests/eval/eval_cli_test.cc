@@ -150,7 +150,7 @@ TEST_F(EvalCli, JsonEqualsEvaluateInProcess) {
                captions.captions, data::read_splits(data_ / "splits.json").test, options);
   nlohmann::json expected = to_json(report);
   expected["checkpoint"] = run_.string();
-  expected["data"] = data_.string();
+  expected["data"] = nlohmann::json::array({data_.string()});
   // Everything but the wall time is the same.
   EXPECT_TRUE(j.contains("seconds"));
   nlohmann::json got = j;

@@ -1,5 +1,7 @@
 #include "cadclip/train/optimizer.h"
 
+#include "cadclip/text/text_model.h"
+
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -115,6 +117,42 @@ TEST(FusedAdamWTest, ContinuesFromTheStateOfThePerTensorStep) {
     second.step();
   }
   EXPECT_LT(largest_difference(reference, fused), 1e-5);
+}
+
+TEST(FusedAdamWTest, AStepMovesTheParametersVersionCountersAsAnInPlaceUpdateDoes) {
+  // What caches a parameter's value by its version (the text tower's fused
+  // no-grad weights) must see each step; the fused kernel alone leaves them.
+  Params p = make_params();
+  FusedAdamW optimizer(groups_of(p));
+  set_grads(p, 0);
+  const auto before = p.decay[0]._version(), unused = p.unused._version();
+  optimizer.step();
+  EXPECT_GT(p.decay[0]._version(), before);
+  EXPECT_EQ(p.unused._version(), unused) << "a parameter without a gradient is not touched";
+}
+
+TEST(FusedAdamWTest, TheTextTowersNoGradForwardSeesTheStepsWeights) {
+  // The no-grad forward (validation; the first pass of activation
+  // checkpointing) reads fused weights cached by version: after a step it
+  // must compute with the new weights, as the grad-mode forward does.
+  text::TextModel model = text::load_text_model("tests/fixtures/text/bert");
+  const at::Tensor ids = at::tensor(std::vector<int64_t>{2, 40, 41, 42, 3}).view({1, 5});
+  const at::Tensor mask = at::ones_like(ids);
+  {
+    at::NoGradGuard no_grad;
+    (void)model.encoder->forward(ids, mask);  // fills the cache
+  }
+  std::vector<at::Tensor> parameters = model.encoder->parameters();
+  for (auto& p : parameters) p.mutable_grad() = at::ones_like(p);
+  FusedAdamW optimizer(parameters, torch::optim::AdamWOptions(1e-2));
+  optimizer.step();
+  at::Tensor without_grad;
+  {
+    at::NoGradGuard no_grad;
+    without_grad = model.encoder->forward(ids, mask);
+  }
+  const at::Tensor with_grad = model.encoder->forward(ids, mask).detach();
+  EXPECT_LT((without_grad - with_grad).abs().max().item<double>(), 1e-5);
 }
 
 TEST(FusedAdamWTest, RefusesAmsgradByName) {

@@ -31,7 +31,7 @@ std::string error_of(const fs::path& file) {
 
 TEST(TrainOptionsTest, WhatOptionsJsonHoldsReadsBackToTheSameOptions) {
   TrainOptions o;
-  o.data = "prepared";
+  o.data = {"prepared", "more.txt"};
   o.out = "run";
   o.epochs = 3;
   o.loss = LossKind::kSigLip;
@@ -49,6 +49,13 @@ TEST(TrainOptionsTest, WhatOptionsJsonHoldsReadsBackToTheSameOptions) {
   EXPECT_EQ(written.at("model").at("text").at("folder"), "text");
   const TrainOptions back = read_train_options(write_config("round", written.dump(2)));
   EXPECT_EQ(nlohmann::json(back), written);
+}
+
+TEST(TrainOptionsTest, AnOptionsJsonNamingOneDataFolderReadsAsAListOfOne) {
+  const TrainOptions o =
+      read_train_options(write_config("one_folder", R"({"data": "prepared", "epochs": 2})"));
+  EXPECT_EQ(o.data, std::vector<std::string>{"prepared"});
+  EXPECT_EQ(o.epochs, 2);
 }
 
 TEST(TrainOptionsTest, AbsentKeysKeepTheGivenValues) {

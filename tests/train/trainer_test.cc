@@ -64,7 +64,7 @@ fs::path tiny_dataset(const std::string& name, int models) {
 
 TrainOptions tiny_options(const fs::path& data, const std::string& run) {
   TrainOptions o;
-  o.data = data.string();
+  o.data = {data.string()};
   o.out = (data.parent_path() / (data.filename().string() + "_" + run)).string();
   fs::remove_all(o.out);
   o.model.text_folder = "tests/fixtures/text/bert";

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cadclip/cad/ingest.h"
@@ -45,7 +46,22 @@ struct PrepareOptions {
                                    // the worker draws the shape it featurized, after sending its
                                    // graph, so a crash while drawing loses only the drawing
   int thumbnail_px = 200;          // drawing width and height, pixels
+  // A job array: this job prepares only the inputs whose id falls in part
+  // `shard_index` of `num_shards` (shard_of), into its own `out`. The inputs
+  // are listed and checked in full by every part, so the parts together hold
+  // exactly what one run writes; `cadclip merge` or several --data join them.
+  int shard_index = 0;  // this part, 0 .. num_shards - 1
+  int num_shards = 1;   // parts of the job; 1 = all inputs
 };
+
+// The part of `num_shards` that the input with model id `id` belongs to: the
+// first 8 bytes of SHA-256("cadclip.shard\n" + id), big-endian, modulo
+// num_shards. An id is the input's path below the folder named on the command
+// line, less its extension (the file's stem for a file named directly), so
+// the part depends neither on the listing order, nor on where the folder is
+// mounted, nor on earlier part counts; two files claiming one id meet in one
+// part, whose duplicate check fails the second as a single run does.
+int shard_of(std::string_view id, int num_shards);
 
 // What the job did; the same numbers are in manifest.json.
 struct PrepareSummary {

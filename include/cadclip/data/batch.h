@@ -73,6 +73,20 @@ BRepBatch collate(const std::vector<BRepGraph>& graphs);
 BRepBatch collate(std::span<const BRepGraph* const> graphs,
                   std::span<const PairwiseInputs* const> pairwise);
 
-// Size groups for a batch: core/size_groups.h (group_by_size).
+// A batch cut into size groups (core/size_groups.h, group_by_size over the
+// face counts), each collated on its own, so that small graphs are not padded
+// to the largest: what the B-Rep encoder computes on (forward_graphs), made
+// ahead of the step (by a loader thread) when the trainer asks for it.
+struct GroupedBatch {
+  std::vector<BRepBatch> groups;  // smallest graphs first
+  std::vector<int64_t> row_of;    // [B] row_of[i]: graph i's row in the groups' rows, in order
+  int64_t num_graphs() const { return static_cast<int64_t>(row_of.size()); }
+};
+
+// `pairwise`: one per graph (a cache's), or empty to compute them here.
+// Throws as collate does.
+GroupedBatch collate_groups(std::span<const BRepGraph* const> graphs,
+                            std::span<const PairwiseInputs* const> pairwise = {},
+                            int64_t group_overhead = 16384);
 
 }  // namespace cadclip::data

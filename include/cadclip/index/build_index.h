@@ -16,7 +16,8 @@ namespace cadclip::index {
 
 struct IndexOptions {
   std::string checkpoint;          // run folder, checkpoint pointer (.json) or checkpoint folder
-  std::string library;             // folder of CAD files, or a prepared folder (has manifest.json)
+  std::string library;             // folder of CAD files, a prepared folder (has manifest.json),
+                                   // or a dataset file listing prepared folders
   std::string out;                 // the index folder (created; updated when it exists)
   std::string factory = "auto";    // FAISS factory string ("Flat", "IVF1024,Flat", ...); "auto":
                                    // Flat below 20,000 parts, else IVF<~4 sqrt(n)>,Flat

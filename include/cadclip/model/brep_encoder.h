@@ -101,6 +101,9 @@ class BRepEncoderImpl : public torch::nn::Module {
   // are not padded to the largest one; the same function, less work.
   torch::Tensor forward_graphs(std::span<const data::BRepGraph* const> graphs, c10::Device device,
                                int64_t group_overhead = 16384);
+  // The same from the groups collated beforehand (data::collate_groups), each
+  // moved to `device` here: [B, d] in the graphs' order.
+  torch::Tensor forward_grouped(const data::GroupedBatch& batch, c10::Device device);
 
   // The per-head attention bias [B, heads, S, S] of a batch, -inf at padded
   // keys (exposed for tests and diagnostics).

@@ -64,6 +64,8 @@ class TwoTowerImpl : public torch::nn::Module {
   // What the trainer, eval and index use.
   torch::Tensor encode_brep(std::span<const data::BRepGraph* const> graphs);
   torch::Tensor encode_brep(const std::vector<data::BRepGraph>& graphs);
+  // The same from graphs collated beforehand (data::collate_groups), on any device.
+  torch::Tensor encode_brep(const data::GroupedBatch& batch);
   // -> [B, embed_dim], unit rows, fp32: project_text(pool_text(...), quantities).
   // `quantities` (text::quantity_batch of the same texts, on this module's
   // device) is required when options().quantity_width > 0 and ignored otherwise.

@@ -38,17 +38,24 @@ struct ProcessGroupOptions {
   int master_port = 29500;                // its TCP port
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};  // per collective and rendezvous
   std::string backend = "gloo";  // "gloo" (CPU; a world of 1 runs as "single") or "nccl" (CUDA)
+  // The rendezvous store at master_addr:master_port is already served by
+  // someone else: torchrun's agent (TORCHELASTIC_USE_AGENT_STORE=True), so
+  // rank 0 joins it as a client instead of serving it.
+  bool store_served_by_agent = false;
 };
 
-// RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun), else
-// SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID and the first host of
-// SLURM_JOB_NODELIST; nullopt-like world_size 1 when neither is set.
-// Throws cadclip::Error naming a malformed variable.
+// RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT and
+// TORCHELASTIC_USE_AGENT_STORE (torchrun), else SLURM_PROCID, SLURM_NTASKS,
+// SLURM_LOCALID and the first host of SLURM_JOB_NODELIST; world_size 1 when
+// neither is set. Throws cadclip::Error naming a malformed variable.
 ProcessGroupOptions process_group_from_environment();
 
 std::unique_ptr<Communicator> make_single_process_communicator();
-// Gloo over TCP (CPU tensors). Throws cadclip::Error when the rendezvous
-// fails within the timeout.
+// Gloo over TCP (CPU tensors). Its sockets bind to the interface named by
+// GLOO_SOCKET_IFNAME, else to the local address that routes to master_addr
+// (so that nodes with several networks use the one that reaches rank 0), or
+// to 127.0.0.1 when master_addr is loopback. Throws cadclip::Error when the
+// rendezvous fails within the timeout.
 std::unique_ptr<Communicator> make_gloo_communicator(const ProcessGroupOptions& options);
 // NCCL over the same TCP rendezvous, on cuda:local_rank (the current device
 // from then on). Tensors on another device (the CPU too) are copied there for

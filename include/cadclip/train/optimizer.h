@@ -36,7 +36,8 @@ std::vector<double> adamw_base_lr(const AdamWSettings& settings);
 // same update in another order, so results agree with `torch::optim::AdamW`
 // to rounding (a few 1e-8 per step), not bit for bit. The state is the same
 // AdamWParamState (exp_avg, exp_avg_sq, step), so checkpoints of either load
-// into the other. amsgrad is not supported (the trainer never sets it).
+// into the other. Each step moves the parameters' version counters, as an
+// in-place update does. amsgrad is not supported (the trainer never sets it).
 class FusedAdamW final : public torch::optim::AdamW {
  public:
   using torch::optim::AdamW::AdamW;

@@ -6,14 +6,17 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cadclip/data/batch.h"
 #include "cadclip/data/brep_graph.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
+#include "cadclip/data/pairwise_cache.h"
 #include "cadclip/text/quantities.h"
 #include "cadclip/text/tokenizer.h"
 
@@ -33,7 +36,8 @@ TrainingSet training_set(const data::Dataset& dataset, const std::vector<data::C
                          const std::vector<std::string>& levels);
 
 // Captions to token rows of at most max_length ids, counting the ones cut
-// (as transformers' truncation does: the first pieces, then [SEP]).
+// (as transformers' truncation does: the first pieces, then [SEP]). Safe to
+// call from several loader threads.
 class CaptionTokenizer {
  public:
   CaptionTokenizer(const text::Tokenizer& tokenizer, int64_t max_length);
@@ -46,12 +50,13 @@ class CaptionTokenizer {
  private:
   const text::Tokenizer& tokenizer_;
   int64_t max_length_;
-  int64_t truncated_ = 0;
+  std::atomic<int64_t> truncated_ = 0;
 };
 
 // One step's inputs for the samples of a batch.
 struct StepInputs {
   std::vector<data::BRepGraph> graphs;       // [B]
+  data::GroupedBatch brep;                   // the graphs collated in size groups (on the CPU)
   std::vector<int64_t> captions;             // caption index per sample
   std::vector<std::vector<int64_t>> tokens;  // per sample (tokenized batches only)
   text::QuantityBatch quantities;            // on the device (model reads quantities)
@@ -63,6 +68,11 @@ struct StepInputOptions {
   bool tokenize = true;    // false: a frozen tower reads cached features instead
   bool quantities = true;  // the model reads the numbers of its captions
   c10::Device device = at::kCPU;
+  bool collate = false;                     // also fill StepInputs::brep
+  data::PairwiseCache* pairwise = nullptr;  // collation's pairwise inputs; null = computed
+  // Reads in shuffled order: the shards are advised so (Dataset::Access::kRandom,
+  // from construction on) and each batch's models are prefetched together.
+  bool shuffled_reads = true;
 };
 
 class StepInputMaker {
@@ -70,7 +80,8 @@ class StepInputMaker {
   StepInputMaker(const data::Dataset& dataset, const std::vector<data::Caption>& captions,
                  const TrainingSet& set, CaptionTokenizer& tokenizer, StepInputOptions options);
   // Inputs of `samples` (indices into the training set) in `epoch`. The caption
-  // drawn is stateless: the same whether or not the run was interrupted.
+  // drawn is stateless: the same whether or not the run was interrupted. Safe
+  // to call from several threads at once.
   StepInputs make(int64_t epoch, const std::vector<int64_t>& samples) const;
 
  private:

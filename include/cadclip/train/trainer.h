@@ -25,8 +25,10 @@ inline model::ModelConfig default_train_model() {
 }
 
 struct TrainOptions {
-  std::string data;  // prepared dataset folder (cadclip prepare / synth)
-  std::string out;   // run folder: checkpoints/, metrics.jsonl, tensorboard/
+  // Prepared folders (cadclip prepare / merge), or dataset files listing
+  // them, read as one dataset (data::open_prepared).
+  std::vector<std::string> data;
+  std::string out;  // run folder: checkpoints/, metrics.jsonl, tensorboard/
   // The model to train (B-Rep tower, heads, text tower folder and precision).
   model::ModelConfig model = default_train_model();
   std::vector<std::string> levels;  // caption levels to sample; empty = all
@@ -52,10 +54,14 @@ struct TrainOptions {
                            // runs whose key (weights, captions, settings) matches; "" = none
   // The split evaluated after each epoch; none = no validation.
   std::optional<data::Split> validation_split = data::Split::kValidation;
-  int64_t eval_batch_size = 128;   // models or captions per forward in validation
-  bool deterministic = true;       // deterministic ATen algorithms
-  int64_t debug_nan_at_step = -1;  // debug: poison the loss with NaN from this global step
-  int64_t debug_nan_count = 1;     // ... for this many steps
+  int64_t eval_batch_size = 128;     // models or captions per forward in validation
+  int loader_threads = 1;            // threads making the next steps' inputs while one trains;
+                                     // 0 = made inside the step (the inputs are the same)
+  int64_t pairwise_cache_mb = 4096;  // memory per process for the pairwise attention inputs
+                                     // kept after a model's first step; 0 = none kept
+  bool deterministic = true;         // deterministic ATen algorithms
+  int64_t debug_nan_at_step = -1;    // debug: poison the loss with NaN from this global step
+  int64_t debug_nan_count = 1;       // ... for this many steps
 };
 
 // The JSON form: what <out>/options.json holds and `cadclip train --config`

@@ -1,0 +1,89 @@
+// Test-only: tiny prepared folders of random graphs (as `cadclip prepare`
+// writes them: shard, manifest, captions sorted by id, splits) and the
+// tensors of a run's checkpoint, for the tests that train on them.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../model/random_graph.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/format.h"
+#include "cadclip/core/safetensors.h"
+#include "cadclip/data/captions.h"
+#include "cadclip/data/shard.h"
+#include "cadclip/data/splits.h"
+#include "cadclip/model/checkpoint_io.h"
+
+namespace cadclip::testing {
+
+// Model `i` of the tiny datasets: id m00, m01, ... (so that id order is
+// number order), 3 to 6 faces, one caption, in the train split.
+inline std::string tiny_id(int i) { return (i < 10 ? "m0" : "m") + std::to_string(i); }
+
+// A prepared folder holding the models `models` (numbers, in id order).
+inline void write_tiny_prepared(const std::filesystem::path& folder,
+                                const std::vector<int>& models) {
+  std::filesystem::create_directories(folder / "shards");
+  data::ShardWriter writer;
+  std::vector<data::Caption> captions;
+  data::Splits splits;
+  const char* shapes[] = {"plate", "flange", "washer", "gear", "shaft", "bracket", "nut", "pipe"};
+  for (const int i : models) {
+    data::BRepGraph g = random_graph(3 + i % 4, 500 + static_cast<uint32_t>(i));
+    g.id = tiny_id(i);
+    g.geometry_hash = std::string(12, 'a') + std::to_string(1000 + i);
+    writer.add(g);
+    captions.push_back({g.id, "abstract", format("a {} number {}", shapes[i % 8], i)});
+    splits.train.push_back(g.id);
+  }
+  nlohmann::json shards = nlohmann::json::array();
+  if (writer.size() > 0) {
+    shards.push_back({{"file", "shards/shard-00000.safetensors"}, {"models", writer.size()}});
+    writer.write(folder / "shards" / "shard-00000.safetensors");
+  }
+  write_text_atomic(
+      folder / "manifest.json",
+      nlohmann::json{
+          {"format", "cadclip.prepared"},
+          {"manifest_version", 1},
+          {"shard_schema_version", data::kShardSchemaVersion},
+          {"counts", {{"inputs", models.size()}, {"prepared", models.size()}, {"failed", 0}}},
+          {"shards", shards}}
+          .dump(1));
+  data::write_captions_jsonl(folder / "captions.jsonl", captions);
+  data::write_splits(folder / "splits.json", splits);
+}
+
+using TensorBytes = std::map<std::string, std::vector<std::byte>>;
+
+// Every tensor of a safetensors file, by name (prefixed).
+inline void add_tensor_bytes(const std::filesystem::path& file, const std::string& prefix,
+                             TensorBytes& out) {
+  const SafetensorsReader reader = SafetensorsReader::open(file);
+  for (const TensorInfo& t : reader.tensors()) {
+    const auto bytes = reader.bytes(t);
+    out[prefix + t.name].assign(bytes.begin(), bytes.end());
+  }
+}
+
+// The weights of a run's last checkpoint (both towers), by name.
+inline TensorBytes weight_bytes(const std::filesystem::path& run) {
+  const std::filesystem::path folder = model::resolve_checkpoint(run);
+  TensorBytes out;
+  for (const char* file : {"model.safetensors", "text/model.safetensors"})
+    add_tensor_bytes(folder / file, std::string(file) + ":", out);
+  return out;
+}
+
+// The training state of a run's last checkpoint (AdamW moments, RNG, step), by name.
+inline TensorBytes state_bytes(const std::filesystem::path& run) {
+  TensorBytes out;
+  add_tensor_bytes(model::resolve_checkpoint(run) / "state.safetensors", "", out);
+  return out;
+}
+
+}  // namespace cadclip::testing

@@ -1,0 +1,98 @@
+// Training on a dataset of several folders: the four parts of a sharded
+// prepare train bitwise like the folder `cadclip merge` writes over them,
+// and like one folder holding every model; the loader threads and the
+// pairwise cache change nothing either.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cadclip/data/merge.h"
+#include "cadclip/train/communicator.h"
+#include "cadclip/train/trainer.h"
+#include "tiny_prepared.h"
+
+namespace cadclip::train {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TensorBytes;
+
+TrainOptions tiny_options(const std::vector<fs::path>& data, const fs::path& out) {
+  TrainOptions o;
+  for (const fs::path& folder : data) o.data.push_back(folder.string());
+  o.out = out.string();
+  fs::remove_all(o.out);
+  o.model.text_folder = "tests/fixtures/text/bert";
+  o.model.text.max_length = 16;
+  o.batch_size = 4;
+  o.epochs = 2;
+  o.lr = 3e-3;
+  o.text_lr = 1e-3;
+  o.warmup = 0;
+  o.threads = 1;
+  o.seed = 7;
+  o.validation_split = std::nullopt;
+  o.model.two_tower.embed_dim = 16;
+  o.model.brep.width = 32;
+  o.model.brep.layers = 2;
+  o.model.brep.heads = 2;
+  o.model.brep.ffn_hidden = 48;
+  o.model.brep.face_channels = 8;
+  o.model.brep.edge_width = 8;
+  return o;
+}
+
+TensorBytes trained(const TrainOptions& o) {
+  auto comm = make_single_process_communicator();
+  train(o, *comm);
+  TensorBytes all = testing::weight_bytes(o.out);
+  for (auto& [name, bytes] : testing::state_bytes(o.out)) all["state:" + name] = std::move(bytes);
+  return all;
+}
+
+void expect_same(const TensorBytes& expected, const TensorBytes& actual, const std::string& what) {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  for (const auto& [name, bytes] : expected) {
+    ASSERT_TRUE(actual.contains(name)) << what << ": " << name << " is missing";
+    EXPECT_TRUE(actual.at(name) == bytes) << what << ": " << name << " differs";
+  }
+}
+
+TEST(TrainerFolders, FourPartsTrainBitwiseLikeTheirMergedFolderAndLikeOneFolder) {
+  const fs::path root =
+      fs::temp_directory_path() / ("cadclip_trainer_folders_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  // 14 models; parts as a 4-way prepare might cut them (one is empty-ish, sizes differ).
+  const std::vector<std::vector<int>> parts = {
+      {0, 5, 9, 13}, {1, 2, 6}, {3, 7, 10, 11}, {4, 8, 12}};
+  std::vector<int> every;
+  std::vector<fs::path> folders;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    folders.push_back(root / ("part-" + std::to_string(p)));
+    testing::write_tiny_prepared(folders.back(), parts[p]);
+    every.insert(every.end(), parts[p].begin(), parts[p].end());
+  }
+  std::sort(every.begin(), every.end());
+  testing::write_tiny_prepared(root / "whole", every);
+  data::MergeOptions merge;
+  for (const fs::path& f : folders) merge.inputs.push_back(f.string());
+  merge.out = (root / "merged").string();
+  ASSERT_EQ(data::merge_prepared(merge).models, 14);
+
+  // The reference: one folder, inputs made inside the step, no pairwise inputs kept.
+  TrainOptions whole = tiny_options({root / "whole"}, root / "run_whole");
+  whole.loader_threads = 0;
+  whole.pairwise_cache_mb = 0;
+  const TensorBytes expected = trained(whole);
+
+  TrainOptions four = tiny_options(folders, root / "run_four");
+  four.loader_threads = 2;
+  expect_same(expected, trained(four), "four folders, two loader threads");
+  const TensorBytes merged = trained(tiny_options({root / "merged"}, root / "run_merged"));
+  expect_same(expected, merged, "the merged folder");
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace cadclip::train
