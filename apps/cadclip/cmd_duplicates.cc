@@ -20,15 +20,15 @@ namespace cadclip::app {
 namespace {
 
 struct DuplicatesCommandOptions {
-  std::string index;             // the index folder
+  std::string index;                          // the index folder
   std::string kinds = "exact,mirrored,near";  // which clusters to find
-  double min_score = 0.97;       // near: cosine at least this
-  double size_percent = 2;       // near: extents within ± this percent
-  int64_t neighbours = 10;       // near: candidates per part from the vector index
-  std::string filter;            // compare only the parts that pass (filter language)
-  std::string format = "table";  // table, json or csv
-  std::string out;               // write here instead of stdout
-  int threads = 0;               // intra-op threads; 0 = LibTorch's default
+  double min_score = 0.97;                    // near: cosine at least this
+  double size_percent = 2;                    // near: extents within ± this percent
+  int64_t neighbours = 10;                    // near: candidates per part from the vector index
+  std::string filter;                         // compare only the parts that pass (filter language)
+  std::string format = "table";               // table, json or csv
+  std::string out;                            // write here instead of stdout
+  int threads = 0;                            // intra-op threads; 0 = LibTorch's default
 };
 
 nlohmann::json report_json(const index::DuplicateReport& r) {
@@ -62,8 +62,8 @@ void print_table(std::FILE* out, const index::DuplicateReport& r) {
                  cluster.kind.c_str(), cluster.members.size(), cluster.min_score);
     for (const index::DuplicateMember& m : cluster.members) {
       char size[64];
-      std::snprintf(size, sizeof size, "%.1f x %.1f x %.1f", m.item->size_mm[0],
-                    m.item->size_mm[1], m.item->size_mm[2]);
+      std::snprintf(size, sizeof size, "%.1f x %.1f x %.1f", m.item->size_mm[0], m.item->size_mm[1],
+                    m.item->size_mm[2]);
       std::fprintf(out, "  %6.3f  %-32s %-22s %5lld faces  %s\n", m.score, m.item->name.c_str(),
                    size, static_cast<long long>(m.item->faces), m.item->source.c_str());
     }
@@ -92,7 +92,10 @@ int run_duplicates(const DuplicatesCommandOptions& o) {
   options.size_tolerance = o.size_percent / 100;
   options.neighbours = o.neighbours;
   options.filter = index::parse_filter(o.filter);
-  const index::Searcher searcher = index::Searcher::open(o.index);
+  // Duplicates compare stored embeddings: the model is not needed.
+  index::SearcherOptions without_model;
+  without_model.load_model = false;
+  const index::Searcher searcher = index::Searcher::open(o.index, without_model);
   const index::DuplicateReport report = index::find_duplicates(searcher, options);
   std::FILE* out = stdout;
   if (!o.out.empty()) {

@@ -337,7 +337,9 @@ int filtered(const std::map<std::string, std::string>& a) {
 
 int duplicates(const std::map<std::string, std::string>& a) {
   const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
-  const index::Searcher s = index::Searcher::open(need(a, "--index"));
+  index::SearcherOptions without_model;
+  without_model.load_model = false;
+  const index::Searcher s = index::Searcher::open(need(a, "--index"), without_model);
   index::DuplicateOptions options;
   const std::string kinds = a.count("--kinds") ? a.at("--kinds") : "exact,mirrored,near";
   options.exact = kinds.find("exact") != std::string::npos;

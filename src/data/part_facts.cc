@@ -31,7 +31,8 @@ void eigen_symmetric(Mat a, Vec& values, Mat& vectors) {
       for (int q = p + 1; q < 3; ++q) {
         if (a[p][q] == 0) continue;
         const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
-        const double t = (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
+        const double t =
+            (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
         const double c = 1 / std::sqrt(t * t + 1), s = t * c;
         for (int k = 0; k < 3; ++k) {  // A <- A J
           const double akp = a[k][p], akq = a[k][q];
@@ -80,11 +81,11 @@ std::vector<Sample> face_samples(const BRepGraph& g, int64_t f) {
 
 // A concave cylindrical face fitted from its samples.
 struct CylinderPiece {
-  Vec axis;        // unit, canonical sign
-  Vec centre;      // the axis line's point closest to the box centre
-  double radius;   // mm
-  double sweep;    // radians the face turns about its axis
-  double t0, t1;   // its extent along the axis
+  Vec axis;       // unit, canonical sign
+  Vec centre;     // the axis line's point closest to the box centre
+  double radius;  // mm
+  double sweep;   // radians the face turns about its axis
+  double t0, t1;  // its extent along the axis
 };
 
 // Solves the 3x3 system m x = b by Cramer's rule; false when singular.
@@ -210,9 +211,9 @@ std::vector<double> round_holes(const BRepGraph& g) {
       const CylinderPiece& o = h.piece;
       Vec apart;
       for (int i = 0; i < 3; ++i) apart[i] = o.centre[i] - piece->centre[i];
-      if (std::abs(dot(o.axis, piece->axis)) > std::cos(0.02) &&
-          norm(apart) < tolerance && std::abs(o.radius - piece->radius) < tolerance &&
-          piece->t0 <= o.t1 + tolerance && o.t0 <= piece->t1 + tolerance) {
+      if (std::abs(dot(o.axis, piece->axis)) > std::cos(0.02) && norm(apart) < tolerance &&
+          std::abs(o.radius - piece->radius) < tolerance && piece->t0 <= o.t1 + tolerance &&
+          o.t0 <= piece->t1 + tolerance) {
         same = &h;
         break;
       }

@@ -74,7 +74,8 @@ void collect(const Searcher& searcher, const std::vector<int64_t>& rows, Groups&
               [](const DuplicateMember& a, const DuplicateMember& b) {
                 return a.score != b.score ? a.score > b.score : a.item->id < b.item->id;
               });
-    for (const DuplicateMember& m : cluster.members) cluster.min_score = std::min(cluster.min_score, m.score);
+    for (const DuplicateMember& m : cluster.members)
+      cluster.min_score = std::min(cluster.min_score, m.score);
     parts_in += static_cast<int64_t>(members.size());
     found.push_back(std::move(cluster));
   }
@@ -107,9 +108,7 @@ void link_mirrored(const std::vector<Item>& items, std::vector<int64_t> rows, Gr
     const Item& a = items[rows[i]];
     for (size_t j = i + 1; j < rows.size(); ++j) {
       const Item& b = items[rows[j]];
-      if (b.faces != a.faces ||
-          b.shape.spread_mm[0] > a.shape.spread_mm[0] * 1.005 + 0.01)
-        break;
+      if (b.faces != a.faces || b.shape.spread_mm[0] > a.shape.spread_mm[0] * 1.005 + 0.01) break;
       if (data::mirror_images(a.shape, b.shape) && same_size(a, b, 0.005))
         groups.join(rows[i], rows[j]);
     }
@@ -124,14 +123,13 @@ void link_near(const Searcher& searcher, const std::vector<int64_t>& rows,
     if (a != b && score >= o.min_score && same_size(items[a], items[b], o.size_tolerance))
       groups.join(a, b);
   };
-  constexpr int64_t kExactUpTo = 5000;
   const int64_t n = static_cast<int64_t>(rows.size());
-  if (n <= kExactUpTo || n < searcher.size()) {
-    if (n > kExactUpTo)
-      throw Error(format(
-          "{} parts pass the filter; duplicates under a filter compare every pair, which is "
-          "offered up to {} parts: narrow the filter, or run without one",
-          n, kExactUpTo));
+  if (n <= o.exact_up_to || n < searcher.size()) {
+    if (n > o.exact_up_to)
+      throw Error(
+          format("{} parts pass the filter; duplicates under a filter compare every pair, which is "
+                 "offered up to {} parts: narrow the filter, or run without one",
+                 n, o.exact_up_to));
     const at::Tensor subset = embeddings.index_select(0, at::tensor(rows, at::kLong));
     const at::Tensor scores = at::mm(subset, subset.t()).contiguous();  // [n, n]
     const float* s = scores.data_ptr<float>();
@@ -176,8 +174,8 @@ DuplicateReport find_duplicates(const Searcher& searcher, const DuplicateOptions
   if (!(o.min_score > -1 && o.min_score <= 1))
     throw Error(format("duplicates: the minimum score {} is not in (-1, 1]", o.min_score));
   if (!(o.size_tolerance >= 0 && o.size_tolerance < 1))
-    throw Error(format("duplicates: the size tolerance {} is not a share in [0, 1)",
-                       o.size_tolerance));
+    throw Error(
+        format("duplicates: the size tolerance {} is not a share in [0, 1)", o.size_tolerance));
   if (o.neighbours < 1) throw Error("duplicates: neighbours must be at least 1");
   const auto started = std::chrono::steady_clock::now();
   DuplicateReport report;

@@ -41,20 +41,13 @@ struct KeyName {
 
 // The first name of each key is the one to_string() writes.
 constexpr std::array kKeys = {
-    KeyName{"x", FilterKey::kSizeX, true},
-    KeyName{"y", FilterKey::kSizeY, true},
-    KeyName{"z", FilterKey::kSizeZ, true},
-    KeyName{"size", FilterKey::kLargest, true},
-    KeyName{"largest", FilterKey::kLargest, true},
-    KeyName{"middle", FilterKey::kMiddle, true},
-    KeyName{"smallest", FilterKey::kSmallest, true},
-    KeyName{"extent", FilterKey::kAnyExtent, true},
-    KeyName{"dims", FilterKey::kDims, true},
-    KeyName{"extents", FilterKey::kDims, true},
-    KeyName{"faces", FilterKey::kFaces, false},
-    KeyName{"holes", FilterKey::kHoles, false},
-    KeyName{"hole", FilterKey::kHoleDiameter, true},
-    KeyName{"type", FilterKey::kFileType, false},
+    KeyName{"x", FilterKey::kSizeX, true},           KeyName{"y", FilterKey::kSizeY, true},
+    KeyName{"z", FilterKey::kSizeZ, true},           KeyName{"size", FilterKey::kLargest, true},
+    KeyName{"largest", FilterKey::kLargest, true},   KeyName{"middle", FilterKey::kMiddle, true},
+    KeyName{"smallest", FilterKey::kSmallest, true}, KeyName{"extent", FilterKey::kAnyExtent, true},
+    KeyName{"dims", FilterKey::kDims, true},         KeyName{"extents", FilterKey::kDims, true},
+    KeyName{"faces", FilterKey::kFaces, false},      KeyName{"holes", FilterKey::kHoles, false},
+    KeyName{"hole", FilterKey::kHoleDiameter, true}, KeyName{"type", FilterKey::kFileType, false},
     KeyName{"format", FilterKey::kFileType, false},
 };
 
@@ -77,13 +70,13 @@ struct LengthUnit {
 };
 
 constexpr std::array kLengthUnits = {
-    LengthUnit{"mm", 1},         LengthUnit{"millimetre", 1},  LengthUnit{"millimetres", 1},
-    LengthUnit{"millimeter", 1}, LengthUnit{"millimeters", 1}, LengthUnit{"cm", 10},
-    LengthUnit{"centimetre", 10}, LengthUnit{"centimetres", 10}, LengthUnit{"centimeter", 10},
-    LengthUnit{"centimeters", 10}, LengthUnit{"m", 1000},       LengthUnit{"metre", 1000},
-    LengthUnit{"metres", 1000},  LengthUnit{"meter", 1000},    LengthUnit{"meters", 1000},
-    LengthUnit{"in", 25.4},      LengthUnit{"inch", 25.4},     LengthUnit{"inches", 25.4},
-    LengthUnit{"\"", 25.4},      LengthUnit{"ft", 304.8},      LengthUnit{"foot", 304.8},
+    LengthUnit{"mm", 1},           LengthUnit{"millimetre", 1},   LengthUnit{"millimetres", 1},
+    LengthUnit{"millimeter", 1},   LengthUnit{"millimeters", 1},  LengthUnit{"cm", 10},
+    LengthUnit{"centimetre", 10},  LengthUnit{"centimetres", 10}, LengthUnit{"centimeter", 10},
+    LengthUnit{"centimeters", 10}, LengthUnit{"m", 1000},         LengthUnit{"metre", 1000},
+    LengthUnit{"metres", 1000},    LengthUnit{"meter", 1000},     LengthUnit{"meters", 1000},
+    LengthUnit{"in", 25.4},        LengthUnit{"inch", 25.4},      LengthUnit{"inches", 25.4},
+    LengthUnit{"\"", 25.4},        LengthUnit{"ft", 304.8},       LengthUnit{"foot", 304.8},
     LengthUnit{"feet", 304.8},
 };
 
@@ -97,11 +90,11 @@ std::optional<double> unit_factor(std::string_view word) {
 // ---- values ----------------------------------------------------------------
 
 [[noreturn]] void bad_clause(std::string_view clause, std::string_view why) {
-  throw Error(format(
-      "filter clause '{}' cannot be read: {}. Write clauses as KEY OP VALUE: size<100, "
-      "x=20..40, dims=100x50x20±1, faces>=6, holes=4, hole=M8, type=step, material=steel, "
-      "score>=0.4 (docs/HTTP_API.md, \"Filters\")",
-      clause, why));
+  throw Error(
+      format("filter clause '{}' cannot be read: {}. Write clauses as KEY OP VALUE: size<100, "
+             "x=20..40, dims=100x50x20±1, faces>=6, holes=4, hole=M8, type=step, material=steel, "
+             "score>=0.4 (docs/HTTP_API.md, \"Filters\")",
+             clause, why));
 }
 
 // A plain number at the front of `text`; advances past it.
@@ -172,8 +165,8 @@ NumberRange take_range(std::string_view& text, std::string_view clause, bool len
       tolerance = std::abs(value) * *t / 100;
     } else {
       // "100mm±5": the tolerance in the value's unit; "10±1cm": both in the tolerance's.
-      const bool own = !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) ||
-                                         text[0] == '"');
+      const bool own =
+          !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '"');
       const double tolerance_unit = take_unit(text, clause, length);
       if (own && unit == 1) value = *v * tolerance_unit;
       tolerance *= own ? tolerance_unit : unit;
@@ -267,10 +260,11 @@ void add_clause(Filter& filter, std::string_view clause, std::string_view key_te
     if (op != "=" && op != "!=") bad_clause(clause, "type takes = or !=");
     for (const std::string& v : split_values(value)) {
       const std::string name = file_type_of_extension("." + lower(v));
-      const bool named = std::find(file_type_names().begin(), file_type_names().end(),
-                                   lower(v)) != file_type_names().end();
+      const bool named = std::find(file_type_names().begin(), file_type_names().end(), lower(v)) !=
+                         file_type_names().end();
       if (name.empty() && !named)
-        bad_clause(clause, format("'{}' is no file type; use {}", v, join(file_type_names(), ", ")));
+        bad_clause(clause,
+                   format("'{}' is no file type; use {}", v, join(file_type_names(), ", ")));
       c.values.push_back(name.empty() ? lower(v) : name);
     }
     c.negate = op == "!=";
@@ -362,10 +356,10 @@ struct Token {
 };
 
 constexpr std::array<std::pair<std::string_view, int>, 20> kNumberWords = {{
-    {"one", 1},       {"two", 2},        {"three", 3},     {"four", 4},     {"five", 5},
-    {"six", 6},       {"seven", 7},      {"eight", 8},     {"nine", 9},     {"ten", 10},
-    {"eleven", 11},   {"twelve", 12},    {"thirteen", 13}, {"fourteen", 14}, {"fifteen", 15},
-    {"sixteen", 16},  {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19}, {"twenty", 20},
+    {"one", 1},      {"two", 2},        {"three", 3},     {"four", 4},      {"five", 5},
+    {"six", 6},      {"seven", 7},      {"eight", 8},     {"nine", 9},      {"ten", 10},
+    {"eleven", 11},  {"twelve", 12},    {"thirteen", 13}, {"fourteen", 14}, {"fifteen", 15},
+    {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19}, {"twenty", 20},
 }};
 
 std::vector<Token> tokenize(std::string_view text) {
@@ -376,15 +370,15 @@ std::vector<Token> tokenize(std::string_view text) {
     const size_t start = i;
     Token t;
     if (std::isdigit(c) || (c == '.' && i + 1 < text.size() && std::isdigit(text[i + 1]))) {
-      while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
-                                 (text[i] == '.' && i + 1 < text.size() &&
-                                  std::isdigit(static_cast<unsigned char>(text[i + 1]))) ||
-                                 (text[i] == ',' && i + 3 < text.size() &&
-                                  std::isdigit(static_cast<unsigned char>(text[i + 1])) &&
-                                  std::isdigit(static_cast<unsigned char>(text[i + 2])) &&
-                                  std::isdigit(static_cast<unsigned char>(text[i + 3])) &&
-                                  (i + 4 >= text.size() ||
-                                   !std::isdigit(static_cast<unsigned char>(text[i + 4]))))))
+      while (i < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[i])) ||
+              (text[i] == '.' && i + 1 < text.size() &&
+               std::isdigit(static_cast<unsigned char>(text[i + 1]))) ||
+              (text[i] == ',' && i + 3 < text.size() &&
+               std::isdigit(static_cast<unsigned char>(text[i + 1])) &&
+               std::isdigit(static_cast<unsigned char>(text[i + 2])) &&
+               std::isdigit(static_cast<unsigned char>(text[i + 3])) &&
+               (i + 4 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 4]))))))
         ++i;
       std::string digits;
       for (size_t k = start; k < i; ++k)
@@ -435,17 +429,38 @@ struct Phrase {
 
 const std::vector<Phrase>& comparatives() {
   static const std::vector<Phrase> kPhrases = {
-      {{"under"}, '<'},          {{"below"}, '<'},          {{"less", "than"}, '<'},
-      {{"smaller", "than"}, '<'}, {{"shorter", "than"}, '<'}, {{"narrower", "than"}, '<'},
-      {{"at", "most"}, 'l'},     {{"up", "to"}, 'l'},       {{"no", "more", "than"}, 'l'},
-      {{"no", "larger", "than"}, 'l'}, {{"no", "bigger", "than"}, 'l'},
-      {{"not", "more", "than"}, 'l'}, {{"max"}, 'l'},       {{"maximum"}, 'l'},
-      {{"within"}, 'l'},         {{"<"}, '<'},              {{"<="}, 'l'},
-      {{"over"}, '>'},           {{"above"}, '>'},          {{"more", "than"}, '>'},
-      {{"larger", "than"}, '>'}, {{"bigger", "than"}, '>'}, {{"longer", "than"}, '>'},
-      {{"wider", "than"}, '>'},  {{"greater", "than"}, '>'}, {{"at", "least"}, 'g'},
-      {{"min"}, 'g'},            {{"minimum"}, 'g'},        {{"no", "less", "than"}, 'g'},
-      {{"no", "smaller", "than"}, 'g'}, {{">"}, '>'},       {{">="}, 'g'},
+      {{"under"}, '<'},
+      {{"below"}, '<'},
+      {{"less", "than"}, '<'},
+      {{"smaller", "than"}, '<'},
+      {{"shorter", "than"}, '<'},
+      {{"narrower", "than"}, '<'},
+      {{"at", "most"}, 'l'},
+      {{"up", "to"}, 'l'},
+      {{"no", "more", "than"}, 'l'},
+      {{"no", "larger", "than"}, 'l'},
+      {{"no", "bigger", "than"}, 'l'},
+      {{"not", "more", "than"}, 'l'},
+      {{"max"}, 'l'},
+      {{"maximum"}, 'l'},
+      {{"within"}, 'l'},
+      {{"<"}, '<'},
+      {{"<="}, 'l'},
+      {{"over"}, '>'},
+      {{"above"}, '>'},
+      {{"more", "than"}, '>'},
+      {{"larger", "than"}, '>'},
+      {{"bigger", "than"}, '>'},
+      {{"longer", "than"}, '>'},
+      {{"wider", "than"}, '>'},
+      {{"greater", "than"}, '>'},
+      {{"at", "least"}, 'g'},
+      {{"min"}, 'g'},
+      {{"minimum"}, 'g'},
+      {{"no", "less", "than"}, 'g'},
+      {{"no", "smaller", "than"}, 'g'},
+      {{">"}, '>'},
+      {{">="}, 'g'},
   };
   return kPhrases;
 }
@@ -458,10 +473,10 @@ bool is_hole_word(const std::string& w) { return one_of(w, {"hole", "holes", "bo
 
 // Lengths next to these name no extent of the part.
 bool is_non_extent_word(const std::string& w) {
-  return one_of(w, {"apart", "pitch", "spacing", "spaced", "centres", "centers", "center",
-                    "centre", "fillet", "fillets", "filleted", "chamfer", "chamfers",
-                    "chamfered", "radius", "radii", "thread", "threads", "pcd", "circle",
-                    "offset", "step", "steps", "deg", "degree", "degrees"});
+  return one_of(w, {"apart",  "pitch",  "spacing", "spaced",   "centres", "centers",  "center",
+                    "centre", "fillet", "fillets", "filleted", "chamfer", "chamfers", "chamfered",
+                    "radius", "radii",  "thread",  "threads",  "pcd",     "circle",   "offset",
+                    "step",   "steps",  "deg",     "degree",   "degrees"});
 }
 
 // A length at token i: the number and its unit token; nullopt without a unit.
@@ -516,9 +531,8 @@ std::string file_type_of_extension(std::string_view extension) {
 }
 
 std::string Condition::to_string() const {
-  std::string key_text =
-      key == FilterKey::kField ? (is_reserved(field) ? "field." + field : field)
-                               : std::string(key_name(key));
+  std::string key_text = key == FilterKey::kField ? (is_reserved(field) ? "field." + field : field)
+                                                  : std::string(key_name(key));
   if (key == FilterKey::kFileType || (key == FilterKey::kField && ranges.empty())) {
     std::vector<std::string> shown;
     for (const std::string& v : values) shown.push_back(quoted_if_needed(v));
@@ -530,10 +544,14 @@ std::string Condition::to_string() const {
     for (const NumberRange& r : ranges) {
       const std::string text = range_text(r, false);
       // "=a..b" -> "a..b", "=v" -> "v", "<=v" -> "..v", ">=v" -> "v.."
-      if (text.starts_with("=")) parts.push_back(text.substr(1));
-      else if (text.starts_with("<=")) parts.push_back(".." + text.substr(2));
-      else if (text.starts_with(">=")) parts.push_back(text.substr(2) + "..");
-      else parts.push_back(text);
+      if (text.starts_with("="))
+        parts.push_back(text.substr(1));
+      else if (text.starts_with("<="))
+        parts.push_back(".." + text.substr(2));
+      else if (text.starts_with(">="))
+        parts.push_back(text.substr(2) + "..");
+      else
+        parts.push_back(text);
     }
     return key_text + "=" + join(parts, "x");
   }
@@ -559,13 +577,12 @@ Filter parse_filter(std::string_view text) {
   Filter filter;
   size_t i = 0;
   auto at_separator = [&](size_t k) {
-    return k >= text.size() || std::isspace(static_cast<unsigned char>(text[k])) ||
-           text[k] == ';';
+    return k >= text.size() || std::isspace(static_cast<unsigned char>(text[k])) || text[k] == ';';
   };
   std::string last_numeric_clause;
   while (i < text.size()) {
-    while (i < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) ||
-                               text[i] == ';' || text[i] == ','))
+    while (i < text.size() &&
+           (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ';' || text[i] == ','))
       ++i;
     if (i >= text.size()) break;
     const size_t start = i;
@@ -641,8 +658,8 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
   };
   // Thread sizes: "M8", "M 8" (an upper-case M right before a number).
   for (size_t i = 0; i + 1 < t.size(); ++i) {
-    if (t[i].text == "M" && t[i + 1].number && (t[i].glued_to_next || i + 2 >= t.size() ||
-                                                !unit_factor(t[i + 2].low))) {
+    if (t[i].text == "M" && t[i + 1].number &&
+        (t[i].glued_to_next || i + 2 >= t.size() || !unit_factor(t[i + 2].low))) {
       const double d = t[i + 1].value;
       out.push_back(stated(FilterKey::kHoleDiameter, {0.8 * d, 1.25 * d, false, false},
                            words_between(text, t, i, i + 2)));

@@ -36,13 +36,14 @@ PartMetadata PartMetadata::read(const fs::path& csv) {
   PartMetadata out;
   out.file_ = csv;
   if (!fs::is_regular_file(csv))
-    throw Error(format("--metadata {}: no such file; give a CSV file with an 'id' or 'file' "
-                       "column and one column per field",
-                       csv.string()));
+    throw Error(
+        format("--metadata {}: no such file; give a CSV file with an 'id' or 'file' "
+               "column and one column per field",
+               csv.string()));
   const std::string text = read_text_file(csv);
   if (const auto bad = data::first_invalid_utf8(text))
-    throw Error(format("--metadata {}: byte {} is not UTF-8; save the file as UTF-8",
-                       csv.string(), *bad));
+    throw Error(
+        format("--metadata {}: byte {} is not UTF-8; save the file as UTF-8", csv.string(), *bad));
   data::CsvScanner scanner(text);
   const std::optional<data::CsvRecord> header = scanner.next();
   if (!header) throw Error(format("--metadata {}: the file is empty", csv.string()));
@@ -60,14 +61,16 @@ PartMetadata PartMetadata::read(const fs::path& csv) {
     }
   }
   if (key == names.size())
-    throw Error(format("--metadata {}: the header ({}) has no column 'id' (the part's id) or "
-                       "'file' (its source file); add one",
-                       csv.string(), join(names, ", ")));
+    throw Error(
+        format("--metadata {}: the header ({}) has no column 'id' (the part's id) or "
+               "'file' (its source file); add one",
+               csv.string(), join(names, ", ")));
   out.key_column_ = names[key];
   for (size_t i = 0; i < names.size(); ++i) {
     if (i == key) continue;
     if (names[i].empty())
-      throw Error(format("--metadata {}: column {} has no name in the header", csv.string(), i + 1));
+      throw Error(
+          format("--metadata {}: column {} has no name in the header", csv.string(), i + 1));
     if (std::count(names.begin(), names.end(), names[i]) > 1)
       throw Error(format("--metadata {}: the column '{}' is given twice", csv.string(), names[i]));
     out.fields_.push_back(names[i]);
@@ -77,8 +80,8 @@ PartMetadata PartMetadata::read(const fs::path& csv) {
       throw Error(format("--metadata {} line {}: {}; fix the row", csv.string(), record->line,
                          *record->problem));
     if (record->fields.size() != names.size())
-      throw Error(format("--metadata {} line {}: {} fields where the header has {}",
-                         csv.string(), record->line, record->fields.size(), names.size()));
+      throw Error(format("--metadata {} line {}: {} fields where the header has {}", csv.string(),
+                         record->line, record->fields.size(), names.size()));
     const std::string part = trimmed(record->fields[key]);
     if (part.empty())
       throw Error(format("--metadata {} line {}: the '{}' cell is empty", csv.string(),

@@ -115,7 +115,7 @@ std::shared_ptr<const Searcher::State> Searcher::open_state(
   state->factory = required_meta(catalog, folder, "factory");
   if (model && model_identity == state->identity) {
     state->built = std::move(model);
-  } else {
+  } else if (options.load_model) {
     const std::string recorded = required_meta(catalog, folder, "checkpoint");
     const std::string checkpoint = options.checkpoint.empty() ? recorded : options.checkpoint;
     if (options.checkpoint.empty() && !fs::exists(recorded))
@@ -183,7 +183,20 @@ at::Tensor Searcher::embed_text(std::string_view text) const {
   return embed_texts({std::string(text)})[0].contiguous();
 }
 
+namespace {
+
+void need_model(const std::shared_ptr<model::BuiltModel>& built, const fs::path& folder) {
+  if (!built)
+    throw Error(
+        format("{} was opened without its model (load_model = false), so it cannot "
+               "embed a text or a part",
+               folder.string()));
+}
+
+}  // namespace
+
 at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
+  need_model(state_->built, state_->folder);
   if (texts.empty()) return at::empty({0, dim()}, at::kFloat);
   c10::InferenceMode inference;
   model::BuiltModel& built = *state_->built;
@@ -208,6 +221,7 @@ at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
 }
 
 at::Tensor Searcher::embed_graph(const data::BRepGraph& graph) const {
+  need_model(state_->built, state_->folder);
   c10::InferenceMode inference;
   const std::vector<data::BRepGraph> graphs = {graph};
   return state_->built->model->encode_brep(data::collate(graphs))[0].contiguous();

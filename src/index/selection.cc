@@ -150,7 +150,8 @@ void FilterColumns::keep(std::vector<uint8_t>& pass, const Condition& c) const {
       return;
     case FilterKey::kFileType:
       apply([&](int64_t r) {
-        const bool any = std::find(c.values.begin(), c.values.end(), file_type_[r]) != c.values.end();
+        const bool any =
+            std::find(c.values.begin(), c.values.end(), file_type_[r]) != c.values.end();
         return any != c.negate;
       });
       return;

@@ -29,9 +29,9 @@ class FilterColumns {
 
  private:
   struct Field {
-    std::vector<std::string> values;          // distinct values as imported
+    std::vector<std::string> values;             // distinct values as imported
     std::vector<std::optional<double>> numbers;  // each value read as a number, when it is one
-    std::vector<int32_t> row_value;           // per row: index into values, -1 = none
+    std::vector<int32_t> row_value;              // per row: index into values, -1 = none
   };
   void keep(std::vector<uint8_t>& pass, const Condition& c) const;
 

@@ -29,9 +29,10 @@ std::array<uint8_t, 32> digest_of(std::string_view key) { return Sha256().update
 ApiKeys ApiKeys::read(const std::filesystem::path& file) {
   struct stat info {};
   if (::stat(file.c_str(), &info) != 0)
-    throw Error(format("--api-key-file {}: no such file; write one key per line (at least 16 "
-                       "characters each, e.g. `openssl rand -hex 32 > {}`)",
-                       file.string(), file.string()));
+    throw Error(
+        format("--api-key-file {}: no such file; write one key per line (at least 16 "
+               "characters each, e.g. `openssl rand -hex 32 > {}`)",
+               file.string(), file.string()));
   if ((info.st_mode & 077) != 0)
     log::warn("serve", "{} can be read by other users of this machine; chmod 600 it",
               file.string());
@@ -45,9 +46,10 @@ ApiKeys ApiKeys::read(const std::filesystem::path& file) {
     start = end + 1;
     if (key.empty() || key.front() == '#') continue;
     if (key.size() < 16)
-      throw Error(format("--api-key-file {} line {}: a key of {} characters is too easy to "
-                         "guess; use at least 16 (e.g. `openssl rand -hex 32`)",
-                         file.string(), line, key.size()));
+      throw Error(
+          format("--api-key-file {} line {}: a key of {} characters is too easy to "
+                 "guess; use at least 16 (e.g. `openssl rand -hex 32`)",
+                 file.string(), line, key.size()));
     keys.digests_.push_back(digest_of(key));
   }
   if (keys.digests_.empty())

@@ -180,16 +180,16 @@ int64_t version_number(const std::string& name) {
 
 class Api {
  public:
-  Api(const ServeOptions& options, index::Searcher searcher)
+  Api(const ServeOptions& options, index::Searcher searcher, detail::ApiKeys keys)
       : o_(options),
         searcher_(std::move(searcher)),
+        keys_(std::move(keys)),
         batcher_({.workers = options.encoders,
                   .max_batch = options.max_batch,
                   .max_queued = options.max_in_flight,
                   .window_ms = options.batch_window_ms}),
         limiter_(options.rate_limit,
                  options.rate_burst > 0 ? options.rate_burst : 2 * options.rate_limit) {
-    if (!o_.api_key_file.empty()) keys_ = detail::ApiKeys::read(o_.api_key_file);
     if (o_.reload_interval_s > 0) reloader_ = std::thread([this] { watch_versions(); });
   }
   ~Api() {
@@ -328,8 +328,11 @@ class Api {
       if (id) key_id = *id;
     }
     detail::note_client(client, key_id);
+    // The API's answers cost work; the page's files and drawings are read
+    // from memory and disk, and a page of results asks for 24 drawings at once.
     double retry_after = 0;
-    if (!limiter_.allow(key_id.empty() ? client : "key:" + key_id, retry_after)) {
+    if (req.path.starts_with("/api/") &&
+        !limiter_.allow(key_id.empty() ? client : "key:" + key_id, retry_after)) {
       res.set_header("Retry-After", std::to_string(static_cast<int64_t>(std::ceil(retry_after))));
       send_error(res, 429,
                  format("too many requests from this client (at most {} per second, --rate-limit); "
@@ -791,10 +794,10 @@ class Api {
 
   ServeOptions o_;
   CurrentSearcher searcher_;
+  detail::ApiKeys keys_;
   std::mutex duplicates_mutex_;
   std::shared_ptr<const DuplicatesAnswer> duplicates_;
   TextBatcher batcher_;
-  detail::ApiKeys keys_;
   detail::RateLimiter limiter_;
   const ScratchDir scratch_root_{make_scratch_root()};  // removed with the server
   std::atomic<int> in_flight_{0};
@@ -828,6 +831,9 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   if (options.rate_limit < 0) options.rate_limit = detail::is_loopback(o.host) ? 0 : 20;
   if (!(options.reload_interval_s >= 0) || options.rate_burst < 0)
     throw Error("serve: the reload interval and the rate burst must not be negative");
+  // Before the index and the model load: a bad key file fails at once.
+  detail::ApiKeys keys;
+  if (!o.api_key_file.empty()) keys = detail::ApiKeys::read(o.api_key_file);
   if (o.torch_threads > 0) at::set_num_threads(o.torch_threads);
   index::SearcherOptions searcher_options;
   searcher_options.checkpoint = o.checkpoint;
@@ -835,7 +841,7 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   searcher_options.worker_binary = o.worker_binary;
   index::Searcher searcher = index::Searcher::open(o.index, searcher_options);
   const int64_t parts = searcher.size();
-  Api api(options, std::move(searcher));
+  Api api(options, std::move(searcher), std::move(keys));
 
   detail::ConnectionOptions connections;
   connections.threads = o.threads;

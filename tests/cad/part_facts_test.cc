@@ -15,10 +15,10 @@
 
 #include <cmath>
 
+#include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
 #include "cadclip/cad/synth.h"
 #include "cadclip/core/file.h"
-#include "cad/occt_shape.h"
 #include "test_shapes.h"
 
 namespace cadclip::cad {
@@ -51,10 +51,10 @@ TEST(PartFacts, HolesOfSimpleSolids) {
   ASSERT_EQ(blind.hole_diameters_mm.size(), 1u);
   EXPECT_NEAR(blind.hole_diameters_mm[0], 6, 0.01);
   // A rounded edge is a convex quarter turn; a box has no cylinder at all.
-  EXPECT_TRUE(data::part_facts(featurize(testing::filleted_box(40, 30, 20, 5)))
-                  .hole_diameters_mm.empty());
-  EXPECT_TRUE(data::part_facts(featurize(testing::rounded_box(40, 30, 20, 4)))
-                  .hole_diameters_mm.empty());
+  EXPECT_TRUE(
+      data::part_facts(featurize(testing::filleted_box(40, 30, 20, 5))).hole_diameters_mm.empty());
+  EXPECT_TRUE(
+      data::part_facts(featurize(testing::rounded_box(40, 30, 20, 4))).hole_diameters_mm.empty());
   EXPECT_TRUE(data::part_facts(featurize(testing::box(10, 20, 30))).hole_diameters_mm.empty());
 }
 
@@ -96,7 +96,8 @@ TEST(PartFacts, AMirrorImageIsOneAndAMovedOrTurnedCopyIsNot) {
   turn.SetRotation(gp_Ax1(gp_Pnt(0, 0, 0), gp_Dir(0, 0, 1)), M_PI / 2);
   move.SetTranslation(gp_Vec(12.5, -40, 7));
   const data::ShapeSignature own = data::part_facts(featurize(part)).shape;
-  const data::ShapeSignature mirrored = data::part_facts(featurize(transformed(part, mirror))).shape;
+  const data::ShapeSignature mirrored =
+      data::part_facts(featurize(transformed(part, mirror))).shape;
   const data::ShapeSignature turned = data::part_facts(featurize(transformed(part, turn))).shape;
   const data::ShapeSignature moved = data::part_facts(featurize(transformed(part, move))).shape;
   EXPECT_NE(own.handedness, 0);

@@ -119,9 +119,9 @@ TEST(FilterLanguage, TextReadsBackToTheSameFilter) {
 }
 
 TEST(FilterLanguage, BadClausesAreRefusedNamingThem) {
-  for (const std::string text : {"size", "size<", "size<abc", "size<10 parsecs", "type=dwg",
-                                 "faces>=6mm", "dims<10", "score=0.4", "x=40..20",
-                                 "material=\"open", "size=10±-1"}) {
+  for (const std::string text :
+       {"size", "size<", "size<abc", "size<10 parsecs", "type=dwg", "faces>=6mm", "dims<10",
+        "score=0.4", "x=40..20", "material=\"open", "size=10±-1"}) {
     try {
       parse_filter(text);
       ADD_FAILURE() << "accepted: " << text;

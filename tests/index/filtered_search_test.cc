@@ -104,7 +104,8 @@ class FilteredSearchTest : public ::testing::Test {
       for (int d = 0; d < kDim; ++d) dot += p.embedding[d] * query->embedding[d];
       scored.emplace_back(dot, p.item.id);
     }
-    std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::sort(scored.begin(), scored.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
     std::vector<std::string> ids;
     for (size_t i = 0; i < scored.size() && static_cast<int64_t>(i) < k; ++i)
       ids.push_back(scored[i].second);
@@ -208,8 +209,8 @@ TEST_F(FilteredSearchTest, ImportedFields) {
 // of 32 lists and would meet about 2 of them, yet the answer is the exact 20.
 TEST_F(FilteredSearchTest, AOnePercentFilterStillFillsK) {
   int64_t apollo = 0;
-  for (const StoredPart& p : stored_->parts) apollo += p.item.field("project") != nullptr &&
-                                                     *p.item.field("project") == "apollo";
+  for (const StoredPart& p : stored_->parts)
+    apollo += p.item.field("project") != nullptr && *p.item.field("project") == "apollo";
   ASSERT_GE(apollo, 20);
   ASSERT_LE(apollo, kParts / 100);
   expect_exact(
@@ -250,8 +251,8 @@ TEST_F(FilteredSearchTest, MinimumScoreSameSizeAndTheAppliedList) {
   // Exactly the parts of the unfiltered top 50 that score 0.8 or more.
   options.filter = {};
   const SearchResult all = searcher.query_item("p00042", options);
-  const auto enough = std::count_if(all.hits.begin(), all.hits.end(),
-                                    [](const Hit& h) { return h.score >= 0.8; });
+  const auto enough =
+      std::count_if(all.hits.begin(), all.hits.end(), [](const Hit& h) { return h.score >= 0.8; });
   EXPECT_EQ(static_cast<int64_t>(r.hits.size()), enough);
 
   options.same_size = 0.1;
@@ -289,7 +290,8 @@ TEST_F(FilteredSearchTest, StrictNumbersFilterATextQueryAndSaySo) {
   }
   // Without the flag the same words filter nothing.
   options.strict_numbers = false;
-  EXPECT_TRUE(searcher.query_text("a bracket under 100 mm with six holes", options).applied.empty());
+  EXPECT_TRUE(
+      searcher.query_text("a bracket under 100 mm with six holes", options).applied.empty());
 }
 
 // Mirror images of the query part are left out on request; the part itself,

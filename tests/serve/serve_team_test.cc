@@ -128,9 +128,8 @@ TEST_F(ServeTeamTest, FiltersCsvAndDuplicatesOverHttp) {
 
 TEST_F(ServeTeamTest, BeyondLoopbackOnlyWithAKey) {
   // Without a key file the server refuses to bind to every interface.
-  const std::string command =
-      std::string(CADCLIP_BINARY) + " serve " + (root_ / "index").string() +
-      " --host 0.0.0.0 --port 0 2>&1";
+  const std::string command = std::string(CADCLIP_BINARY) + " serve " + (root_ / "index").string() +
+                              " --host 0.0.0.0 --port 0 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   std::string output;
   char buffer[512];
@@ -251,8 +250,8 @@ TEST_F(ServeTeamTest, ANewVersionIsSwappedInWithoutAFailedRequest) {
     clients.emplace_back([&, t] {
       auto c = client(server);
       while (running) {
-        const std::string path =
-            t % 2 ? "/api/search?q=washer&k=20" : "/api/search?q=hex%20nut&k=20&filter=faces%3E%3D2";
+        const std::string path = t % 2 ? "/api/search?q=washer&k=20"
+                                       : "/api/search?q=hex%20nut&k=20&filter=faces%3E%3D2";
         auto r = c.Get(path);
         bool good = r && r->status == 200;
         if (good) {

@@ -15,13 +15,14 @@
 namespace cadclip::index {
 
 struct DuplicateOptions {
-  bool exact = true;              // clusters of parts with the same geometry hash
-  bool mirrored = true;           // clusters of parts that are mirror images of each other
-  bool near = true;               // clusters linked by embedding and size
-  double min_score = 0.97;        // near: cosine similarity at least this
-  double size_tolerance = 0.02;   // near: extents, largest first, within ± this share
-  int64_t neighbours = 10;        // near: candidates per part taken from the vector index
-  Filter filter;                  // only parts that pass these conditions are compared
+  bool exact = true;             // clusters of parts with the same geometry hash
+  bool mirrored = true;          // clusters of parts that are mirror images of each other
+  bool near = true;              // clusters linked by embedding and size
+  double min_score = 0.97;       // near: cosine similarity at least this
+  double size_tolerance = 0.02;  // near: extents, largest first, within ± this share
+  int64_t neighbours = 10;       // near: candidates per part taken from the vector index
+  int64_t exact_up_to = 5000;    // near: up to this many parts every pair is compared exactly
+  Filter filter;                 // only parts that pass these conditions are compared
 };
 
 struct DuplicateMember {
@@ -42,8 +43,9 @@ struct DuplicateReport {
   double seconds = 0;
 };
 
-// Near duplicates use the index's own search (its nprobe) over the parts that
-// pass, or compare every pair exactly when at most 5,000 pass. Throws
+// Near duplicates use the index's own search (its nprobe) for every part, or
+// compare every pair exactly when at most `exact_up_to` parts pass (a filter
+// that keeps more is refused, as the index cannot search a subset in bulk). Throws
 // cadclip::Error for options out of range or a field no part has. `searcher`
 // must outlive the report (members point into it).
 DuplicateReport find_duplicates(const Searcher& searcher, const DuplicateOptions& options);

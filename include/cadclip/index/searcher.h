@@ -79,6 +79,8 @@ struct SearcherOptions {
   int64_t max_k = 1000;       // k is clipped to this and to the index size
   std::string worker_binary;  // cadclip executable that ingests part files; empty = this one
   std::string search_params;  // FAISS search parameters ("nprobe=32"); empty = the index's own
+  bool load_model = true;     // false: vectors and catalog only (item queries, duplicates);
+                              // text and part queries then fail
 };
 
 class Searcher {

@@ -37,7 +37,7 @@ struct ServeOptions {
   std::string api_key_file;         // keys, one per line, that /api/ and thumbnail requests must
                                     // show (Authorization: Bearer KEY or X-API-Key: KEY);
                                     // required to bind beyond loopback; empty = no key needed
-  double rate_limit = -1;           // requests per second per client (its key, else its
+  double rate_limit = -1;           // /api/ requests per second per client (its key, else its
                                     // address), more get 429; 0 = none; < 0 = 20 beyond
                                     // loopback, none on it
   double rate_burst = 0;            // requests a client may make at once; 0 = twice the rate
