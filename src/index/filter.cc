@@ -24,10 +24,11 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-// The shortest text that reads back as the same double.
+// The shortest text that reads back as the same double, without an exponent
+// (the reader takes digits and a point: "1e+20" would not read).
 std::string number_text(double v) {
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  char buffer[1200];  // the longest fixed double: a subnormal's ~1,080 characters
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::fixed);
   return ec == std::errc() ? std::string(buffer, end) : std::to_string(v);
 }
 
@@ -97,6 +98,13 @@ std::optional<double> unit_factor(std::string_view word) {
              clause, why));
 }
 
+// A bound computed from the clause's numbers (units, tolerances applied);
+// one past the range of a double is refused rather than left unbounded.
+double finite(double value, std::string_view clause) {
+  if (!std::isfinite(value)) bad_clause(clause, "a number is too large");
+  return value;
+}
+
 // A plain number at the front of `text`; advances past it.
 std::optional<double> take_number(std::string_view& text) {
   size_t n = 0;
@@ -138,7 +146,7 @@ NumberRange take_range(std::string_view& text, std::string_view clause, bool len
     text.remove_prefix(2);
     const std::optional<double> b = take_number(text);
     if (!b) bad_clause(clause, "'..' needs a number after it");
-    r.max = *b * take_unit(text, clause, length);
+    r.max = finite(*b * take_unit(text, clause, length), clause);
     return r;
   }
   const std::optional<double> v = take_number(text);
@@ -146,11 +154,11 @@ NumberRange take_range(std::string_view& text, std::string_view clause, bool len
   const double unit = take_unit(text, clause, length);
   if (text.starts_with("..")) {
     text.remove_prefix(2);
-    r.min = *v * unit;
+    r.min = finite(*v * unit, clause);
     if (text.empty() || text[0] == 'x' || text[0] == 'X') return r;
     const std::optional<double> b = take_number(text);
     if (!b) bad_clause(clause, "'..' needs a number after it, or nothing");
-    r.max = *b * take_unit(text, clause, length);
+    r.max = finite(*b * take_unit(text, clause, length), clause);
     if (r.max < r.min) bad_clause(clause, "the range ends below where it starts");
     return r;
   }
@@ -171,15 +179,15 @@ NumberRange take_range(std::string_view& text, std::string_view clause, bool len
       if (own && unit == 1) value = *v * tolerance_unit;
       tolerance *= own ? tolerance_unit : unit;
     }
-    r.min = value - tolerance;
-    r.max = value + tolerance;
+    r.min = finite(value - tolerance, clause);
+    r.max = finite(value + tolerance, clause);
     return r;
   }
-  r.min = r.max = *v * unit;
+  r.min = r.max = finite(*v * unit, clause);
   if (length) {  // a bare length matches to its rounding: 0.5 %, at least 0.1 mm
     const double tolerance = std::max(0.1, 0.005 * std::abs(*v * unit));
-    r.min -= tolerance;
-    r.max += tolerance;
+    r.min = finite(r.min - tolerance, clause);
+    r.max = finite(r.max + tolerance, clause);
   }
   return r;
 }
@@ -196,6 +204,13 @@ std::vector<std::string> split_values(std::string_view text) {
   return out;
 }
 
+// A list's values; one with none (`material=","`) is refused.
+std::vector<std::string> values_of(std::string_view text, std::string_view clause) {
+  std::vector<std::string> values = split_values(text);
+  if (values.empty()) bad_clause(clause, "the list has no values");
+  return values;
+}
+
 std::string normalised_field(std::string_view name) {
   std::string out = lower(name);
   for (char& c : out)
@@ -205,7 +220,7 @@ std::string normalised_field(std::string_view name) {
 
 // One clause: KEY OP VALUE (the value unquoted already).
 void add_clause(Filter& filter, std::string_view clause, std::string_view key_text,
-                std::string_view op, std::string value) {
+                std::string_view op, std::string value, bool quoted) {
   std::string key = lower(key_text);
   if (value.empty()) bad_clause(clause, "the value is missing");
   if (key == "score") {
@@ -230,17 +245,18 @@ void add_clause(Filter& filter, std::string_view clause, std::string_view key_te
     if (c.field.empty()) bad_clause(clause, "the field name is missing");
     if (op == "~") {
       c.contains = true;
-      c.values = split_values(value);
+      c.values = values_of(value, clause);
     } else if (op == "=" || op == "!=") {
       std::string_view v = value;
-      const bool numeric = value.find("..") != std::string::npos ||
-                           value.find("\xC2\xB1") != std::string::npos ||
-                           value.find("+-") != std::string::npos;
+      // A quoted value is always text: material="v1..v2".
+      const bool numeric = !quoted && (value.find("..") != std::string::npos ||
+                                       value.find("\xC2\xB1") != std::string::npos ||
+                                       value.find("+-") != std::string::npos);
       if (numeric) {
         c.ranges.push_back(take_range(v, clause, /*length=*/false));
         if (!v.empty()) bad_clause(clause, format("'{}' is left over", v));
       } else {
-        c.values = split_values(value);
+        c.values = values_of(value, clause);
       }
       c.negate = op == "!=";
     } else {
@@ -258,7 +274,7 @@ void add_clause(Filter& filter, std::string_view clause, std::string_view key_te
   c.key = known->key;
   if (c.key == FilterKey::kFileType) {
     if (op != "=" && op != "!=") bad_clause(clause, "type takes = or !=");
-    for (const std::string& v : split_values(value)) {
+    for (const std::string& v : values_of(value, clause)) {
       const std::string name = file_type_of_extension("." + lower(v));
       const bool named = std::find(file_type_names().begin(), file_type_names().end(), lower(v)) !=
                          file_type_names().end();
@@ -304,18 +320,20 @@ void add_clause(Filter& filter, std::string_view clause, std::string_view key_te
   NumberRange r;
   if (c.key == FilterKey::kHoleDiameter && (v.starts_with("M") || v.starts_with("m")) &&
       v.size() > 1 && std::isdigit(static_cast<unsigned char>(v[1]))) {
+    if (op != "=" && op != "!=") bad_clause(clause, "a thread size takes = or !=: hole=M8");
     v.remove_prefix(1);
     const std::optional<double> d = take_number(v);
     if (!d || !v.empty()) bad_clause(clause, "a thread size is M and a number: hole=M8");
     r.min = 0.8 * *d;  // tapped (drill about 0.85 d) to coarse clearance (about 1.2 d)
-    r.max = 1.25 * *d;
+    r.max = finite(1.25 * *d, clause);
+    c.negate = op == "!=";
   } else if (op == "=" || op == "!=") {
     r = take_range(v, clause, known->length);
     c.negate = op == "!=";
   } else {
     const std::optional<double> n = take_number(v);
     if (!n) bad_clause(clause, format("{} needs a number", op));
-    const double value_mm = *n * take_unit(v, clause, known->length);
+    const double value_mm = finite(*n * take_unit(v, clause, known->length), clause);
     if (op[0] == '<') r.max = value_mm, r.max_open = op == "<";
     if (op[0] == '>') r.min = value_mm, r.min_open = op == ">";
   }
@@ -325,7 +343,19 @@ void add_clause(Filter& filter, std::string_view clause, std::string_view key_te
 }
 
 std::string quoted_if_needed(const std::string& value) {
-  if (value.find_first_of(" \t;\",|\"") == std::string::npos && !value.empty()) return value;
+  // Separators end an unquoted value; commas and bars are list separators
+  // and stay as they are.
+  const bool plain = std::none_of(value.begin(), value.end(), [](char c) {
+    return std::isspace(static_cast<unsigned char>(c)) || c == ';' || c == '"';
+  });
+  // Text that would read as a range is quoted too.
+  const bool rangy = value.find("..") != std::string::npos ||
+                     value.find("\xC2\xB1") != std::string::npos ||
+                     value.find("+-") != std::string::npos;
+  // And so is text that starts like an operator ("==x" would read as "=" "x").
+  const bool operator_like =
+      !value.empty() && std::string_view("=<>!~:").find(value[0]) != std::string_view::npos;
+  if (plain && !rangy && !operator_like && !value.empty()) return value;
   std::string out = "\"";
   for (const char ch : value) {
     if (ch == '"' || ch == '\\') out += '\\';
@@ -334,13 +364,15 @@ std::string quoted_if_needed(const std::string& value) {
   return out + "\"";
 }
 
-// "<100", ">=6", "=20..40", "=6", "!=..10"
-std::string range_text(const NumberRange& r, bool negate) {
+// "<100", ">=6", "=20..40", "=6", "!=..10". `exact_point`: a single value
+// may be written bare (counts); a bare length would read back widened to its
+// rounding, so lengths write "v..v".
+std::string range_text(const NumberRange& r, bool negate, bool exact_point) {
   const std::string eq = negate ? "!=" : "=";
   const bool low = std::isfinite(r.min), high = std::isfinite(r.max);
   if (!negate && low && !high) return (r.min_open ? ">" : ">=") + number_text(r.min);
   if (!negate && high && !low) return (r.max_open ? "<" : "<=") + number_text(r.max);
-  if (low && high && r.min == r.max) return eq + number_text(r.min);
+  if (low && high && r.min == r.max && exact_point) return eq + number_text(r.min);
   return eq + (low ? number_text(r.min) : "") + ".." + (high ? number_text(r.max) : "");
 }
 
@@ -383,8 +415,9 @@ std::vector<Token> tokenize(std::string_view text) {
       std::string digits;
       for (size_t k = start; k < i; ++k)
         if (text[k] != ',') digits += text[k];
-      t.number = true;
       t.value = std::strtod(digits.c_str(), nullptr);
+      // A size past a billion millimetres is no part's: not read as a number.
+      t.number = std::isfinite(t.value) && t.value < 1e9;
     } else if (std::isalpha(c)) {
       while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     } else if (text.substr(i).starts_with("\xC3\x97")) {  // ×
@@ -531,18 +564,20 @@ std::string file_type_of_extension(std::string_view extension) {
 }
 
 std::string Condition::to_string() const {
-  std::string key_text = key == FilterKey::kField ? (is_reserved(field) ? "field." + field : field)
-                                                  : std::string(key_name(key));
+  // A field named like a key, or "field.x" itself, is written with the prefix.
+  const bool prefixed = is_reserved(field) || field.starts_with("field.");
+  std::string key_text =
+      key == FilterKey::kField ? (prefixed ? "field." + field : field) : std::string(key_name(key));
   if (key == FilterKey::kFileType || (key == FilterKey::kField && ranges.empty())) {
-    std::vector<std::string> shown;
-    for (const std::string& v : values) shown.push_back(quoted_if_needed(v));
+    // One quoted string for the whole list when any value needs quotes: the
+    // reader unquotes first, then splits at the commas.
     const char* op = contains ? "~" : negate ? "!=" : "=";
-    return key_text + op + join(shown, ",");
+    return key_text + op + quoted_if_needed(join(values, ","));
   }
   if (key == FilterKey::kDims) {
     std::vector<std::string> parts;
     for (const NumberRange& r : ranges) {
-      const std::string text = range_text(r, false);
+      const std::string text = range_text(r, false, /*exact_point=*/false);
       // "=a..b" -> "a..b", "=v" -> "v", "<=v" -> "..v", ">=v" -> "v.."
       if (text.starts_with("="))
         parts.push_back(text.substr(1));
@@ -557,13 +592,12 @@ std::string Condition::to_string() const {
   }
   if (ranges.empty()) return key_text;
   const NumberRange& r = ranges.front();
-  // A field's "=5" would read back as the text 5.
-  if (key == FilterKey::kField && r.min == r.max)
-    return key_text + (negate ? "!=" : "=") + number_text(r.min) + ".." + number_text(r.max);
   if (!negate && std::isfinite(r.min) && std::isfinite(r.max) && (r.min_open || r.max_open))
     return key_text + (r.min_open ? ">" : ">=") + number_text(r.min) + " " + key_text +
            (r.max_open ? "<" : "<=") + number_text(r.max);
-  return key_text + range_text(r, negate);
+  // Counts are exact; a field's bare "=5" would read back as the text 5.
+  const bool count = key == FilterKey::kFaces || key == FilterKey::kHoles;
+  return key_text + range_text(r, negate, count);
 }
 
 std::string Filter::to_string() const {
@@ -608,7 +642,8 @@ Filter parse_filter(std::string_view text) {
     }
     i += op.size();
     std::string value;
-    if (i < text.size() && text[i] == '"') {
+    const bool quoted = i < text.size() && text[i] == '"';
+    if (quoted) {
       ++i;
       bool closed = false;
       while (i < text.size()) {
@@ -644,7 +679,7 @@ Filter parse_filter(std::string_view text) {
       }
     }
     const std::string_view normal_op = op == "==" || op == ":" ? "=" : op;
-    add_clause(filter, text.substr(start, i - start), key, normal_op, std::move(value));
+    add_clause(filter, text.substr(start, i - start), key, normal_op, std::move(value), quoted);
   }
   return filter;
 }
@@ -693,22 +728,18 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
   // Sizes: "100 x 50 x 20 mm", "100 by 50 mm".
   for (size_t i = 0; i < t.size(); ++i) {
     if (used[i] || !t[i].number) continue;
+    // Each number's unit factor to mm; 0 where no unit follows it.
+    auto factor_at = [&](size_t at) {
+      return length_at(t, at) ? *unit_factor(t[at + 1].low) : 0.0;
+    };
     std::vector<double> values = {t[i].value};
-    std::vector<double> factors = {0};
-    size_t k = i + 1;
-    if (const auto l = length_at(t, i)) {
-      factors.back() = l->first / t[i].value;
-      k = l->second;
-    }
+    std::vector<double> factors = {factor_at(i)};
+    size_t k = factors.back() != 0 ? i + 2 : i + 1;
     while (values.size() < 3 && k + 1 < t.size() && (t[k].low == "x" || t[k].low == "by") &&
            t[k + 1].number && !used[k + 1]) {
       values.push_back(t[k + 1].value);
-      factors.push_back(0);
-      k += 2;
-      if (const auto l = length_at(t, k - 1)) {
-        factors.back() = l->first / t[k - 1].value;
-        k = l->second;
-      }
+      factors.push_back(factor_at(k + 1));
+      k += factors.back() != 0 ? 3 : 2;
     }
     if (values.size() < 2 || factors.back() == 0) continue;
     std::vector<double> mm;

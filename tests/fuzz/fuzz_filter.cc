@@ -23,9 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const cadclip::Error&) {
       std::abort();  // the filter's own text must read
     }
-    // Origins and reasons aside, the text form holds the whole filter; a
-    // range with NaN bounds compares unequal to itself, so compare texts.
-    if (again.to_string() != written) std::abort();
+    // The text form holds the whole filter (a filter read from text has
+    // no origins or reasons to lose, and no NaN bounds: they are refused).
+    if (again.to_string() != written || !(again == filter)) std::abort();
   } catch (const cadclip::Error&) {
   }
   for (const cadclip::index::Condition& c : cadclip::index::conditions_stated_in(text)) {

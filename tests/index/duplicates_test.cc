@@ -54,7 +54,7 @@ class DuplicatesTest : public ::testing::Test {
       library.parts.push_back(std::move(p));
     };
     add("a1", "g-a", 0, 0.0f, {50, 20, 10}, 8, 1);
-    add("a2", "g-a", 0, 0.0f, {50, 20, 10}, 8, 1);       // exported again: same geometry
+    add("a2", "g-a", 0, 0.0f, {50, 20, 10}, 8, 1);  // exported again: same geometry
     add("left", "g-l", 1, 0.0f, {80, 40, 12}, 6, 1);
     add("right", "g-r", 1, 0.01f, {80, 40, 12}, 6, -1);  // its mirror image
     add("n1", "g-n1", 2, 0.0f, {100, 60, 30}, 14, 0);

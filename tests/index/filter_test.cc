@@ -95,6 +95,9 @@ TEST(FilterLanguage, CountsHolesTypesFieldsAndScore) {
   EXPECT_TRUE(c.contains);
   c = only("weight<2.5");  // a field compared as a number
   EXPECT_EQ(c.ranges[0].max, 2.5);
+  c = only("revision=\"A..C\"");  // quoted: text, not a range
+  EXPECT_EQ(c.values, (std::vector<std::string>{"A..C"}));
+  EXPECT_TRUE(c.ranges.empty());
   c = only("field.type=casting");  // a field whose name is a key
   EXPECT_EQ(c.field, "type");
   const Filter s = parse_filter("score>=0.45 holes>=2");
@@ -106,22 +109,41 @@ TEST(FilterLanguage, CountsHolesTypesFieldsAndScore) {
 }
 
 TEST(FilterLanguage, TextReadsBackToTheSameFilter) {
-  for (const std::string text :
-       {"size<100", "size<=100 x=20..40 y=48..52 z>5", "dims=99..101x49..51x19..21",
-        "faces>=6 holes=4 hole=6.4..10", "type=step,iges", "material=\"stainless steel\"",
-        "part_number!=AB-1*", "project~apol", "weight<2.5 density=7..8",
-        "field.type=casting score>=0.4", "extent=199..201", "holes!=0", "middle=..30"}) {
+  for (const std::string text : {"size<100",
+                                 "size<=100 x=20..40 y=48..52 z>5",
+                                 "dims=99..101x49..51x19..21",
+                                 "faces>=6 holes=4 hole=6.4..10",
+                                 "type=step,iges",
+                                 "material=\"stainless steel\"",
+                                 "part_number!=AB-1*",
+                                 "project~apol",
+                                 "weight<2.5 density=7..8",
+                                 "field.type=casting score>=0.4",
+                                 "extent=199..201",
+                                 "holes!=0",
+                                 "middle=..30",
+                                 "revision=\"A..C\"",
+                                 "material=\"steel,cast iron\"",
+                                 "note=\"say \\\"hi\\\"\"",
+                                 "size<100000000000000000000000",
+                                 "hole=0.00000001..0.5",
+                                 "field.field.x=3",
+                                 "hole!=M8"}) {
     const Filter once = parse_filter(text);
     const Filter twice = parse_filter(once.to_string());
     EXPECT_EQ(once, twice) << text << " -> " << once.to_string();
   }
   EXPECT_EQ(parse_filter("size<100 holes>=6").to_string(), "size<100 holes>=6");
+  // Numbers are written without an exponent, which the reader would not take.
+  EXPECT_EQ(parse_filter("size<1000000000000000000000").to_string(), "size<1000000000000000000000");
+  EXPECT_TRUE(only("hole!=M8").negate);
 }
 
 TEST(FilterLanguage, BadClausesAreRefusedNamingThem) {
-  for (const std::string text :
-       {"size", "size<", "size<abc", "size<10 parsecs", "type=dwg", "faces>=6mm", "dims<10",
-        "score=0.4", "x=40..20", "material=\"open", "size=10±-1"}) {
+  for (const std::string& text : std::vector<std::string>{
+           "size", "size<", "size<abc", "size<10 parsecs", "type=dwg", "faces>=6mm", "dims<10",
+           "score=0.4", "x=40..20", "material=\"open", "size=10±-1", "material=\",\"", "hole<M8",
+           "size<" + std::string(306, '9') + "ft"}) {
     try {
       parse_filter(text);
       ADD_FAILURE() << "accepted: " << text;
