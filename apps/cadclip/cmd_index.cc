@@ -24,11 +24,10 @@ int run_index(const IndexCommandOptions& o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
   const index::IndexSummary s = index::build_index(o.index);
   std::printf(
-      "index %s: %s parts (%s new, %s changed, %s removed, %s "
-      "unchanged), %s failed, %s "
-      "thumbnails drawn, FAISS %s\n",
+      "index %s: %s parts (%s new, %s changed, %s moved, %s removed, %s unchanged), %s failed, "
+      "%s thumbnails drawn, FAISS %s\n",
       o.index.out.c_str(), with_commas(s.parts).c_str(), with_commas(s.added).c_str(),
-      with_commas(s.changed).c_str(), with_commas(s.removed).c_str(),
+      with_commas(s.changed).c_str(), with_commas(s.moved).c_str(), with_commas(s.removed).c_str(),
       with_commas(s.unchanged).c_str(), with_commas(s.failed).c_str(),
       with_commas(s.thumbnails).c_str(), s.factory.c_str());
   if (s.failed > 0) std::printf("failed files and reasons: %s/failures.jsonl\n", s.version.c_str());
@@ -79,6 +78,16 @@ void define_index(CLI::App& command, Runner& run) {
       ->capture_default_str();
   command.add_option("--assume-unit", i.assume_unit, "Unit of unitless CAD files")
       ->capture_default_str();
+  command
+      .add_option("--metadata", i.metadata,
+                  "CSV of catalog fields (part number, material, project, ...): one row per "
+                  "part, named by an 'id' or 'file' column; filter on them with `search "
+                  "--filter`")
+      ->check(CLI::ExistingFile);
+  command.add_flag("--update", i.update,
+                   "Change an existing index in place: add new files, re-embed changed ones, "
+                   "keep moved or renamed ones by their content, drop deleted ones; fails "
+                   "rather than build a new index");
   command.add_flag("--overwrite", i.overwrite,
                    "Rebuild an index that was made with another checkpoint");
   command.add_flag("--wait", i.wait,

@@ -1,5 +1,5 @@
 // cadclip search INDEX "text" ... | --like PART_FILE | --like-id ID: the best
-// parts of an index for texts or a part, with scores, names and paths.
+// parts of an index for texts or a part, under filters, as a table, JSON or CSV.
 #include <ATen/Parallel.h>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +12,8 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/index/filter.h"
+#include "cadclip/index/result_export.h"
 #include "cadclip/index/searcher.h"
 #include "command.h"
 
@@ -23,28 +25,18 @@ struct SearchCommandOptions {
   std::vector<std::string> texts;  // text queries (each answered in turn)
   std::string like;                // a CAD file to find similar parts to; empty = none
   std::string like_id;             // an indexed part's id to find similar parts to; empty = none
+  std::string filter;              // conditions in the filter language (index/filter.h)
+  double min_score = -2;           // leave out results scoring below; -2 = keep all
+  bool strict_numbers = false;     // numbers a text states become conditions
+  double same_size_percent = 0;    // part queries: same size as the part ± this %; 0 = off
+  bool ignore_mirrored = false;    // part queries: leave out the part's mirror images
   int64_t k = 10;                  // results per query
   bool json = false;               // JSON on stdout instead of a table
+  std::string format = "table";    // table, json or csv
+  std::string out;                 // write the answer to this file instead of stdout
   std::string checkpoint;          // empty = the one the index records (another is refused)
   int threads = 0;                 // intra-op threads; 0 = LibTorch's default (the cores)
 };
-
-nlohmann::json hits_json(const std::vector<index::Hit>& hits) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const index::Hit& h : hits) {
-    const index::Item& item = *h.item;
-    out.push_back({{"rank", h.rank},
-                   {"score", h.score},
-                   {"id", item.id},
-                   {"name", item.name},
-                   {"size_mm", {item.size_mm[0], item.size_mm[1], item.size_mm[2]}},
-                   {"faces", item.faces},
-                   {"caption", item.caption},
-                   {"source", item.source},
-                   {"thumbnail", item.thumbnail}});
-  }
-  return out;
-}
 
 // At most `width` characters of `text` (UTF-8 aware enough for a table: it
 // never cuts inside a multi-byte character), with "..." when cut.
@@ -55,54 +47,111 @@ std::string clip(const std::string& text, size_t width) {
   return text.substr(0, end) + "...";
 }
 
+// What the table says about a part besides its caption: holes and the
+// imported fields.
+std::string about(const index::Item& item) {
+  std::string text;
+  if (!item.metadata.empty()) {
+    std::vector<std::string> fields;
+    for (const auto& [key, value] : item.metadata) fields.push_back(key + "=" + value);
+    text = join(fields, " ");
+  }
+  const std::string described = item.caption.empty()
+                                    ? std::filesystem::path(item.source).filename().string()
+                                    : "\"" + clip(item.caption, 60) + "\"";
+  return text.empty() ? described : text + "  " + described;
+}
+
 // One line per part with what a person judges it by: score, name, size,
-// faces, and its caption (or, without one, the file it came from).
-void print_table(const std::string& query, const std::vector<index::Hit>& hits) {
-  std::printf("query: %s\n", query.c_str());
-  std::printf("%4s  %6s  %-28s %-22s %5s  %s\n", "rank", "score", "name", "size (mm)", "faces",
-              "caption, else source");
-  for (const index::Hit& h : hits) {
+// faces, round holes, and its imported fields and caption (or, without a
+// caption, the file it came from); above them the filters applied.
+void print_table(std::FILE* out, const std::string& query, const index::SearchResult& r) {
+  std::fprintf(out, "query: %s\n", query.c_str());
+  if (!r.applied.empty()) {
+    std::vector<std::string> clauses;
+    for (const index::Condition& c : r.applied.conditions)
+      clauses.push_back(c.because.empty() ? c.to_string()
+                                          : c.to_string() + " (\"" + c.because + "\")");
+    if (r.applied.min_score) {
+      index::Filter score;
+      score.min_score = r.applied.min_score;
+      clauses.push_back(score.to_string());
+    }
+    std::fprintf(out, "filters: %s; %s parts pass\n", join(clauses, ", ").c_str(),
+                 with_commas(r.candidates).c_str());
+  }
+  if (r.mirrored_left_out > 0)
+    std::fprintf(out, "left out %lld mirror image(s) of the query part\n",
+                 static_cast<long long>(r.mirrored_left_out));
+  std::fprintf(out, "%4s  %6s  %-28s %-22s %5s %5s  %s\n", "rank", "score", "name", "size (mm)",
+               "faces", "holes", "fields, caption, else source");
+  for (const index::Hit& h : r.hits) {
     const index::Item& item = *h.item;
     char size[64];
     std::snprintf(size, sizeof size, "%.1f x %.1f x %.1f", item.size_mm[0], item.size_mm[1],
                   item.size_mm[2]);
-    const std::string about = item.caption.empty()
-                                  ? std::filesystem::path(item.source).filename().string()
-                                  : "\"" + clip(item.caption, 60) + "\"";
-    std::printf("%4lld  %6.3f  %-28s %-22s %5lld  %s\n", static_cast<long long>(h.rank), h.score,
-                clip(item.name, 28).c_str(), size, static_cast<long long>(item.faces),
-                about.c_str());
+    const std::string holes = item.holes >= 0 ? std::to_string(item.holes) : "?";
+    std::fprintf(out, "%4lld  %6.3f  %-28s %-22s %5lld %5s  %s\n", static_cast<long long>(h.rank),
+                 h.score, clip(item.name, 28).c_str(), size, static_cast<long long>(item.faces),
+                 holes.c_str(), about(item).c_str());
   }
 }
 
-int run_search(const SearchCommandOptions& o) {
+int run_search(SearchCommandOptions o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
+  if (o.json) o.format = "json";
   const int kinds = (!o.texts.empty()) + (!o.like.empty()) + (!o.like_id.empty());
   if (kinds != 1)
     throw Error(
         "cadclip search needs exactly one kind of query: texts, --like "
         "FILE or --like-id ID");
+  index::SearchOptions search;
+  search.k = o.k;
+  search.filter = index::parse_filter(o.filter);
+  if (o.min_score > -2) search.filter.min_score = o.min_score;
+  search.strict_numbers = o.strict_numbers;
+  search.same_size = o.same_size_percent / 100;
+  search.ignore_mirrored = o.ignore_mirrored;
+  if (!o.texts.empty() && (search.same_size > 0 || search.ignore_mirrored))
+    throw Error(
+        "--same-size and --ignore-mirrored compare with a part: use them with --like or "
+        "--like-id");
   index::SearcherOptions options;
   options.checkpoint = o.checkpoint;
   const index::Searcher searcher = index::Searcher::open(o.index, options);
-  std::vector<std::pair<std::string, std::vector<index::Hit>>> answers;
+  std::vector<std::pair<std::string, index::SearchResult>> answers;
   for (const std::string& text : o.texts)
-    answers.emplace_back(text, searcher.search_text(text, o.k));
-  if (!o.like.empty())
-    answers.emplace_back("like " + o.like, searcher.search_like_file(o.like, o.k));
+    answers.emplace_back(text, searcher.query_text(text, search));
+  if (!o.like.empty()) answers.emplace_back("like " + o.like, searcher.query_file(o.like, search));
   if (!o.like_id.empty())
-    answers.emplace_back("like " + o.like_id, searcher.search_like_item(o.like_id, o.k));
-  if (o.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& [query, hits] : answers)
-      out.push_back({{"query", query}, {"results", hits_json(hits)}});
-    std::printf("%s\n", (answers.size() == 1 ? out[0] : out).dump(2).c_str());
-  } else {
-    for (size_t i = 0; i < answers.size(); ++i) {
-      if (i) std::printf("\n");
-      print_table(answers[i].first, answers[i].second);
-    }
+    answers.emplace_back("like " + o.like_id, searcher.query_item(o.like_id, search));
+  std::string text;
+  if (o.format == "json") {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& [query, result] : answers)
+      all.push_back(index::result_json(query, result,
+                                       [](const index::Item& item) { return item.thumbnail; }));
+    text = (answers.size() == 1 ? all[0] : all)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "\n";
+  } else if (o.format == "csv") {
+    text = index::results_csv(answers);
   }
+  std::FILE* out = stdout;
+  if (!o.out.empty()) {
+    out = std::fopen(o.out.c_str(), "w");
+    if (!out) throw Error(format("--out {}: cannot write the file; check the folder", o.out));
+  }
+  if (o.format == "table") {
+    for (size_t i = 0; i < answers.size(); ++i) {
+      if (i) std::fprintf(out, "\n");
+      print_table(out, answers[i].first, answers[i].second);
+    }
+  } else {
+    std::fwrite(text.data(), 1, text.size(), out);
+  }
+  if (out != stdout && std::fclose(out) != 0)
+    throw Error(format("--out {}: writing failed (disk full?)", o.out));
   return kExitOk;
 }
 
@@ -119,7 +168,26 @@ void define_search(CLI::App& command, Runner& run) {
   command.add_option("-k", o->k, "Results per query")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command.add_flag("--json", o->json, "Print JSON instead of a table");
+  command.add_option("--filter", o->filter,
+                     "Conditions every result must meet, e.g. \"size<100 holes>=6 "
+                     "material=steel\" (docs/HTTP_API.md, Filters)");
+  command.add_option("--min-score", o->min_score, "Leave out results scoring below this")
+      ->check(CLI::Range(-1.0, 1.0));
+  command.add_flag("--strict-numbers", o->strict_numbers,
+                   "Turn the numbers a text states (\"under 100 mm\", \"six holes\", \"M8\") "
+                   "into conditions");
+  command
+      .add_option("--same-size", o->same_size_percent,
+                  "With --like/--like-id: only parts whose extents are within this percent of "
+                  "the part's")
+      ->check(CLI::Range(0.0, 99.0));
+  command.add_flag("--ignore-mirrored", o->ignore_mirrored,
+                   "With --like/--like-id: leave out mirror images of the part");
+  command.add_flag("--json", o->json, "Print JSON instead of a table (as --format json)");
+  command.add_option("--format", o->format, "table, json, or csv (a catalog export)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  command.add_option("--out", o->out, "Write to this file instead of stdout");
   command.add_option("--checkpoint", o->checkpoint,
                      "Checkpoint to search with; it must hold the index's weights");
   command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
@@ -127,7 +195,7 @@ void define_search(CLI::App& command, Runner& run) {
       ->check(CLI::NonNegativeNumber);
   command.footer(
       "Exit status: 0 answered, 2 bad input (no index, another "
-      "checkpoint, bad part).");
+      "checkpoint, bad part, a filter that cannot be read).");
   run = [o] { return run_search(*o); };
 }
 

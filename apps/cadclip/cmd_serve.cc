@@ -149,6 +149,29 @@ void define_serve(CLI::App& command, Runner& run) {
       .add_option("--web-root", o->web_root,
                   "Serve the page from this folder instead of the copy in the binary")
       ->check(CLI::ExistingDirectory);
+  command
+      .add_option("--api-key-file", o->api_key_file,
+                  "File of API keys, one per line; requests to /api/ and thumbnails must show "
+                  "one (Authorization: Bearer KEY). Needed to bind beyond 127.0.0.1")
+      ->check(CLI::ExistingFile);
+  command.add_option("--rate-limit", o->rate_limit,
+                     "Requests per second per client (its key, else its address); more get 429. "
+                     "0 = no limit; default: 20 beyond loopback, none on it");
+  command
+      .add_option("--rate-burst", o->rate_burst,
+                  "Requests a client may make at once; 0 = twice the rate")
+      ->check(CLI::NonNegativeNumber);
+  command.add_flag("--trust-proxy", o->trust_proxy,
+                   "Take the client's address from X-Forwarded-For (behind a reverse proxy)");
+  command.add_option("--access-log", o->access_log,
+                     "Append one JSON line per request (time, id, client, key id, target, status, "
+                     "ms) to this file; - = stderr");
+  command
+      .add_option("--reload-interval", o->reload_interval_s,
+                  "Seconds between looks for a new index version, swapped in without dropping "
+                  "requests; 0 = never")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command.footer("Prints 'serving INDEX on http://HOST:PORT/' once it listens.");
   run = [o] { return run_serve(*o); };
 }

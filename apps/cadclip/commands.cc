@@ -10,6 +10,7 @@ void define_index(CLI::App& command, Runner& run);
 void define_merge(CLI::App& command, Runner& run);
 void define_search(CLI::App& command, Runner& run);
 void define_serve(CLI::App& command, Runner& run);
+void define_duplicates(CLI::App& command, Runner& run);
 #ifdef CADCLIP_WITH_OCCT
 void define_synth(CLI::App& command, Runner& run);
 void define_prepare(CLI::App& command, Runner& run);
@@ -31,6 +32,8 @@ std::span<const Command> commands() {
        define_index},
       {"search", "Search an index by text or by an example part: top-k with scores", define_search},
       {"serve", "HTTP API and web page over an index (127.0.0.1 unless told)", define_serve},
+      {"duplicates", "Exact, mirrored and near-duplicate parts of an index, as clusters",
+       define_duplicates},
 #ifdef CADCLIP_WITH_OCCT
       {"synth", "Make the built-in synthetic dataset: parametric parts as STEP with captions",
        define_synth},

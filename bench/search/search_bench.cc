@@ -2,10 +2,22 @@
 //                    [--search-params P] [--seed K]
 //   A library of N parts from real indexes of n < N parts in all: the n real
 //   embeddings, then N - n perturbed copies (real row + S * gaussian noise per
-//   dimension, renormalised; ids "<id>~<j>", same thumbnail and metadata).
+//   dimension, renormalised; ids "<id>~<j>", the same thumbnail, each extent
+//   scaled by a factor in [0.95, 1.05], a geometry hash of its own). Every
+//   part gets a catalog field "bucket", a whole number drawn uniformly from
+//   0 to 999, so that `bucket<500`, `<50` and `<5` keep 50%, 5% and 0.5%.
 //   Prints how far apart real parts are (median cosine to the nearest other
 //   real part) and how far a copy is from its source, so that S can be chosen
 //   to make copies as distinct as real neighbours are.
+// search_bench filtered --index INDEX --queries FILE [--threads T] [--count Q]
+//   Text queries under filters of about 50%, 5% and 0.5% of the library (the
+//   "bucket" field, which is independent of the embeddings, and the largest
+//   extent, which is not) next to none: end-to-end p50/p99 and queries per
+//   second (tokenize + encode + filtered search, one query at a time), search
+//   alone, and recall@10 against the exact filtered search (every passing
+//   part scored).
+// search_bench duplicates --index INDEX [--kinds exact,mirrored,near] [--threads T]
+//   The cost of `cadclip duplicates` on the index, and what it found.
 // search_bench query --index EXACT [--approx APPROX] --queries FILE [--threads T]
 //                    [--sweep "P1;P2;..."] [--latency no]
 //   Text queries (one per line) end to end: tokenize + encode + search, p50 and
@@ -24,11 +36,15 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
+#include "cadclip/index/duplicates.h"
+#include "cadclip/index/filter.h"
 #include "cadclip/index/searcher.h"
 #include "cadclip/index/stored_index.h"
 #include "common/bench_util.h"
@@ -105,6 +121,9 @@ int grow(const std::map<std::string, std::string>& a) {
   }
   const int64_t n = static_cast<int64_t>(real.size());
   const int64_t chunk = 4096;
+  std::mt19937_64 rng(a.count("--seed") ? std::stoull(a.at("--seed")) : 0);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  std::uniform_int_distribution<int> bucket(0, 999);
   for (int64_t start = 0; start < count; start += chunk) {
     const int64_t end = std::min(count, start + chunk);
     at::Tensor rows = at::empty({end - start, d});
@@ -120,8 +139,11 @@ int grow(const std::map<std::string, std::string>& a) {
         part.item.id += "~" + std::to_string(i);
         part.item.name = part.item.id;
         part.item.caption.clear();
+        part.item.geometry_hash += "~" + std::to_string(i);
+        for (double& extent : part.item.size_mm) extent *= 0.95 + 0.1 * uniform(rng);
         part.thumbnail_file.clear();  // the copies share the source's file, copied once
       }
+      part.item.metadata.emplace_back("bucket", std::to_string(bucket(rng)));
       const at::Tensor r = rows[i - start].contiguous();
       part.embedding.assign(r.data_ptr<float>(), r.data_ptr<float>() + d);
       grown.parts.push_back(std::move(part));
@@ -239,6 +261,105 @@ int query(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+// The exact top k among `rows` for query q ([d]): every passing part scored.
+std::vector<std::string> exact_filtered(const index::Searcher& s, const at::Tensor& q,
+                                        const std::vector<int64_t>& rows, int64_t k) {
+  if (rows.empty()) return {};
+  const at::Tensor scores = at::mv(s.embeddings().index_select(0, at::tensor(rows, at::kLong)), q);
+  const auto top = at::topk(scores, std::min<int64_t>(k, static_cast<int64_t>(rows.size())));
+  std::vector<std::string> ids;
+  const at::Tensor order = std::get<1>(top);
+  for (int64_t i = 0; i < order.size(0); ++i)
+    ids.push_back(s.items()[rows[order[i].item<int64_t>()]].id);
+  return ids;
+}
+
+int filtered(const std::map<std::string, std::string>& a) {
+  const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
+  std::vector<std::string> queries = read_queries(need(a, "--queries"));
+  if (a.count("--count"))
+    queries.resize(std::min(queries.size(), static_cast<size_t>(std::stoll(a.at("--count")))));
+  const index::Searcher s = index::Searcher::open(need(a, "--index"));
+  std::printf("index %s: %lld parts, %s; %zu queries; %d intra-op thread(s); matmul %.1f GFLOP/s\n",
+              need(a, "--index").c_str(), static_cast<long long>(s.size()), s.factory().c_str(),
+              queries.size(), threads, bench::matmul_gflops());
+  // Largest extents at the 50%, 5% and 0.5% quantiles: the size filters.
+  std::vector<double> largest;
+  for (const index::Item& item : s.items()) largest.push_back(item.sorted_size_mm()[0]);
+  std::sort(largest.begin(), largest.end());
+  auto quantile = [&](double share) {
+    return largest[static_cast<size_t>(share * static_cast<double>(largest.size() - 1))];
+  };
+  std::vector<std::string> filters = {"", "bucket<500", "bucket<50", "bucket<5"};
+  for (const double share : {0.5, 0.05, 0.005}) {
+    char text[64];
+    std::snprintf(text, sizeof text, "size<=%.3f", quantile(share));
+    filters.push_back(text);
+  }
+  std::vector<at::Tensor> chunks;
+  for (size_t i = 0; i < queries.size(); i += 64)
+    chunks.push_back(s.embed_texts(std::vector<std::string>(
+        queries.begin() + i, queries.begin() + std::min(queries.size(), i + 64))));
+  const at::Tensor embedded = at::cat(chunks);  // [q, d]
+  std::printf(
+      "| filter | parts passing | share | end to end p50 | p99 | queries/s | search p50 | p99 | "
+      "recall@10 |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& text : filters) {
+    index::SearchOptions options;
+    options.k = 10;
+    options.filter = index::parse_filter(text);
+    const std::vector<int64_t> rows = s.rows_passing(options.filter);
+    for (int i = 0; i < 5; ++i) (void)s.query_text(queries[i % queries.size()], options);
+    std::vector<double> total, search;
+    double hits = 0, wanted = 0;
+    for (size_t i = 0; i < queries.size(); ++i) {
+      total.push_back(bench::seconds_of([&] { (void)s.query_text(queries[i], options); }));
+      const at::Tensor q = embedded[static_cast<int64_t>(i)].contiguous();
+      index::SearchResult r;
+      search.push_back(bench::seconds_of([&] { r = s.query_vector(q, options); }));
+      const std::vector<std::string> truth = exact_filtered(s, q, rows, 10);
+      for (const index::Hit& h : r.hits)
+        hits += std::find(truth.begin(), truth.end(), h.item->id) != truth.end();
+      wanted += static_cast<double>(truth.size());
+    }
+    double sum = 0;
+    for (const double t : total) sum += t;
+    std::printf("| %s | %s | %.2f%% | %.2f ms | %.2f ms | %.1f | %.3f ms | %.3f ms | %.4f |\n",
+                text.empty() ? "(none)" : text.c_str(), with_commas(rows.size()).c_str(),
+                100.0 * static_cast<double>(rows.size()) / static_cast<double>(s.size()),
+                1e3 * percentile(total, 0.5), 1e3 * percentile(total, 0.99),
+                static_cast<double>(total.size()) / sum, 1e3 * percentile(search, 0.5),
+                1e3 * percentile(search, 0.99), wanted > 0 ? hits / wanted : 1.0);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+int duplicates(const std::map<std::string, std::string>& a) {
+  const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
+  index::SearcherOptions without_model;
+  without_model.load_model = false;
+  const index::Searcher s = index::Searcher::open(need(a, "--index"), without_model);
+  index::DuplicateOptions options;
+  const std::string kinds = a.count("--kinds") ? a.at("--kinds") : "exact,mirrored,near";
+  options.exact = kinds.find("exact") != std::string::npos;
+  options.mirrored = kinds.find("mirrored") != std::string::npos;
+  options.near = kinds.find("near") != std::string::npos;
+  std::printf("index %s: %lld parts, %s; %d intra-op thread(s); kinds %s\n",
+              need(a, "--index").c_str(), static_cast<long long>(s.size()), s.factory().c_str(),
+              threads, kinds.c_str());
+  const index::DuplicateReport r = index::find_duplicates(s, options);
+  std::map<std::string, int64_t> clusters;
+  for (const index::DuplicateCluster& c : r.clusters) ++clusters[c.kind];
+  std::printf(
+      "duplicates in %.2f s: %lld exact clusters (%lld parts), %lld mirrored (%lld parts), %lld "
+      "near (%lld parts)\n",
+      r.seconds, static_cast<long long>(clusters["exact"]), static_cast<long long>(r.exact_parts),
+      static_cast<long long>(clusters["mirrored"]), static_cast<long long>(r.mirrored_parts),
+      static_cast<long long>(clusters["near"]), static_cast<long long>(r.near_parts));
+  return 0;
+}
+
 int encode(const std::map<std::string, std::string>& a) {
   const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
   const std::vector<std::string> queries = read_queries(need(a, "--queries"));
@@ -279,8 +400,11 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "grow") return grow(parse(argc, argv, 2));
     if (argc >= 2 && std::string(argv[1]) == "query") return query(parse(argc, argv, 2));
     if (argc >= 2 && std::string(argv[1]) == "encode") return encode(parse(argc, argv, 2));
+    if (argc >= 2 && std::string(argv[1]) == "filtered") return filtered(parse(argc, argv, 2));
+    if (argc >= 2 && std::string(argv[1]) == "duplicates") return duplicates(parse(argc, argv, 2));
     std::fprintf(stderr,
-                 "usage: search_bench grow|query|encode ... (see the top of search_bench.cc)\n");
+                 "usage: search_bench grow|query|filtered|duplicates|encode ... (see the top of "
+                 "search_bench.cc)\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "search_bench: %s\n", e.what());

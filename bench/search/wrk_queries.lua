@@ -1,6 +1,8 @@
 -- wrk script: GET /api/search?q=<query>&k=10, cycling through the queries of
--- a file (one per line), so that the server encodes a different text each time.
+-- a file (one per line), so that the server encodes a different text each time;
+-- a second argument is a filter every query carries (&filter=...).
 --   wrk -t1 -c8 -d20s -s bench/search/wrk_queries.lua http://127.0.0.1:8600 -- queries.txt
+--   wrk ... -- queries.txt 'bucket<50'
 local queries = {}
 local n = 0
 
@@ -9,9 +11,11 @@ local function encode(s)
 end
 
 function init(args)
+  local filter = ""
+  if args[2] and #args[2] > 0 then filter = "&filter=" .. encode(args[2]) end
   for line in io.lines(args[1]) do
     if #line > 0 then
-      queries[#queries + 1] = "/api/search?k=10&q=" .. encode(line)
+      queries[#queries + 1] = "/api/search?k=10" .. filter .. "&q=" .. encode(line)
     end
   end
 end

@@ -7,6 +7,7 @@
 #
 # e.g. bench/search/wrk_serve.sh build/index-release/apps/cadclip /tmp/big-ivf queries.txt \
 #        20 8 -- --encoders 2 --max-batch 16
+# WRK_FILTER='bucket<50' makes every query carry that filter.
 set -euo pipefail
 cadclip=$1 index=$2 queries=$3
 seconds=${4:-20} connections=${5:-8}
@@ -27,8 +28,9 @@ done
 url=$(grep -o 'http://[0-9.]*:[0-9]*' "$log" | head -1)
 echo "server: $cadclip serve $index $* -> $url"
 # Warm-up: the first queries load lazy parts of LibTorch and fault in the index.
-taskset -c "$wrk_core" wrk -t1 -c2 -d3s -s "$here/wrk_queries.lua" "$url" -- "$queries" >/dev/null
+taskset -c "$wrk_core" wrk -t1 -c2 -d3s -s "$here/wrk_queries.lua" "$url" -- "$queries" \
+  "${WRK_FILTER:-}" >/dev/null
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 taskset -c "$wrk_core" wrk -t1 -c"$connections" -d"${seconds}s" --latency --timeout 10s \
-  -s "$here/wrk_queries.lua" "$url" -- "$queries"
+  -s "$here/wrk_queries.lua" "$url" -- "$queries" "${WRK_FILTER:-}"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -9,6 +9,7 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
+#include "cadclip/data/csv.h"
 #include "cadclip/data/utf8.h"
 
 namespace cadclip::data {
@@ -21,90 +22,6 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(first, last - first + 1));
 }
 
-// One CSV record (RFC 4180: fields separated by commas, optionally quoted,
-// "" inside quotes for a quote, quoted fields may span lines).
-struct Record {
-  std::vector<std::string> fields;
-  int64_t line = 0;  // line where it starts
-  std::optional<std::string> problem;
-};
-
-class CsvScanner {
- public:
-  explicit CsvScanner(std::string_view text) : text_(text) {
-    if (text_.starts_with("\xEF\xBB\xBF")) text_.remove_prefix(3);  // UTF-8 byte order mark
-  }
-
-  // The next non-blank record; nullopt at the end. A broken record is
-  // returned with its problem, and scanning resumes at the line after the one
-  // it started on, so that one bad quote cannot swallow the rows after it.
-  std::optional<Record> next() {
-    while (pos_ < text_.size() && (text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      if (text_[pos_] == '\n') ++line_;
-      ++pos_;
-    }
-    if (pos_ >= text_.size()) return std::nullopt;
-    Record record;
-    record.line = line_;
-    const size_t start = pos_;
-    const int64_t start_line = line_;
-    std::string field;
-    while (true) {
-      if (pos_ < text_.size() && text_[pos_] == '"') {
-        ++pos_;
-        bool closed = false;
-        while (pos_ < text_.size()) {
-          const char c = text_[pos_++];
-          if (c == '"') {
-            if (pos_ < text_.size() && text_[pos_] == '"') {
-              field += '"';
-              ++pos_;
-            } else {
-              closed = true;
-              break;
-            }
-          } else {
-            if (c == '\n') ++line_;
-            field += c;
-          }
-        }
-        if (!closed) return broken(record, start, start_line, "a quoted field is never closed");
-        if (pos_ < text_.size() && text_[pos_] == '\r') ++pos_;
-        if (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n')
-          return broken(record, start, start_line, "text follows a closing quote");
-      } else {
-        while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n') {
-          if (text_[pos_] == '"')
-            return broken(record, start, start_line, "a quote inside an unquoted field");
-          field += text_[pos_++];
-        }
-        if (!field.empty() && field.back() == '\r') field.pop_back();
-      }
-      record.fields.push_back(std::move(field));
-      field.clear();
-      if (pos_ >= text_.size()) return record;
-      if (text_[pos_++] == '\n') {
-        ++line_;
-        return record;
-      }
-    }
-  }
-
- private:
-  Record broken(Record record, size_t start, int64_t start_line, const char* problem) {
-    record.problem = problem;
-    record.fields.clear();
-    const size_t eol = text_.find('\n', start);
-    pos_ = eol == std::string_view::npos ? text_.size() : eol + 1;
-    line_ = start_line + 1;
-    return record;
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-  int64_t line_ = 1;
-};
-
 std::optional<size_t> column(const std::vector<std::string>& header, std::string_view name) {
   const auto it = std::find(header.begin(), header.end(), name);
   if (it == header.end()) return std::nullopt;
@@ -112,7 +29,7 @@ std::optional<size_t> column(const std::vector<std::string>& header, std::string
 }
 
 std::vector<std::string> read_header(CsvScanner& scanner, const std::filesystem::path& path) {
-  const std::optional<Record> header = scanner.next();
+  const std::optional<CsvRecord> header = scanner.next();
   if (!header) throw Error(format("caption file {} is empty", path.string()));
   if (header->problem)
     throw Error(
@@ -153,7 +70,7 @@ void read_rows(CsvScanner& scanner, const std::vector<std::string>& header, size
                const std::vector<std::pair<size_t, std::string>>& text_cols,
                std::optional<size_t> level_col, bool unique_ids, CaptionFile& out) {
   std::map<std::string, int64_t> first_line;
-  while (std::optional<Record> record = scanner.next()) {
+  while (std::optional<CsvRecord> record = scanner.next()) {
     ++out.rows;
     if (record->problem) {
       out.problems.push_back({record->line, *record->problem});
@@ -276,7 +193,7 @@ CaptionFile read_captions(const std::filesystem::path& path, const CaptionOption
       format_name = "jsonl";
     } else if (ext == ".csv") {
       CsvScanner probe(text);
-      const std::optional<Record> header = probe.next();
+      const std::optional<CsvRecord> header = probe.next();
       std::vector<std::string> names;
       if (header && !header->problem)
         for (const auto& f : header->fields) names.push_back(trim(f));

@@ -25,9 +25,11 @@
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/graph_codec.h"
 #include "cadclip/data/ingest_failure.h"
+#include "cadclip/data/part_facts.h"
 #include "cadclip/data/prepared.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "layout.h"
+#include "metadata.h"
 #include "store.h"
 
 #ifdef CADCLIP_WITH_OCCT
@@ -39,7 +41,8 @@ namespace cadclip::index {
 // worker_binary is left out: a detail of the machine that ran the job, not of
 // the index.
 CADCLIP_JSON_FIELDS(IndexOptions, checkpoint, library, out, factory, search_params, captions,
-                    thumbnails, batch_size, workers, file_timeout_s, assume_unit, overwrite, wait)
+                    thumbnails, batch_size, workers, file_timeout_s, assume_unit, metadata, update,
+                    overwrite, wait)
 namespace {
 
 namespace fs = std::filesystem;
@@ -163,6 +166,22 @@ void write_listed(const fs::path& path, std::vector<Listed> listed) {
 void fill_from_graph(Item& item, const data::BRepGraph& g) {
   for (int i = 0; i < 3; ++i) item.size_mm[i] = g.bbox_mm[3 + i] - g.bbox_mm[i];
   item.faces = g.num_faces();
+  item.geometry_hash = g.geometry_hash;
+  data::PartFacts facts = data::part_facts(g);
+  item.holes = static_cast<int64_t>(facts.hole_diameters_mm.size());
+  item.hole_diameters_mm = std::move(facts.hole_diameters_mm);
+  item.shape = facts.shape;
+}
+
+// The source files a prepared folder names by id: thumbnails.jsonl lists
+// each model's path (with --thumbnails); without it the file types are not known.
+std::map<std::string, std::string> prepared_sources(const fs::path& prepared) {
+  std::map<std::string, std::string> out;
+  const fs::path list = prepared / "thumbnails.jsonl";
+  if (!fs::exists(list)) return out;
+  for (const nlohmann::json& j : read_json_lines(list))
+    out[j.value("id", "")] = j.value("path", "");
+  return out;
 }
 
 std::map<std::string, std::string> first_captions(const data::CaptionFile& file) {
@@ -219,7 +238,15 @@ bool starts_empty(const std::optional<fs::path>& current, const std::string& ide
               current->string());
     return true;
   }
-  if (*previous == identity) return false;
+  if (*previous == identity) {
+    if (std::stoll(old.meta("catalog_version").value_or("1")) >= detail::kCatalogVersion)
+      return false;
+    log::info("index",
+              "{} was made by an earlier cadclip, whose catalog lacks hole counts, shape "
+              "signatures and file types; building it anew",
+              index_folder.string());
+    return true;
+  }
   if (!o.overwrite)
     throw Error(
         format("{} was built with other weights (checkpoint {}); pass --overwrite to "
@@ -229,13 +256,20 @@ bool starts_empty(const std::optional<fs::path>& current, const std::string& ide
   return true;
 }
 
-std::vector<Found> found_in_dataset(const data::Dataset& dataset) {
+std::vector<Found> found_in_dataset(const data::PreparedData& prepared) {
+  // The source files of the folders `cadclip prepare` wrote (a merged
+  // folder's parts in its place).
+  std::map<std::string, std::string> sources;
+  for (const fs::path& folder : prepared.sources) sources.merge(prepared_sources(folder));
+  const data::Dataset& dataset = prepared.dataset;
   std::vector<Found> found;
   for (int64_t i = 0; i < dataset.size(); ++i) {
     Found f;
     f.dataset_row = i;
     f.item.id = dataset.id(i);
     f.item.name = f.item.id;
+    if (const auto source = sources.find(f.item.id); source != sources.end())
+      f.item.file_type = file_type_of_extension(fs::path(source->second).extension().string());
     f.item.content_hash = sha256_hex(data::encode_graph(dataset.graph(i)));
     found.push_back(std::move(f));
   }
@@ -268,6 +302,7 @@ std::vector<Found> found_in_folder(const fs::path& library, std::vector<Listed>&
     f.item.id = id;
     f.item.name = id;
     f.item.source = file.string();
+    f.item.file_type = file_type_of_extension(file.extension().string());
     f.item.content_hash = sha256_file_hex(file);
     found.push_back(std::move(f));
   }
@@ -284,38 +319,104 @@ std::vector<Found> found_in_folder(const fs::path& library, std::vector<Listed>&
 
 // What changed in the library since the current version.
 struct Changes {
-  std::vector<Found*> todo;       // new and changed parts, to embed, in the order found
-  std::set<std::string> present;  // every id the library holds now
-  std::vector<std::string> gone;  // ids in the index that left the library
+  std::vector<Found*> todo;          // new and changed parts, to embed, in the order found
+  std::set<std::string> present;     // every id the library holds now
+  std::vector<std::string> gone;     // ids in the index that left the library
+  std::vector<std::string> moved;    // "old -> new" of parts kept by their content
+  std::set<std::string> moved_from;  // ids in `gone` whose content another id now holds
 };
 
-// Unchanged parts keep their embedding (a caption file may change on its own,
-// so their captions are brought up to date).
+// What a part's catalog entry holds besides what embedding it gives.
+struct Annotations {
+  const std::map<std::string, std::string>& captions;
+  const detail::PartMetadata* metadata;  // null: parts keep their earlier fields
+  const fs::path& library;
+};
+
+// Unchanged parts keep their embedding (a caption or metadata file may change
+// on its own, so their captions and fields are brought up to date). A part
+// whose content the index holds under another path or id (a moved, renamed
+// or copied file) takes that entry's embedding, facts and drawing.
 Changes find_changes(std::vector<Found>& found, std::map<std::string, detail::StoredItem>& existing,
-                     const std::map<std::string, std::string>& captions, detail::Catalog& catalog,
+                     const Annotations& notes, detail::Catalog& catalog, const fs::path& out,
                      IndexSummary& summary) {
   Changes changes;
+  std::map<std::string, const detail::StoredItem*> by_content;
+  for (const auto& [id, s] : existing) by_content.emplace(s.item.content_hash, &s);
   for (Found& f : found) {
     changes.present.insert(f.item.id);
-    const auto caption = captions.find(f.item.id);
-    const std::string now = caption == captions.end() ? "" : caption->second;
+    const auto caption = notes.captions.find(f.item.id);
+    f.item.caption = caption == notes.captions.end() ? "" : caption->second;
     const auto it = existing.find(f.item.id);
+    if (notes.metadata) {
+      const detail::Fields* fields = notes.metadata->find(f.item, notes.library);
+      f.item.metadata = fields ? *fields : detail::Fields{};
+    } else if (it != existing.end()) {
+      f.item.metadata = it->second.item.metadata;
+    }
     if (it != existing.end() && it->second.item.content_hash == f.item.content_hash &&
         it->second.item.source == f.item.source) {
       ++summary.unchanged;
-      if (now != it->second.item.caption) {
-        it->second.item.caption = now;
-        catalog.put(it->second.item, it->second.embedding);
+      Item& kept = it->second.item;
+      if (f.item.caption != kept.caption || f.item.metadata != kept.metadata) {
+        kept.caption = f.item.caption;
+        kept.metadata = f.item.metadata;
+        catalog.put(kept, it->second.embedding);
       }
       continue;
     }
-    f.item.caption = now;
+    const auto same = by_content.find(f.item.content_hash);
+    if (same != by_content.end()) {
+      detail::StoredItem copy = *same->second;
+      const std::string from = copy.item.id;
+      if (!copy.item.thumbnail.empty() && copy.item.id != f.item.id) {
+        const fs::path drawings = out / detail::kThumbnailDir;
+        const std::string name = thumbnail_name(f.item.id);
+        std::error_code ec;
+        fs::remove(drawings / name, ec);
+        fs::create_hard_link(drawings / copy.item.thumbnail, drawings / name, ec);
+        if (ec) fs::copy_file(drawings / copy.item.thumbnail, drawings / name);
+        copy.item.thumbnail = name;
+      }
+      copy.item.id = f.item.id;
+      copy.item.name = f.item.name;
+      copy.item.source = f.item.source;
+      copy.item.file_type = f.item.file_type;
+      copy.item.caption = f.item.caption;
+      copy.item.metadata = f.item.metadata;
+      catalog.put(copy.item, copy.embedding);
+      ++summary.moved;
+      changes.moved.push_back(from == f.item.id ? f.item.id : from + " -> " + f.item.id);
+      continue;
+    }
     changes.todo.push_back(&f);
   }
+  std::set<std::string> taken;  // ids whose content a moved part took
+  for (const std::string& m : changes.moved) {
+    const size_t arrow = m.find(" -> ");
+    if (arrow != std::string::npos) taken.insert(m.substr(0, arrow));
+  }
   for (const auto& [id, s] : existing) {
-    if (!changes.present.count(id)) changes.gone.push_back(id);
+    if (changes.present.count(id)) continue;
+    changes.gone.push_back(id);
+    if (taken.count(id)) changes.moved_from.insert(id);
   }
   return changes;
+}
+
+// Names the parts a run adds, replaces, moves and removes (a few of each).
+void log_changes(const Changes& changes) {
+  auto some = [](const std::vector<std::string>& ids) {
+    constexpr size_t kShown = 10;
+    std::vector<std::string> shown(ids.begin(), ids.begin() + std::min(ids.size(), kShown));
+    return join(shown, ", ") +
+           (ids.size() > kShown ? format(" and {} more", ids.size() - kShown) : "");
+  };
+  std::vector<std::string> todo;
+  for (const Found* f : changes.todo) todo.push_back(f->item.id);
+  if (!todo.empty()) log::info("index", "to embed: {}", some(todo));
+  if (!changes.moved.empty()) log::info("index", "kept by content: {}", some(changes.moved));
+  if (!changes.gone.empty()) log::info("index", "removed: {}", some(changes.gone));
 }
 
 // Embeds parts batch by batch in the order they are added, so that the
@@ -531,12 +632,20 @@ IndexSummary build_index(const IndexOptions& o) {
   // The model first: a checkpoint that is refused (damaged, NaN) leaves the
   // index as it was, before anything was ingested or written.
   model::BuiltModel built = model::load_model_from_checkpoint(checkpoint);
+  std::optional<detail::PartMetadata> metadata;
+  if (!o.metadata.empty()) metadata = detail::PartMetadata::read(o.metadata);
 
   // One writer at a time; the new version is built beside the current one,
   // which readers keep using until it is complete and swapped in.
   detail::IndexWriter writer = detail::IndexWriter::open(index_folder, o.wait);
   const std::optional<fs::path> current = writer.current();
   const bool start_empty = starts_empty(current, identity, o, index_folder, checkpoint);
+  if (o.update && start_empty)
+    throw Error(
+        format("--update changes an index in place, and {} {}; drop --update to build it whole",
+               index_folder.string(),
+               current ? "cannot be updated (made with other weights, or by an earlier cadclip)"
+                       : "holds no index yet"));
   const fs::path out = writer.begin_version();
   if (!start_empty) copy_version(*current, out);
   std::optional<detail::Catalog> catalog = detail::Catalog::open(out, /*create=*/true);
@@ -557,14 +666,24 @@ IndexSummary build_index(const IndexOptions& o) {
     captions = dataset->captions;
   }
   std::vector<Found> found =
-      prepared ? found_in_dataset(dataset->dataset) : found_in_folder(library, failures);
+      prepared ? found_in_dataset(*dataset) : found_in_folder(library, failures);
   IndexSummary summary;
-  const Changes changes =
-      find_changes(found, existing, first_captions(captions), *catalog, summary);
-  log::info("index", "{} parts in the library: {} to embed, {} unchanged, {} removed",
-            with_commas(found.size()), changes.todo.size(), summary.unchanged, changes.gone.size());
-
   catalog->begin();
+  const std::map<std::string, std::string> shown_captions = first_captions(captions);
+  const Changes changes =
+      find_changes(found, existing, {shown_captions, metadata ? &*metadata : nullptr, library},
+                   *catalog, out, summary);
+  log::info("index", "{} parts in the library: {} to embed, {} unchanged, {} moved, {} removed",
+            with_commas(found.size()), changes.todo.size(), summary.unchanged, summary.moved,
+            changes.gone.size() - changes.moved_from.size());
+  log_changes(changes);
+  if (metadata) {
+    const std::vector<std::string> unmatched = metadata->unmatched();
+    if (!unmatched.empty())
+      log::warn("index", "{} rows of {} name no part of the library (by {}), e.g. '{}'",
+                unmatched.size(), o.metadata, metadata->key_column(), unmatched.front());
+  }
+
   for (const std::string& id : changes.gone) {
     const std::string thumb = existing[id].item.thumbnail;
     if (!thumb.empty()) fs::remove(out / detail::kThumbnailDir / thumb);
@@ -597,7 +716,8 @@ IndexSummary build_index(const IndexOptions& o) {
       ++summary.removed;
     }
   }
-  summary.removed += static_cast<int64_t>(changes.gone.size());
+  // A part whose file moved is counted as moved, not also as removed.
+  summary.removed += static_cast<int64_t>(changes.gone.size() - changes.moved_from.size());
   // Parts without a drawing: an earlier run's for parts kept unchanged, and this run's.
   std::vector<Listed> kept;
   for (Listed& w : read_listed(out / "warnings.jsonl"))

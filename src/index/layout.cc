@@ -235,4 +235,14 @@ OpenedVersion open_current_version(const fs::path& index) {
              index.string(), kCurrentFile));
 }
 
+std::string current_version_name(const fs::path& index) {
+  std::error_code ec;
+  if (!fs::exists(index / kCurrentFile, ec)) return "";
+  try {
+    return trimmed(read_text_file(index / kCurrentFile));
+  } catch (const Error&) {
+    return "";  // replaced while being read: the next look sees the new one
+  }
+}
+
 }  // namespace cadclip::index::detail

@@ -87,4 +87,8 @@ struct OpenedVersion {
 // Throws cadclip::Error naming `index` when it holds no index.
 OpenedVersion open_current_version(const std::filesystem::path& index);
 
+// What CURRENT names now ("versions/3"); "" for an index made before versions
+// or a folder that holds no index (yet).
+std::string current_version_name(const std::filesystem::path& index);
+
 }  // namespace cadclip::index::detail

@@ -3,18 +3,26 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
 #include <unordered_map>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/hash.h"
 #include "cadclip/data/batch.h"
+#include "cadclip/data/part_facts.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/text/length_groups.h"
 #include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 #include "layout.h"
+#include "selection.h"
 #include "store.h"
 
 namespace cadclip::index {
@@ -24,14 +32,25 @@ namespace fs = std::filesystem;
 struct Searcher::State {
   fs::path folder;
   detail::OpenedVersion version;  // held open: no writer removes it meanwhile
+  std::string version_name;       // "versions/<n>", "" for an index made before versions
   SearcherOptions options;
   std::string identity;
   std::string factory;
-  mutable model::BuiltModel built;  // forward() is not const; inference changes nothing
+  // Shared with the searchers of later versions made with the same weights;
+  // forward() is not const, and inference changes nothing.
+  std::shared_ptr<model::BuiltModel> built;
   detail::VectorIndex vectors;
   std::vector<Item> items;  // in vector row order (by id)
   std::unordered_map<std::string, int64_t> row_of;
-  at::Tensor embeddings;  // [N, d] fp32, the catalog's copy of the vectors
+  at::Tensor embeddings;          // [N, d] fp32, the catalog's copy of the vectors
+  detail::FilterColumns columns;  // the items' facts, for filters
+};
+
+// The part a part query came from: what same_size and ignore_mirrored compare.
+struct Searcher::QueryPart {
+  std::array<double, 3> sorted_size_mm{};
+  int64_t faces = 0;
+  data::ShapeSignature shape;
 };
 
 namespace {
@@ -47,33 +66,75 @@ std::string required_meta(const detail::Catalog& catalog, const fs::path& folder
   return *value;
 }
 
+std::string version_name(const fs::path& index, const fs::path& version) {
+  if (version == index) return "";
+  return version.lexically_relative(index).generic_string();
+}
+
 }  // namespace
 
+std::array<double, 3> Item::sorted_size_mm() const {
+  std::array<double, 3> s = {size_mm[0], size_mm[1], size_mm[2]};
+  std::sort(s.rbegin(), s.rend());
+  return s;
+}
+
+const std::string* Item::field(std::string_view name) const {
+  for (const auto& [key, value] : metadata)
+    if (key == name) return &value;
+  return nullptr;
+}
+
 Searcher Searcher::open(const fs::path& folder, const SearcherOptions& options) {
+  Searcher searcher;
+  searcher.state_ = open_state(folder, options, nullptr, "");
+  return searcher;
+}
+
+std::optional<Searcher> Searcher::reopen_if_changed() const {
+  const std::string now = detail::current_version_name(state_->folder);
+  if (now == state_->version_name) return std::nullopt;
+  Searcher searcher;
+  searcher.state_ = open_state(state_->folder, state_->options, state_->built, state_->identity);
+  if (searcher.state_->version_name == state_->version_name) return std::nullopt;
+  return searcher;
+}
+
+std::string Searcher::version() const { return state_->version_name; }
+
+std::shared_ptr<const Searcher::State> Searcher::open_state(
+    const fs::path& folder, const SearcherOptions& options,
+    std::shared_ptr<model::BuiltModel> model, const std::string& model_identity) {
   auto state = std::make_shared<State>();
   state->folder = fs::absolute(folder);
   state->options = options;
   state->version = detail::open_current_version(state->folder);
   const fs::path& version = state->version.folder;
+  state->version_name = version_name(state->folder, version);
   const detail::Catalog catalog = detail::Catalog::open(version, /*create=*/false);
   state->identity = required_meta(catalog, folder, "checkpoint_identity");
   state->factory = required_meta(catalog, folder, "factory");
-  const std::string recorded = required_meta(catalog, folder, "checkpoint");
-  const std::string checkpoint = options.checkpoint.empty() ? recorded : options.checkpoint;
-  if (options.checkpoint.empty() && !fs::exists(recorded))
-    throw Error(
-        format("{}: the checkpoint the index was built with ({}) is gone; pass "
-               "--checkpoint with the same weights, or rebuild the index",
-               folder.string(), recorded));
-  const std::string identity = model::checkpoint_identity(checkpoint);
-  if (identity != state->identity)
-    throw Error(
-        format("{} was built with checkpoint {} (weights {}), and {} holds other weights "
-               "({}); search it with that checkpoint, or rebuild the index with "
-               "`cadclip index {} LIBRARY --out {} --overwrite`",
-               folder.string(), recorded, state->identity.substr(0, 12), checkpoint,
-               identity.substr(0, 12), checkpoint, folder.string()));
-  state->built = model::load_model_from_checkpoint(checkpoint);
+  if (model && model_identity == state->identity) {
+    state->built = std::move(model);
+  } else if (options.load_model) {
+    const std::string recorded = required_meta(catalog, folder, "checkpoint");
+    const std::string checkpoint = options.checkpoint.empty() ? recorded : options.checkpoint;
+    if (options.checkpoint.empty() && !fs::exists(recorded))
+      throw Error(
+          format("{}: the checkpoint the index was built with ({}) is gone; pass "
+                 "--checkpoint with the same weights, or rebuild the index",
+                 folder.string(), recorded));
+    const std::string identity = model::checkpoint_identity(checkpoint);
+    if (identity != state->identity)
+      throw Error(
+          format("{} was built with checkpoint {} (weights {}), and {} holds other weights "
+                 "({}); search it with that checkpoint, or rebuild the index with "
+                 "`cadclip index {} LIBRARY --out {} --overwrite`",
+                 folder.string(), recorded, state->identity.substr(0, 12), checkpoint,
+                 identity.substr(0, 12), checkpoint, folder.string()));
+    state->built =
+        std::make_shared<model::BuiltModel>(model::load_model_from_checkpoint(checkpoint));
+  }
 
   std::vector<detail::StoredItem> stored = catalog.items();
   const fs::path vectors_file = version / detail::kVectorsFile;
@@ -103,9 +164,8 @@ Searcher Searcher::open(const fs::path& folder, const SearcherOptions& options) 
     state->row_of.emplace(stored[i].item.id, static_cast<int64_t>(i));
     state->items.push_back(std::move(stored[i].item));
   }
-  Searcher searcher;
-  searcher.state_ = std::move(state);
-  return searcher;
+  state->columns = detail::FilterColumns(state->items);
+  return state;
 }
 
 int64_t Searcher::size() const { return static_cast<int64_t>(state_->items.size()); }
@@ -124,7 +184,20 @@ at::Tensor Searcher::embed_text(std::string_view text) const {
   return embed_texts({std::string(text)})[0].contiguous();
 }
 
+namespace {
+
+void need_model(const std::shared_ptr<model::BuiltModel>& built, const fs::path& folder) {
+  if (!built)
+    throw Error(
+        format("{} was opened without its model (load_model = false), so it cannot "
+               "embed a text or a part",
+               folder.string()));
+}
+
+}  // namespace
+
 at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
+  need_model(state_->built, state_->folder);
   if (texts.empty()) return at::empty({0, dim()}, at::kFloat);
   // The encoder's cost grows with padded tokens, and queries range from 5 to
   // 100 tokens: texts of similar length run together, each group padded only
@@ -132,13 +205,14 @@ at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
   // (its overhead here: about one typical query's worth, 32^2 slots).
   const text::LengthGrouping grouping{.max_rows = static_cast<int64_t>(texts.size()),
                                       .group_overhead = 1024};
-  return model::embed_texts(state_->built, texts, grouping);
+  return model::embed_texts(*state_->built, texts, grouping);
 }
 
 at::Tensor Searcher::embed_graph(const data::BRepGraph& graph) const {
+  need_model(state_->built, state_->folder);
   c10::InferenceMode inference;
   const std::vector<data::BRepGraph> graphs = {graph};
-  return state_->built.model->encode_brep(data::collate(graphs))[0].contiguous();
+  return state_->built->model->encode_brep(data::collate(graphs))[0].contiguous();
 }
 
 std::vector<Hit> Searcher::search(const at::Tensor& query, int64_t k) const {
@@ -182,6 +256,162 @@ std::vector<Hit> Searcher::search_like_item(std::string_view id, int64_t k) cons
 
 std::vector<Hit> Searcher::search_like_file(const fs::path& path, int64_t k) const {
   return search(embed_graph(ingest_isolated(path, state_->options.worker_binary)), k);
+}
+
+const std::vector<std::string>& Searcher::fields() const { return state_->columns.fields(); }
+const std::vector<Item>& Searcher::items() const { return state_->items; }
+const at::Tensor& Searcher::embeddings() const { return state_->embeddings; }
+
+std::vector<int64_t> Searcher::rows_passing(const Filter& filter) const {
+  std::vector<int64_t> rows;
+  if (filter.conditions.empty()) {
+    rows.resize(static_cast<size_t>(size()));
+    std::iota(rows.begin(), rows.end(), 0);
+    return rows;
+  }
+  const detail::RowSet set = state_->columns.select(filter.conditions);
+  for (int64_t r = 0; r < size(); ++r)
+    if (set.has(r)) rows.push_back(r);
+  return rows;
+}
+
+namespace {
+
+bool mirrored(const Item& item, const std::array<double, 3>& size, int64_t faces,
+              const data::ShapeSignature& shape) {
+  if (item.faces != faces) return false;
+  const std::array<double, 3> own = item.sorted_size_mm();
+  for (int i = 0; i < 3; ++i)
+    if (std::abs(own[i] - size[i]) > 0.01 + 0.005 * std::max(own[i], size[i])) return false;
+  return data::mirror_images(item.shape, shape);
+}
+
+std::string percent_text(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", share * 100);
+  return text;
+}
+
+}  // namespace
+
+SearchResult Searcher::run(const at::Tensor& query, const SearchOptions& o, Filter applied,
+                           const QueryPart* part) const {
+  if (query.dim() != 1 || query.size(0) != dim() || query.scalar_type() != at::kFloat)
+    throw Error(format("a query must be a float vector of size {}, not {}", dim(), query.sizes()));
+  if (o.k < 1) throw Error(format("k = {} asks for no result; ask for at least 1", o.k));
+  if (!(o.same_size >= 0 && o.same_size < 1))
+    throw Error(format("same size ± {}% is out of range; give a share from 0 to 100%",
+                       percent_text(o.same_size)));
+  if (!part && (o.same_size > 0 || o.ignore_mirrored))
+    throw Error(
+        "'same size' and 'ignore mirrored' compare with a query part: search by a part "
+        "(a file or an indexed part's id), not by text");
+  if (part && o.same_size > 0) {
+    Condition c;
+    c.key = FilterKey::kDims;
+    for (const double v : part->sorted_size_mm)
+      c.ranges.push_back({v * (1 - o.same_size), v * (1 + o.same_size), false, false});
+    c.origin = FilterOrigin::kSameSize;
+    c.because = format("same size as the query part ±{}%", percent_text(o.same_size));
+    applied.conditions.push_back(std::move(c));
+  }
+  const int64_t k = std::min({o.k, state_->options.max_k, size()});
+  const at::Tensor q = query.contiguous();
+  SearchResult result;
+  std::vector<std::pair<float, int64_t>> found;
+  if (applied.conditions.empty() && !(part && o.ignore_mirrored)) {
+    result.candidates = size();
+    found = state_->vectors.search(q.data_ptr<float>(), k);
+  } else {
+    detail::RowSet rows = state_->columns.select(applied.conditions);
+    if (part && o.ignore_mirrored) {
+      for (int64_t r = 0; r < size(); ++r) {
+        if (rows.has(r) &&
+            mirrored(state_->items[r], part->sorted_size_mm, part->faces, part->shape)) {
+          rows.remove(r);
+          ++result.mirrored_left_out;
+        }
+      }
+    }
+    result.candidates = rows.count;
+    found = state_->vectors.search(q.data_ptr<float>(), k, &rows);
+  }
+  for (const auto& [score, row] : found) {
+    // Hits come best first, so the first one below the minimum ends them:
+    // what is left is the exact top k of the parts that score enough.
+    if (applied.min_score && score < *applied.min_score) break;
+    result.hits.push_back(
+        {static_cast<int64_t>(result.hits.size()) + 1, score, &state_->items[row]});
+  }
+  result.applied = std::move(applied);
+  return result;
+}
+
+SearchResult Searcher::query_text(std::string_view text, const SearchOptions& options) const {
+  return query_texts({std::string(text)}, {options}).front();
+}
+
+std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& texts,
+                                                const std::vector<SearchOptions>& options) const {
+  CADCLIP_CHECK(texts.size() == options.size(), "query_texts: one options per text");
+  std::vector<SearchResult> out;
+  if (texts.empty()) return out;
+  const at::Tensor embedded = embed_texts(texts);
+  const bool plain = std::all_of(options.begin(), options.end(), [](const SearchOptions& o) {
+    return o.filter.empty() && !o.strict_numbers && o.same_size == 0 && !o.ignore_mirrored;
+  });
+  if (plain) {
+    // One FAISS call for all (an exact index reads its vectors once).
+    int64_t k = 1;
+    for (const SearchOptions& o : options) {
+      if (o.k < 1) throw Error(format("k = {} asks for no result; ask for at least 1", o.k));
+      k = std::max(k, o.k);
+    }
+    std::vector<std::vector<Hit>> hits = search_many(embedded, k);
+    for (size_t i = 0; i < hits.size(); ++i) {
+      SearchResult& r = out.emplace_back();
+      if (static_cast<int64_t>(hits[i].size()) > options[i].k) hits[i].resize(options[i].k);
+      r.hits = std::move(hits[i]);
+      r.candidates = size();
+    }
+    return out;
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    Filter applied = options[i].filter;
+    if (options[i].strict_numbers) {
+      for (Condition& c : conditions_stated_in(texts[i]))
+        applied.conditions.push_back(std::move(c));
+    }
+    out.push_back(run(embedded[static_cast<int64_t>(i)], options[i], std::move(applied), nullptr));
+  }
+  return out;
+}
+
+SearchResult Searcher::query_item(std::string_view id, const SearchOptions& options) const {
+  const auto it = state_->row_of.find(std::string(id));
+  if (it == state_->row_of.end())
+    throw Error(format("no part '{}' in the index {}", id, state_->folder.string()));
+  const Item& item = state_->items[it->second];
+  QueryPart part{item.sorted_size_mm(), item.faces, item.shape};
+  return run(state_->embeddings[it->second], options, options.filter, &part);
+}
+
+SearchResult Searcher::query_graph(const data::BRepGraph& graph,
+                                   const SearchOptions& options) const {
+  QueryPart part;
+  for (int i = 0; i < 3; ++i) part.sorted_size_mm[i] = graph.bbox_mm[3 + i] - graph.bbox_mm[i];
+  std::sort(part.sorted_size_mm.rbegin(), part.sorted_size_mm.rend());
+  part.faces = graph.num_faces();
+  part.shape = data::part_facts(graph).shape;
+  return run(embed_graph(graph), options, options.filter, &part);
+}
+
+SearchResult Searcher::query_vector(const at::Tensor& query, const SearchOptions& options) const {
+  return run(query, options, options.filter, nullptr);
+}
+
+SearchResult Searcher::query_file(const fs::path& path, const SearchOptions& options) const {
+  return query_graph(ingest_isolated(path, state_->options.worker_binary), options);
 }
 
 }  // namespace cadclip::index

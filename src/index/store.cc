@@ -3,7 +3,11 @@
 #include <dlfcn.h>
 #include <faiss/AutoTune.h>
 #include <faiss/Index.h>
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
+#include <faiss/IndexIVF.h>
 #include <faiss/impl/FaissException.h>
+#include <faiss/impl/IDSelector.h>
 #include <faiss/index_factory.h>
 #include <faiss/index_io.h>
 #include <faiss/utils/distances.h>
@@ -12,9 +16,11 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
@@ -79,6 +85,7 @@ class Statement {
     return p ? std::string(p, sqlite3_column_bytes(stmt_, i)) : std::string();
   }
   double column_real(int i) const { return sqlite3_column_double(stmt_, i); }
+  bool column_is_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
   int64_t column_int(int i) const { return sqlite3_column_int64(stmt_, i); }
   std::vector<float> column_floats(int i) const {
     const int bytes = sqlite3_column_bytes(stmt_, i);
@@ -91,6 +98,34 @@ class Statement {
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
 };
+
+}  // namespace
+
+// Columns added after the first catalog version, with their SQL types: a
+// copied older catalog gets them (empty) when opened for writing, and a
+// reader of an older one reads them as empty.
+constexpr std::pair<const char*, const char*> kLaterColumns[] = {
+    {"file_type", "TEXT"},      {"geometry_hash", "TEXT"}, {"holes", "INTEGER"},
+    {"hole_diameters", "TEXT"}, {"shape", "TEXT"},         {"metadata", "TEXT"}};
+
+namespace {
+
+std::vector<std::string> item_columns(sqlite3* db, const fs::path& path) {
+  Statement s(db, "PRAGMA table_info(items)", path);
+  std::vector<std::string> names;
+  while (s.step()) names.push_back(s.column_text(1));
+  return names;
+}
+
+nlohmann::json parse_json_column(const std::string& text, const std::string& id, const char* column,
+                                 const fs::path& path) {
+  if (text.empty()) return nullptr;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw Error(format("catalog {}: part '{}' has a damaged {} ({}); run `cadclip index` again",
+                       path.string(), id, column, text.substr(0, 40)));
+  return j;
+}
 
 }  // namespace
 
@@ -112,6 +147,11 @@ Catalog Catalog::open(const fs::path& folder, bool create) {
         "CREATE TABLE IF NOT EXISTS items(id TEXT PRIMARY KEY, name TEXT, source TEXT, "
         "content_hash TEXT, size_x REAL, size_y REAL, size_z REAL, faces INTEGER, "
         "thumbnail TEXT, caption TEXT, embedding BLOB NOT NULL)");
+    const std::vector<std::string> have = item_columns(db.handle, db.path);
+    for (const auto& [name, type] : kLaterColumns) {
+      if (std::find(have.begin(), have.end(), name) == have.end())
+        db.exec(format("ALTER TABLE items ADD COLUMN {} {}", name, type).c_str());
+    }
   }
   return catalog;
 }
@@ -135,10 +175,16 @@ void Catalog::set_meta(const std::string& key, const std::string& value) {
 }
 
 std::vector<StoredItem> Catalog::items() const {
-  Statement s(db_->handle,
-              "SELECT id, name, source, content_hash, size_x, size_y, size_z, faces, thumbnail, "
-              "caption, embedding FROM items ORDER BY id",
-              db_->path);
+  const std::vector<std::string> have = item_columns(db_->handle, db_->path);
+  std::string later;
+  for (const auto& [name, type] : kLaterColumns)
+    later +=
+        std::find(have.begin(), have.end(), name) == have.end() ? ", NULL" : format(", {}", name);
+  const std::string sql =
+      "SELECT id, name, source, content_hash, size_x, size_y, size_z, faces, thumbnail, "
+      "caption, embedding" +
+      later + " FROM items ORDER BY id";
+  Statement s(db_->handle, sql.c_str(), db_->path);
   std::vector<StoredItem> out;
   while (s.step()) {
     StoredItem& row = out.emplace_back();
@@ -152,6 +198,26 @@ std::vector<StoredItem> Catalog::items() const {
     item.thumbnail = s.column_text(8);
     item.caption = s.column_text(9);
     row.embedding = s.column_floats(10);
+    item.file_type = s.column_text(11);
+    item.geometry_hash = s.column_text(12);
+    item.holes = s.column_is_null(13) ? -1 : s.column_int(13);
+    const nlohmann::json holes =
+        parse_json_column(s.column_text(14), item.id, "hole_diameters", db_->path);
+    if (holes.is_array())
+      for (const auto& d : holes) item.hole_diameters_mm.push_back(d.get<double>());
+    const nlohmann::json shape = parse_json_column(s.column_text(15), item.id, "shape", db_->path);
+    if (shape.is_array() && shape.size() == 7) {
+      for (int i = 0; i < 3; ++i) {
+        item.shape.spread_mm[i] = shape[i].get<double>();
+        item.shape.skew[i] = shape[3 + i].get<double>();
+      }
+      item.shape.handedness = shape[6].get<int>();
+    }
+    const nlohmann::json metadata =
+        parse_json_column(s.column_text(16), item.id, "metadata", db_->path);
+    if (metadata.is_array())
+      for (const auto& pair : metadata)
+        item.metadata.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
   }
   return out;
 }
@@ -159,7 +225,8 @@ std::vector<StoredItem> Catalog::items() const {
 void Catalog::put(const Item& item, std::span<const float> embedding) {
   Statement s(db_->handle,
               "INSERT OR REPLACE INTO items(id, name, source, content_hash, size_x, size_y, "
-              "size_z, faces, thumbnail, caption, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+              "size_z, faces, thumbnail, caption, embedding, file_type, geometry_hash, holes, "
+              "hole_diameters, shape, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
               db_->path);
   s.text(1, item.id);
   s.text(2, item.name);
@@ -170,6 +237,17 @@ void Catalog::put(const Item& item, std::span<const float> embedding) {
   s.text(9, item.thumbnail);
   s.text(10, item.caption);
   s.blob(11, embedding);
+  s.text(12, item.file_type);
+  s.text(13, item.geometry_hash);
+  if (item.holes >= 0) s.integer(14, item.holes);
+  s.text(15, item.holes >= 0 ? nlohmann::json(item.hole_diameters_mm).dump() : "");
+  const data::ShapeSignature& g = item.shape;
+  s.text(16, nlohmann::json::array({g.spread_mm[0], g.spread_mm[1], g.spread_mm[2], g.skew[0],
+                                    g.skew[1], g.skew[2], g.handedness})
+                 .dump());
+  nlohmann::json metadata = nlohmann::json::array();
+  for (const auto& [key, value] : item.metadata) metadata.push_back({key, value});
+  s.text(17, metadata.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   s.step();
 }
 
@@ -261,8 +339,10 @@ void VectorIndex::set_search_params(const std::string& params) {
 int64_t VectorIndex::size() const { return impl_->index->ntotal; }
 int64_t VectorIndex::dim() const { return impl_->index->d; }
 
-std::vector<std::pair<float, int64_t>> VectorIndex::search(const float* q, int64_t k) const {
+std::vector<std::pair<float, int64_t>> VectorIndex::search(const float* q, int64_t k,
+                                                           const RowSet* rows) const {
   k = std::min<int64_t>(k, size());
+  if (rows) k = std::min<int64_t>(k, rows->count);
   std::vector<std::pair<float, int64_t>> out;
   if (k <= 0) return out;
   // One query gains nothing from FAISS's OpenMP team, and its idle threads
@@ -270,11 +350,51 @@ std::vector<std::pair<float, int64_t>> VectorIndex::search(const float* q, int64
   // with the team, encoding one query on our 2-core box took 6x longer.
   omp_set_num_threads(1);
   std::vector<float> scores(k);
-  std::vector<faiss::Index::idx_t> rows(k);
-  impl_->index->search(1, q, k, scores.data(), rows.data());
-  for (int64_t i = 0; i < k; ++i) {
-    if (rows[i] >= 0) out.emplace_back(scores[i], rows[i]);
+  std::vector<faiss::Index::idx_t> found(k);
+  auto collect = [&] {
+    out.clear();
+    for (int64_t i = 0; i < k; ++i) {
+      if (found[i] >= 0) out.emplace_back(scores[i], found[i]);
+    }
+  };
+  if (!rows) {
+    impl_->index->search(1, q, k, scores.data(), found.data());
+    collect();
+    return out;
   }
+  faiss::IDSelectorBitmap selector(static_cast<size_t>(size()), rows->bits.data());
+  const faiss::Index* index = impl_->index.get();
+  if (const auto* ivf = dynamic_cast<const faiss::IndexIVF*>(index)) {
+    // An inverted file probes nprobe of its nlist lists; with only a share
+    // s of the rows passing, nprobe / s lists see as many passing rows as an
+    // unfiltered search sees rows. Too few results (the passing rows
+    // cluster away from the query) and the search probes every list, which
+    // is exact.
+    faiss::SearchParametersIVF params;
+    params.sel = &selector;
+    const double share = static_cast<double>(rows->count) / static_cast<double>(size());
+    params.nprobe = static_cast<size_t>(std::min<double>(
+        static_cast<double>(ivf->nlist), std::ceil(static_cast<double>(ivf->nprobe) / share)));
+    ivf->search(1, q, k, scores.data(), found.data(), &params);
+    collect();
+    if (static_cast<int64_t>(out.size()) < k && params.nprobe < ivf->nlist) {
+      params.nprobe = ivf->nlist;
+      ivf->search(1, q, k, scores.data(), found.data(), &params);
+      collect();
+    }
+    return out;
+  }
+  // An HNSW graph cannot follow a selector (FAISS 1.7): its stored vectors
+  // are searched exactly instead, reading only the passing rows.
+  if (const auto* hnsw = dynamic_cast<const faiss::IndexHNSW*>(index)) index = hnsw->storage;
+  if (dynamic_cast<const faiss::IndexFlat*>(index) == nullptr)
+    throw Error(format(
+        "filters need a Flat, IVF or HNSW index; this index is none of them: rebuild it with "
+        "`cadclip index --factory auto`"));
+  faiss::SearchParameters params;
+  params.sel = &selector;
+  index->search(1, q, k, scores.data(), found.data(), &params);
+  collect();
   return out;
 }
 

@@ -18,7 +18,8 @@ namespace cadclip::index::detail {
 inline constexpr const char* kCatalogFile = "catalog.sqlite";
 inline constexpr const char* kVectorsFile = "vectors.faiss";
 inline constexpr const char* kThumbnailDir = "thumbnails";
-inline constexpr int kCatalogVersion = 1;
+// 2: file type, geometry hash, holes, shape signature and imported fields per part.
+inline constexpr int kCatalogVersion = 2;
 
 struct StoredItem {
   Item item;
@@ -49,6 +50,22 @@ class Catalog {
   std::unique_ptr<Db> db_;
 };
 
+// The rows a search may return: one bit per vector row (bit r % 8 of byte r / 8).
+struct RowSet {
+  std::vector<uint8_t> bits;
+  int64_t count = 0;  // rows in the set
+  explicit RowSet(int64_t rows = 0) : bits(static_cast<size_t>((rows + 7) / 8), 0) {}
+  bool has(int64_t r) const { return (bits[r >> 3] >> (r & 7)) & 1; }
+  void add(int64_t r) {
+    if (!has(r)) ++count;
+    bits[r >> 3] |= static_cast<uint8_t>(1u << (r & 7));
+  }
+  void remove(int64_t r) {
+    if (has(r)) --count;
+    bits[r >> 3] &= static_cast<uint8_t>(~(1u << (r & 7)));
+  }
+};
+
 // An exact or approximate inner-product index over unit rows.
 class VectorIndex {
  public:
@@ -66,8 +83,13 @@ class VectorIndex {
   void set_search_params(const std::string& params);
   int64_t size() const;
   int64_t dim() const;
-  // q: [d] -> up to k (score, row) pairs, best first. Thread-safe.
-  std::vector<std::pair<float, int64_t>> search(const float* q, int64_t k) const;
+  // q: [d] -> up to k (score, row) pairs, best first. Thread-safe. With
+  // `rows`, only those rows are searched, inside FAISS (a selector): an exact
+  // index stays exact; an inverted file probes more lists the fewer rows
+  // pass, all of them when that is needed to return min(k, rows->count)
+  // results; an HNSW graph searches its stored vectors exactly.
+  std::vector<std::pair<float, int64_t>> search(const float* q, int64_t k,
+                                                const RowSet* rows = nullptr) const;
   // q: [n, d] -> n lists as search() gives them, in one FAISS call on the
   // calling thread (an exact index reads its vectors once, through BLAS).
   std::vector<std::vector<std::pair<float, int64_t>>> search_many(const float* q, int64_t n,

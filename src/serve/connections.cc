@@ -11,7 +11,9 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -32,7 +34,8 @@ constexpr int64_t kMaxDrain = 64 << 20;
 // What the worker answering a request knows about it, for the handlers and the log.
 struct RequestContext {
   std::string id;
-  std::string error;  // the message of an error answer
+  std::string client, key;  // who asked (note_client), for the access log
+  std::string error;        // the message of an error answer
   bool close = false;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
@@ -263,6 +266,12 @@ void note_error(std::string_view message) {
   if (tl_context) tl_context->error = std::string(message);
 }
 
+void note_client(std::string_view address, std::string_view key_id) {
+  if (!tl_context) return;
+  tl_context->client = std::string(address);
+  tl_context->key = std::string(key_id);
+}
+
 // ---- one connection ---------------------------------------------------------
 
 struct HttpServer::Connection {
@@ -401,12 +410,22 @@ HttpServer::HttpServer(const ConnectionOptions& options) : o_(options) {
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(format("serve: cannot make a pipe: {}", std::strerror(errno)));
   new_task_queue = [this] { return new InlineQueue(*this); };
+  if (o_.access_log == "-") {
+    access_log_ = stderr;
+  } else if (!o_.access_log.empty()) {
+    access_log_ = std::fopen(o_.access_log.c_str(), "ae");
+    if (!access_log_)
+      throw Error(format("--access-log {}: cannot open it for appending: {}", o_.access_log,
+                         std::strerror(errno)));
+  }
   // One log line per answer; errors name their request id and message.
-  set_logger([](const httplib::Request& req, const httplib::Response& res) {
+  set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     if (!tl_context) return;
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                 tl_context->started)
                           .count();
+    log_access(tl_context->id, tl_context->client.empty() ? req.remote_addr : tl_context->client,
+               tl_context->key, req.method, req.target, res.status, ms, res.body.size());
     const std::string line =
         format("{} {} {} -> {} ({} ms){}", tl_context->id, req.method, printable(req.path, 300),
                res.status, fixed(ms, 1), tl_context->error.empty() ? "" : ": " + tl_context->error);
@@ -426,6 +445,37 @@ HttpServer::~HttpServer() {
   shutdown_all();
   ::close(wake_[0]);
   ::close(wake_[1]);
+  if (access_log_ && access_log_ != stderr) std::fclose(access_log_);
+}
+
+void HttpServer::log_access(const std::string& id, const std::string& client,
+                            const std::string& key, const std::string& method,
+                            const std::string& target, int status, double ms, size_t bytes) {
+  if (!access_log_) return;
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char time[40];
+  std::strftime(time, sizeof time, "%Y-%m-%dT%H:%M:%S", &utc);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  char stamp[48];
+  std::snprintf(stamp, sizeof stamp, "%s.%03lldZ", time, static_cast<long long>(millis));
+  const nlohmann::json line = {{"time", stamp},
+                               {"id", id},
+                               {"client", client},
+                               {"key", key},
+                               {"method", printable(method, 20)},
+                               {"target", printable(target, 2000)},
+                               {"status", status},
+                               {"ms", std::round(ms * 100) / 100},
+                               {"bytes", bytes}};
+  const std::string text =
+      line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard lock(access_mutex_);
+  std::fwrite(text.data(), 1, text.size(), access_log_);
+  std::fflush(access_log_);
 }
 
 int HttpServer::open_connections() const {
@@ -468,6 +518,7 @@ void HttpServer::admit(int fd) {
   if (!refusal.empty()) {
     const std::string id = new_request_id();
     log::info("serve", "{} connection from {} refused -> 503: {}", id, peer, refusal);
+    log_access(id, peer, "", "", "", 503, 0, 0);
     send_now(fd, http_error_response(503, refusal, id, "Retry-After: 1\r\n"));
     ::close(fd);
     return;
@@ -657,6 +708,12 @@ bool HttpServer::refuse(const std::shared_ptr<Connection>& c, int status,
                         const std::string& message, const std::string& extra_headers) {
   const std::string id = new_request_id();
   log::info("serve", "{} request from {} refused -> {}: {}", id, c->peer, status, message);
+  {
+    const Head head = c->head_length > 0 || head_end(c->buffer, c->pos) != std::string::npos
+                          ? parse_head(std::string_view(c->buffer).substr(c->pos))
+                          : Head{};
+    log_access(id, c->peer, "", head.method, head.target, status, 0, 0);
+  }
   send_now(c->fd, http_error_response(status, message, id, extra_headers));
   if (c->eof || status == 408) {
     close_connection(*c);

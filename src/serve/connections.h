@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <memory>
@@ -34,6 +35,8 @@ struct ConnectionOptions {
   int64_t max_body_bytes = 20 << 20;  // a larger Content-Length is refused with 413
   int max_large_bodies = 2;           // bodies over kBufferedBody read by workers at once
   int keep_alive_max = 1000;          // requests answered on one connection
+  std::string access_log;  // one JSON line per request (answered or refused) to this file,
+                           // appended; "-" = stderr; "" = none
 };
 
 // Bodies up to this size are read by the reception thread with the head, so
@@ -54,6 +57,9 @@ const std::string& current_request_id();
 void close_after_response();
 // Remembers the error message of the current response for the log line.
 void note_error(std::string_view message);
+// Remembers who asks, for the access log: the client's address (as the
+// server trusts it) and the id of the API key it showed ("" = none).
+void note_client(std::string_view address, std::string_view key_id);
 
 // Where a connection is: receiving a request head or a small body, idle
 // between requests, or reading and dropping what a refused client still sends.
@@ -95,8 +101,14 @@ class HttpServer : public httplib::Server {
   void back_to_reception(const std::shared_ptr<Connection>& c, ConnectionPhase phase,
                          double seconds_left);
   void shutdown_all();
+  // One access-log line (nothing without --access-log).
+  void log_access(const std::string& id, const std::string& client, const std::string& key,
+                  const std::string& method, const std::string& target, int status, double ms,
+                  size_t bytes);
 
   ConnectionOptions o_;
+  std::FILE* access_log_ = nullptr;
+  std::mutex access_mutex_;
   int wake_[2] = {-1, -1};  // a byte here wakes the reception thread
 
   mutable std::mutex mutex_;  // guards everything below

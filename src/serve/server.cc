@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -21,8 +23,12 @@
 #include "cadclip/core/log.h"
 #include "cadclip/data/cad_formats.h"
 #include "cadclip/data/utf8.h"
+#include "cadclip/index/duplicates.h"
+#include "cadclip/index/filter.h"
+#include "cadclip/index/result_export.h"
 #include "cadclip/index/searcher.h"
 #include "cadclip/serve/text_batcher.h"
+#include "serve/access.h"
 #include "serve/connections.h"
 #include "serve/web_assets.h"
 
@@ -135,23 +141,73 @@ class InFlight {
   std::atomic<int>& count_;
 };
 
+// The searcher the server answers from, swapped for a new index version while
+// requests are answered: each request takes the current one and keeps it
+// (and so its version's files) until it has answered.
+class CurrentSearcher {
+ public:
+  explicit CurrentSearcher(index::Searcher searcher)
+      : current_(std::make_shared<const index::Searcher>(std::move(searcher))) {}
+  std::shared_ptr<const index::Searcher> get() const {
+    std::lock_guard lock(mutex_);
+    return current_;
+  }
+  void set(std::shared_ptr<const index::Searcher> next) {
+    std::lock_guard lock(mutex_);
+    current_ = std::move(next);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const index::Searcher> current_;
+};
+
+bool truthy(const std::string& text) {
+  return text == "1" || text == "true" || text == "yes" || text == "on";
+}
+
+// The version number of a version name ("versions/3" -> 3; 0 for an index
+// made before versions): health shows it without a path.
+int64_t version_number(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  if (slash == std::string::npos) return 0;
+  try {
+    return std::stoll(name.substr(slash + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 class Api {
  public:
-  Api(const ServeOptions& options, index::Searcher searcher)
+  Api(const ServeOptions& options, index::Searcher searcher, detail::ApiKeys keys)
       : o_(options),
         searcher_(std::move(searcher)),
-        batcher_(searcher_, {.workers = options.encoders,
-                             .max_batch = options.max_batch,
-                             .max_queued = options.max_in_flight,
-                             .window_ms = options.batch_window_ms}) {}
+        keys_(std::move(keys)),
+        batcher_({.workers = options.encoders,
+                  .max_batch = options.max_batch,
+                  .max_queued = options.max_in_flight,
+                  .window_ms = options.batch_window_ms}),
+        limiter_(options.rate_limit,
+                 options.rate_burst > 0 ? options.rate_burst : 2 * options.rate_limit) {
+    if (o_.reload_interval_s > 0) reloader_ = std::thread([this] { watch_versions(); });
+  }
+  ~Api() {
+    {
+      std::lock_guard lock(stop_mutex_);
+      stopping_ = true;
+    }
+    stop_.notify_all();
+    if (reloader_.joinable()) reloader_.join();
+  }
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
   void install(httplib::Server& server) {
-    server.Get("/api/health", wrap([this](const auto&, auto& res) { health(res); }));
+    server.Get("/api/health", wrap([this](const auto& req, auto& res) { health(req, res); }));
     server.Get("/api/search", wrap([this](const auto& req, auto& res) {
-                 text_search(req.get_param_value("q"),
-                             req.has_param("k") ? req.get_param_value("k") : "", res);
+                 text_search(req.get_param_value("q"), param(req, "k"), options_of(req),
+                             param(req, "format"), res);
                }));
     // The POST bodies are read here, whatever their Content-Type: httplib
     // would parse an application/x-www-form-urlencoded body (curl's default
@@ -165,27 +221,31 @@ class Api {
                   part_search(req, reader, res);
                 }));
     server.Get(R"(/api/similar/(.+))", wrap([this](const auto& req, auto& res) {
-                 similar(req.matches[1].str(), req.has_param("k") ? req.get_param_value("k") : "",
-                         res);
+                 similar(req.matches[1].str(), req, res);
                }));
+    server.Get("/api/duplicates",
+               wrap([this](const auto& req, auto& res) { duplicates(req, res); }));
     server.Get(R"(/api/items/(.+))",
                wrap([this](const auto& req, auto& res) { item(req.matches[1].str(), res); }));
     server.Get(R"(/thumbnails/(.+)\.svg)",
                wrap([this](const auto& req, auto& res) { thumbnail(req.matches[1].str(), res); }));
     server.Get(R"(/(.*))",
                wrap([this](const auto& req, auto& res) { page(req.matches[1].str(), res); }));
-    // Before any handler (and before a body is read): the request id, and
-    // 405 for a method the path does not answer.
-    server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    // Before any handler (and before a body is read): the request id, 405
+    // for a method the path does not answer, the key, and the client's rate.
+    server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       res.set_header("X-Request-Id", detail::current_request_id());
       const std::string allowed = allowed_methods(req.path);
-      if (method_allowed(req.method, allowed)) return httplib::Server::HandlerResponse::Unhandled;
-      res.set_header("Allow", allowed);
-      detail::close_after_response();  // the body, if any, was not read
-      send_error(res, 405,
-                 format("{} is not allowed on {}; it answers {}", printable(req.method, 20),
-                        printable(req.path), allowed));
-      return httplib::Server::HandlerResponse::Handled;
+      if (!method_allowed(req.method, allowed)) {
+        res.set_header("Allow", allowed);
+        detail::close_after_response();  // the body, if any, was not read
+        send_error(res, 405,
+                   format("{} is not allowed on {}; it answers {}", printable(req.method, 20),
+                          printable(req.path), allowed));
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return admitted(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                                : httplib::Server::HandlerResponse::Handled;
     });
   }
 
@@ -226,6 +286,63 @@ class Api {
     };
   }
 
+  static std::string param(const httplib::Request& req, const char* name) {
+    return req.has_param(name) ? req.get_param_value(name) : "";
+  }
+
+  // The client's address as this server trusts it: behind a reverse proxy
+  // (--trust-proxy) the last X-Forwarded-For entry, which the proxy wrote.
+  std::string client_address(const httplib::Request& req) const {
+    if (o_.trust_proxy && req.has_header("X-Forwarded-For")) {
+      const std::string chain = req.get_header_value("X-Forwarded-For");
+      const size_t comma = chain.rfind(',');
+      std::string last = comma == std::string::npos ? chain : chain.substr(comma + 1);
+      while (!last.empty() && last.front() == ' ') last.erase(0, 1);
+      if (!last.empty()) return printable(last, 64);
+    }
+    return req.remote_addr;
+  }
+
+  // The key check and the rate limit; false when the request was answered
+  // (401 or 429). The page's own files need no key: they hold no data.
+  bool admitted(const httplib::Request& req, httplib::Response& res) {
+    const std::string client = client_address(req);
+    std::string key_id;
+    const bool needs_key = !keys_.empty() && req.path != "/api/health" &&
+                           (req.path.starts_with("/api/") || req.path.starts_with("/thumbnails/"));
+    if (needs_key) {
+      const std::optional<std::string> id = keys_.check(detail::presented_key(
+          req.get_header_value("Authorization"), req.get_header_value("X-API-Key")));
+      if (!id) {
+        detail::note_client(client, "");
+        res.set_header("WWW-Authenticate", "Bearer realm=\"cadclip\"");
+        send_error(res, 401,
+                   "this server needs an API key: send it as 'Authorization: Bearer KEY' or "
+                   "'X-API-Key: KEY' (ask whoever runs the server for one)");
+        return false;
+      }
+      key_id = *id;
+    } else if (!keys_.empty()) {
+      const std::optional<std::string> id = keys_.check(detail::presented_key(
+          req.get_header_value("Authorization"), req.get_header_value("X-API-Key")));
+      if (id) key_id = *id;
+    }
+    detail::note_client(client, key_id);
+    // The API's answers cost work; the page's files and drawings are read
+    // from memory and disk, and a page of results asks for 24 drawings at once.
+    double retry_after = 0;
+    if (req.path.starts_with("/api/") &&
+        !limiter_.allow(key_id.empty() ? client : "key:" + key_id, retry_after)) {
+      res.set_header("Retry-After", std::to_string(static_cast<int64_t>(std::ceil(retry_after))));
+      send_error(res, 429,
+                 format("too many requests from this client (at most {} per second, --rate-limit); "
+                        "try again in {} s",
+                        o_.rate_limit, fixed(retry_after, 1)));
+      return false;
+    }
+    return true;
+  }
+
   // The whole body of a request that is not a form upload, at most `limit` bytes.
   static std::string read_body(const httplib::Request& req, const httplib::ContentReader& reader,
                                int64_t limit, const char* what) {
@@ -253,6 +370,16 @@ class Api {
     return k;
   }
 
+  static double parse_number(const std::string& text, const char* name, double low, double high) {
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < low ||
+        value > high)
+      throw HttpError{400, format("{} must be a number from {} to {}, not '{}'", name, low, high,
+                                  printable(text, 40))};
+    return value;
+  }
+
   void check_text(const std::string& q) const {
     if (q.empty()) throw HttpError{400, "the query is empty; pass some text as q"};
     if (static_cast<int64_t>(q.size()) > o_.max_query_chars)
@@ -262,14 +389,24 @@ class Api {
       throw HttpError{400, format("the query is not valid UTF-8 (byte {})", *at)};
   }
 
-  nlohmann::json item_json(const index::Item& item) const {
-    nlohmann::json j = {
-        {"id", item.id},         {"name", item.name},
-        {"source", item.source}, {"size_mm", {item.size_mm[0], item.size_mm[1], item.size_mm[2]}},
-        {"faces", item.faces},   {"caption", item.caption},
-        {"thumbnail", nullptr}};
-    if (!item.thumbnail.empty()) j["thumbnail"] = "/thumbnails/" + url_encode(item.id) + ".svg";
-    return j;
+  // Filters and similarity controls from the query string: filter, min_score,
+  // strict (numbers in the text), same_size (percent), ignore_mirrored.
+  index::SearchOptions options_of(const httplib::Request& req) const {
+    index::SearchOptions o;
+    const std::string filter = param(req, "filter");
+    if (static_cast<int64_t>(filter.size()) > o_.max_query_chars)
+      throw HttpError{413, format("the filter has {} bytes; at most {} are accepted", filter.size(),
+                                  o_.max_query_chars)};
+    if (const auto at = data::first_invalid_utf8(filter))
+      throw HttpError{400, format("the filter is not valid UTF-8 (byte {})", *at)};
+    o.filter = index::parse_filter(filter);
+    if (req.has_param("min_score"))
+      o.filter.min_score = parse_number(param(req, "min_score"), "min_score", -1, 1);
+    o.strict_numbers = truthy(param(req, "strict"));
+    if (req.has_param("same_size"))
+      o.same_size = parse_number(param(req, "same_size"), "same_size (percent)", 0, 99) / 100;
+    o.ignore_mirrored = truthy(param(req, "ignore_mirrored"));
+    return o;
   }
 
   static std::string url_encode(const std::string& text) {
@@ -286,45 +423,90 @@ class Api {
     return out;
   }
 
-  void answer(httplib::Response& res, const nlohmann::json& query,
-              const std::vector<index::Hit>& hits) const {
-    nlohmann::json results = nlohmann::json::array();
-    for (const index::Hit& h : hits) {
-      nlohmann::json r = item_json(*h.item);
-      r["rank"] = h.rank;
-      r["score"] = h.score;
-      results.push_back(std::move(r));
-    }
-    send_json(res, 200, {{"query", query}, {"results", results}});
+  static std::string thumbnail_url(const index::Item& item) {
+    return item.thumbnail.empty() ? "" : "/thumbnails/" + url_encode(item.id) + ".svg";
   }
 
-  void health(httplib::Response& res) const {
+  // The answer as JSON, or as a CSV catalog export (format=csv).
+  void answer(httplib::Response& res, const nlohmann::json& query,
+              const index::SearchResult& result, const std::string& format_name) const {
+    if (format_name == "csv") {
+      const std::string label = query.contains("text") ? query["text"].get<std::string>()
+                                : query.contains("like")
+                                    ? "like " + query["like"].get<std::string>()
+                                    : "like " + query.value("part", "");
+      res.status = 200;
+      res.set_content(index::results_csv({{label, result}}), "text/csv; charset=utf-8");
+      res.set_header("Content-Disposition", "attachment; filename=\"cadclip-results.csv\"");
+      return;
+    }
+    if (!format_name.empty() && format_name != "json")
+      throw HttpError{400,
+                      format("format must be json or csv, not '{}'", printable(format_name, 20))};
+    send_json(res, 200, index::result_json(query, result, thumbnail_url));
+  }
+
+  static nlohmann::json query_json(nlohmann::json base, const index::SearchOptions& o) {
+    base["k"] = o.k;
+    if (!o.filter.conditions.empty()) {
+      index::Filter given = o.filter;
+      given.min_score.reset();
+      base["filter"] = given.to_string();
+    }
+    if (o.filter.min_score) base["min_score"] = *o.filter.min_score;
+    if (o.strict_numbers) base["strict"] = true;
+    if (o.same_size > 0) base["same_size"] = o.same_size * 100;
+    if (o.ignore_mirrored) base["ignore_mirrored"] = true;
+    return base;
+  }
+
+  void health(const httplib::Request& req, httplib::Response& res) const {
+    const bool locked =
+        !keys_.empty() && !keys_.check(detail::presented_key(req.get_header_value("Authorization"),
+                                                             req.get_header_value("X-API-Key")));
+    // Without a key a locked server says only that it is up and wants one.
+    if (locked) {
+      send_json(res, 200, {{"status", "ok"}, {"api_key_required", true}});
+      return;
+    }
+    const std::shared_ptr<const index::Searcher> s = searcher_.get();
     send_json(res, 200,
               {{"status", "ok"},
-               {"parts", searcher_.size()},
-               {"dim", searcher_.dim()},
-               {"factory", searcher_.factory()},
-               {"checkpoint", searcher_.checkpoint_identity().substr(0, 16)},
+               {"api_key_required", !keys_.empty()},
+               {"parts", s->size()},
+               {"version", version_number(s->version())},
+               {"dim", s->dim()},
+               {"factory", s->factory()},
+               {"checkpoint", s->checkpoint_identity().substr(0, 16)},
+               {"fields", s->fields()},
                {"part_upload", index::can_ingest_parts()},
                {"limits",
                 {{"max_k", o_.max_k},
                  {"max_query_bytes", o_.max_query_chars},
                  {"max_upload_mb", o_.max_upload_mb},
                  {"max_in_flight", o_.max_in_flight},
-                 {"max_uploads", o_.max_uploads}}}});
+                 {"max_uploads", o_.max_uploads},
+                 {"rate_limit", o_.rate_limit}}}});
   }
 
-  void text_search(const std::string& q, const std::string& k_text, httplib::Response& res) {
+  void text_search(const std::string& q, const std::string& k_text, index::SearchOptions options,
+                   const std::string& format_name, httplib::Response& res) {
     check_text(q);
-    const int64_t k = parse_k(k_text);
+    options.k = parse_k(k_text);
+    if (options.same_size > 0 || options.ignore_mirrored)
+      throw HttpError{400,
+                      "same_size and ignore_mirrored compare with a part: use them with "
+                      "/api/similar/ID or /api/search/part"};
     InFlight guard(in_flight_, o_.max_in_flight);
-    std::vector<index::Hit> hits;
+    const std::shared_ptr<const index::Searcher> searcher = searcher_.get();
+    index::SearchResult result;
     try {
-      hits = batcher_.search(q, k);
+      result = batcher_.search(searcher, q, options);
     } catch (const Busy& e) {
       throw HttpError{503, e.what()};
     }
-    answer(res, {{"text", q}, {"k", k}}, hits);  // q is valid UTF-8 (check_text)
+    // q is valid UTF-8 (check_text); `searcher` holds the hits' parts until answered.
+    answer(res, query_json({{"text", q}}, options), result, format_name);
   }
 
   void json_search(const std::string& text, httplib::Response& res) {
@@ -338,7 +520,8 @@ class Api {
     }
     if (!body.is_object() || !body.contains("q") || !body["q"].is_string())
       throw HttpError{400,
-                      "the body must be a JSON object with a string \"q\" (and optional \"k\")"};
+                      "the body must be a JSON object with a string \"q\" (and optional \"k\", "
+                      "\"filter\", \"min_score\", \"strict\", \"format\")"};
     std::string k_text;
     if (body.contains("k")) {
       // As written (dump): a number past int64, an unsigned JSON integer, must
@@ -348,7 +531,29 @@ class Api {
                                     printable(body["k"].dump(), 40))};
       k_text = body["k"].dump();
     }
-    text_search(body["q"].get<std::string>(), k_text, res);
+    index::SearchOptions options;
+    if (body.contains("filter")) {
+      if (!body["filter"].is_string())
+        throw HttpError{400, "\"filter\" must be a string such as \"size<100 holes>=6\""};
+      options.filter = index::parse_filter(body["filter"].get<std::string>());
+    }
+    if (body.contains("min_score")) {
+      if (!body["min_score"].is_number() || body["min_score"].get<double>() < -1 ||
+          body["min_score"].get<double>() > 1)
+        throw HttpError{400, "\"min_score\" must be a number from -1 to 1"};
+      options.filter.min_score = body["min_score"].get<double>();
+    }
+    if (body.contains("strict")) {
+      if (!body["strict"].is_boolean()) throw HttpError{400, "\"strict\" must be true or false"};
+      options.strict_numbers = body["strict"].get<bool>();
+    }
+    std::string format_name;
+    if (body.contains("format")) {
+      if (!body["format"].is_string())
+        throw HttpError{400, "\"format\" must be \"json\" or \"csv\""};
+      format_name = body["format"].get<std::string>();
+    }
+    text_search(body["q"].get<std::string>(), k_text, options, format_name, res);
   }
 
   void part_search(const httplib::Request& req, const httplib::ContentReader& reader,
@@ -398,7 +603,8 @@ class Api {
       for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       return s;
     }();
-    const int64_t k = parse_k(req.has_param("k") ? req.get_param_value("k") : "");
+    index::SearchOptions options = options_of(req);
+    options.k = parse_k(param(req, "k"));
     InFlight guard(in_flight_, o_.max_in_flight);
     // Each upload costs a worker process (LibTorch and Open CASCADE loaded):
     // fewer of them run at once than searches.
@@ -423,31 +629,106 @@ class Api {
       replace_all(reason, part.filename().string(), shown);
       throw HttpError{422, format("the part could not be read: {}", reason)};
     }
-    answer(res, {{"part", printable(filename, 200)}, {"faces", graph.num_faces()}, {"k", k}},
-           searcher_.search(searcher_.embed_graph(graph), k));
+    const std::shared_ptr<const index::Searcher> searcher = searcher_.get();
+    answer(res,
+           query_json({{"part", printable(filename, 200)}, {"faces", graph.num_faces()}}, options),
+           searcher->query_graph(graph, options), param(req, "format"));
   }
 
-  void similar(const std::string& id, const std::string& k_text, httplib::Response& res) {
-    const int64_t k = parse_k(k_text);
-    if (searcher_.find(id) == nullptr)
+  void similar(const std::string& id, const httplib::Request& req, httplib::Response& res) {
+    index::SearchOptions options = options_of(req);
+    options.k = parse_k(param(req, "k"));
+    const std::shared_ptr<const index::Searcher> searcher = searcher_.get();
+    if (searcher->find(id) == nullptr)
       throw HttpError{404, format("no part '{}' in the index", printable(id))};
     InFlight guard(in_flight_, o_.max_in_flight);
-    answer(res, {{"like", id}, {"k", k}}, searcher_.search_like_item(id, k));
+    answer(res, query_json({{"like", id}}, options), searcher->query_item(id, options),
+           param(req, "format"));
+  }
+
+  // Duplicate clusters of the current version, computed once per version and
+  // options (one computation at a time; on 100,000 parts it takes seconds).
+  void duplicates(const httplib::Request& req, httplib::Response& res) {
+    index::DuplicateOptions options;
+    if (req.has_param("kinds")) {
+      const std::string kinds = param(req, "kinds");
+      options.exact = kinds.find("exact") != std::string::npos;
+      options.mirrored = kinds.find("mirrored") != std::string::npos;
+      options.near = kinds.find("near") != std::string::npos;
+      if (!options.exact && !options.mirrored && !options.near)
+        throw HttpError{400, "kinds must name one or more of exact, mirrored, near"};
+    }
+    if (req.has_param("min_score"))
+      options.min_score = parse_number(param(req, "min_score"), "min_score", -1, 1);
+    if (req.has_param("size_tolerance"))
+      options.size_tolerance =
+          parse_number(param(req, "size_tolerance"), "size_tolerance (percent)", 0, 99) / 100;
+    options.filter = options_of(req).filter;
+    const int64_t limit =
+        req.has_param("limit")
+            ? static_cast<int64_t>(parse_number(param(req, "limit"), "limit", 1, 100000))
+            : 100;
+    const std::shared_ptr<const index::Searcher> searcher = searcher_.get();
+    const std::string key =
+        format("{}|{}{}{}|{}|{}|{}", searcher->version(), options.exact, options.mirrored,
+               options.near, options.min_score, options.size_tolerance, options.filter.to_string());
+    InFlight guard(in_flight_, o_.max_in_flight);
+    std::shared_ptr<const DuplicatesAnswer> found;
+    {
+      std::lock_guard lock(duplicates_mutex_);
+      if (!duplicates_ || duplicates_->key != key || duplicates_->searcher != searcher) {
+        auto fresh = std::make_shared<DuplicatesAnswer>();
+        fresh->key = key;
+        fresh->searcher = searcher;
+        fresh->report = index::find_duplicates(*searcher, options);
+        fresh->csv = index::duplicates_csv(fresh->report);
+        duplicates_ = std::move(fresh);
+      }
+      found = duplicates_;
+    }
+    if (param(req, "format") == "csv") {
+      res.status = 200;
+      res.set_content(found->csv, "text/csv; charset=utf-8");
+      res.set_header("Content-Disposition", "attachment; filename=\"cadclip-duplicates.csv\"");
+      return;
+    }
+    const index::DuplicateReport& r = found->report;
+    nlohmann::json clusters = nlohmann::json::array();
+    for (size_t c = 0; c < r.clusters.size() && static_cast<int64_t>(c) < limit; ++c) {
+      nlohmann::json members = nlohmann::json::array();
+      for (const index::DuplicateMember& m : r.clusters[c].members) {
+        nlohmann::json j = index::item_json(*m.item, thumbnail_url(*m.item));
+        j["score"] = m.score;
+        members.push_back(std::move(j));
+      }
+      clusters.push_back({{"kind", r.clusters[c].kind},
+                          {"min_score", r.clusters[c].min_score},
+                          {"members", std::move(members)}});
+    }
+    send_json(res, 200,
+              {{"parts", r.parts},
+               {"parts_in_clusters",
+                {{"exact", r.exact_parts}, {"mirrored", r.mirrored_parts}, {"near", r.near_parts}}},
+               {"clusters_total", r.clusters.size()},
+               {"seconds", r.seconds},
+               {"clusters", std::move(clusters)}});
   }
 
   void item(const std::string& id, httplib::Response& res) const {
-    const index::Item* item = searcher_.find(id);
+    const std::shared_ptr<const index::Searcher> searcher = searcher_.get();
+    const index::Item* item = searcher->find(id);
     if (item == nullptr) throw HttpError{404, format("no part '{}' in the index", printable(id))};
-    send_json(res, 200, item_json(*item));
+    send_json(res, 200, index::item_json(*item, thumbnail_url(*item)));
   }
 
   // The file served is the one the catalog names for a known id: no part of
   // the request path ever reaches the file system.
   void thumbnail(const std::string& id, httplib::Response& res) const {
-    const index::Item* item = searcher_.find(id);
+    const std::shared_ptr<const index::Searcher> searcher = searcher_.get();
+    const index::Item* item = searcher->find(id);
     if (item == nullptr || item->thumbnail.empty())
       throw HttpError{404, format("no thumbnail for '{}'", printable(id))};
-    const fs::path file = searcher_.version_folder() / "thumbnails" / item->thumbnail;
+    const fs::path file = searcher->version_folder() / "thumbnails" / item->thumbnail;
     res.set_content(read_text_file(file), "image/svg+xml");
     res.set_header("Cache-Control", "max-age=3600");
   }
@@ -473,13 +754,59 @@ class Api {
     throw HttpError{404, format("nothing at /{}", printable(name))};
   }
 
+  // Swaps in each new version of the index as `cadclip index` writes it.
+  // Requests already answering keep the searcher they took; the old
+  // version's files go when the last of them is done.
+  void watch_versions() {
+    const auto interval = std::chrono::duration<double>(o_.reload_interval_s);
+    std::string failed_on;  // a version that could not be opened, reported once
+    std::unique_lock lock(stop_mutex_);
+    while (!stop_.wait_for(lock, interval, [this] { return stopping_; })) {
+      lock.unlock();
+      try {
+        const std::shared_ptr<const index::Searcher> now = searcher_.get();
+        if (std::optional<index::Searcher> next = now->reopen_if_changed()) {
+          log::info("serve", "now answering from {} of {} ({} parts, before {})", next->version(),
+                    o_.index, next->size(), now->version());
+          searcher_.set(std::make_shared<const index::Searcher>(std::move(*next)));
+          failed_on.clear();
+        }
+      } catch (const std::exception& e) {
+        const std::string message = e.what();
+        if (message != failed_on)
+          log::warn("serve",
+                    "a new version of {} could not be opened, answering from the one "
+                    "before: {}",
+                    o_.index, printable(message, 500));
+        failed_on = message;
+      }
+      lock.lock();
+    }
+  }
+
+  // The last duplicates answer, with the searcher its members point into.
+  struct DuplicatesAnswer {
+    std::string key;
+    std::shared_ptr<const index::Searcher> searcher;
+    index::DuplicateReport report;
+    std::string csv;
+  };
+
   ServeOptions o_;
-  index::Searcher searcher_;
-  TextBatcher batcher_;                                 // after searcher_, which it uses
+  CurrentSearcher searcher_;
+  detail::ApiKeys keys_;
+  std::mutex duplicates_mutex_;
+  std::shared_ptr<const DuplicatesAnswer> duplicates_;
+  TextBatcher batcher_;
+  detail::RateLimiter limiter_;
   const ScratchDir scratch_root_{make_scratch_root()};  // removed with the server
   std::atomic<int> in_flight_{0};
   std::atomic<int> uploads_in_flight_{0};
   std::atomic<int64_t> uploads_{0};
+  std::mutex stop_mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::thread reloader_;  // last: started once everything above exists
 };
 
 }  // namespace
@@ -493,6 +820,20 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
         "serve: threads, max-in-flight, max-uploads, max-k, max-query-bytes, max-upload-mb, "
         "encoders, max-batch, max-connections, max-client-connections and the header and body "
         "timeouts must be positive, and the batch window not negative");
+  if (!detail::is_loopback(o.host) && o.api_key_file.empty())
+    throw Error(
+        format("serve: binding to {} lets other machines query the index; give --api-key-file FILE "
+               "(one key per line, at least 16 characters; e.g. `openssl rand -hex 32 > FILE`) so "
+               "that every request needs a key, or bind to 127.0.0.1 behind a reverse proxy "
+               "(docs/HTTP_API.md, \"A team server\")",
+               o.host));
+  ServeOptions options = o;
+  if (options.rate_limit < 0) options.rate_limit = detail::is_loopback(o.host) ? 0 : 20;
+  if (!(options.reload_interval_s >= 0) || options.rate_burst < 0)
+    throw Error("serve: the reload interval and the rate burst must not be negative");
+  // Before the index and the model load: a bad key file fails at once.
+  detail::ApiKeys keys;
+  if (!o.api_key_file.empty()) keys = detail::ApiKeys::read(o.api_key_file);
   if (o.torch_threads > 0) at::set_num_threads(o.torch_threads);
   index::SearcherOptions searcher_options;
   searcher_options.checkpoint = o.checkpoint;
@@ -500,7 +841,7 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   searcher_options.worker_binary = o.worker_binary;
   index::Searcher searcher = index::Searcher::open(o.index, searcher_options);
   const int64_t parts = searcher.size();
-  Api api(o, std::move(searcher));
+  Api api(options, std::move(searcher), std::move(keys));
 
   detail::ConnectionOptions connections;
   connections.threads = o.threads;
@@ -510,6 +851,7 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   connections.max_client_connections = o.max_client_connections;
   connections.max_body_bytes = static_cast<int64_t>(o.max_upload_mb * 1024 * 1024);
   connections.max_large_bodies = o.max_uploads;
+  connections.access_log = o.access_log;
   detail::HttpServer server(connections);
   server.set_payload_max_length(static_cast<size_t>(connections.max_body_bytes));
   // Errors that httplib answers itself (a request line it cannot parse, a

@@ -12,13 +12,13 @@
 namespace cadclip::serve {
 
 struct TextBatcher::Request {
+  std::shared_ptr<const index::Searcher> searcher;
   std::string text;
-  int64_t k = 0;
-  std::promise<std::vector<index::Hit>> answer;
+  index::SearchOptions options;
+  std::promise<index::SearchResult> answer;
 };
 
-TextBatcher::TextBatcher(const index::Searcher& searcher, const TextBatcherOptions& options)
-    : searcher_(searcher), options_(options) {
+TextBatcher::TextBatcher(const TextBatcherOptions& options) : options_(options) {
   if (options.workers < 1 || options.max_batch < 1 || options.max_queued < 1 ||
       options.window_ms < 0)
     throw Error(
@@ -40,10 +40,13 @@ TextBatcher::~TextBatcher() {
   queue_.clear();
 }
 
-std::vector<index::Hit> TextBatcher::search(const std::string& text, int64_t k) {
-  if (k < 1) throw Error(format("k = {} asks for no result; ask for at least 1", k));
-  Request request{text, k, {}};
-  std::future<std::vector<index::Hit>> answer = request.answer.get_future();
+index::SearchResult TextBatcher::search(const std::shared_ptr<const index::Searcher>& searcher,
+                                        const std::string& text,
+                                        const index::SearchOptions& options) {
+  if (options.k < 1)
+    throw Error(format("k = {} asks for no result; ask for at least 1", options.k));
+  Request request{searcher, text, options, {}};
+  std::future<index::SearchResult> answer = request.answer.get_future();
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw Error("the server is shutting down");
@@ -110,26 +113,48 @@ void TextBatcher::count(size_t texts) {
 }
 
 void TextBatcher::run_batch(std::vector<Request*>& batch) {
-  std::vector<std::vector<index::Hit>> hits;
-  try {
-    std::vector<std::string> texts;
-    int64_t k = 1;
-    for (const Request* r : batch) {
-      texts.push_back(r->text);
-      k = std::max(k, r->k);
+  // Requests of one searcher (index version) run together; a swap in the
+  // middle of a batch splits it in two.
+  std::vector<std::vector<Request*>> groups;
+  for (Request* r : batch) {
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const std::vector<Request*>& g) {
+      return g.front()->searcher == r->searcher;
+    });
+    if (same == groups.end()) {
+      groups.push_back({r});
+    } else {
+      same->push_back(r);
     }
-    hits = searcher_.search_many(searcher_.embed_texts(texts), k);
-  } catch (...) {
-    // One error (a bad model state, out of memory) answers the whole batch.
-    count(batch.size());
-    for (Request* r : batch) r->answer.set_exception(std::current_exception());
-    return;
   }
   count(batch.size());  // before answering, so that an answered caller sees it counted
-  // A request may end (and its Request go away) as soon as it is answered.
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (static_cast<int64_t>(hits[i].size()) > batch[i]->k) hits[i].resize(batch[i]->k);
-    batch[i]->answer.set_value(std::move(hits[i]));
+  for (std::vector<Request*>& group : groups) {
+    std::vector<std::string> texts;
+    std::vector<index::SearchOptions> options;
+    for (const Request* r : group) {
+      texts.push_back(r->text);
+      options.push_back(r->options);
+    }
+    std::vector<index::SearchResult> results;
+    try {
+      results = group.front()->searcher->query_texts(texts, options);
+    } catch (...) {
+      // One request's error (a filter naming an unknown field) must not
+      // answer the others: then each is run alone.
+      if (group.size() > 1) {
+        for (Request* r : group) {
+          try {
+            r->answer.set_value(r->searcher->query_text(r->text, r->options));
+          } catch (...) {
+            r->answer.set_exception(std::current_exception());
+          }
+        }
+        continue;
+      }
+      group.front()->answer.set_exception(std::current_exception());
+      continue;
+    }
+    // A request may end (and its Request go away) as soon as it is answered.
+    for (size_t i = 0; i < group.size(); ++i) group[i]->answer.set_value(std::move(results[i]));
   }
 }
 

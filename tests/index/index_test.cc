@@ -18,7 +18,9 @@
 #include "cadclip/data/ingest_failure.h"
 #include "cadclip/eval/evaluate.h"
 #include "cadclip/index/build_index.h"
+#include "cadclip/index/filter.h"
 #include "cadclip/index/searcher.h"
+#include "cadclip/index/stored_index.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "index_fixture.h"
 
@@ -132,8 +134,11 @@ TEST_F(IndexTest, SearchCommandShowsSizeFacesAndCaption) {
   EXPECT_NE(std::string(size), "0.0 x 0.0 x 0.0");  // a real size, not a default
   const std::string first = table.substr(table.find("\n   1 "));
   EXPECT_NE(first.find(size), std::string::npos) << table;
-  EXPECT_NE(first.find(" " + std::to_string(m2.faces) + "  \"M6 hex nut\""), std::string::npos)
-      << table;
+  char counts[32];
+  std::snprintf(counts, sizeof counts, " %5lld %5lld  \"M6 hex nut\"",
+                static_cast<long long>(m2.faces), static_cast<long long>(m2.holes));
+  EXPECT_GE(m2.holes, 0);  // counted
+  EXPECT_NE(first.find(counts), std::string::npos) << table;
 
   const nlohmann::json json = nlohmann::json::parse(run("--like-id m2 -k 3 --json"));
   const nlohmann::json& top = json.at("results").at(0);
@@ -220,19 +225,104 @@ TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
     EXPECT_EQ(searcher.search_like_file(parts[2], 3).front().item->id, "c");
     EXPECT_THROW(searcher.search_like_file(library / "broken.step", 3), data::IngestError);
   }
-  // c changes, a goes, d arrives; b is not embedded again.
+  // c changes, a is renamed d (its content kept, not embedded again), e
+  // arrives; b is not embedded again.
   fs::remove(library / "c.step");
   fs::copy_file(parts[3], library / "c.step");
-  fs::remove(library / "a.step");
-  fs::copy_file(parts[0], library / "d.step");
+  fs::rename(library / "a.step", library / "d.step");
+  fs::copy_file(CADCLIP_SHARED_DATA "/cad/aagnet/partA.step", library / "e.step");
   s = build_index(options(library, root_ / "index"));
   EXPECT_EQ(s.unchanged, 1);
   EXPECT_EQ(s.changed, 1);
+  EXPECT_EQ(s.moved, 1);
+  EXPECT_EQ(s.added, 1);
+  EXPECT_EQ(s.removed, 0);
+  EXPECT_EQ(s.parts, 4);
+  EXPECT_EQ(s.thumbnails, 2);  // c and e; d keeps a's drawing
+  const Searcher after = Searcher::open(root_ / "index");
+  EXPECT_EQ(after.find("a"), nullptr);
+  ASSERT_NE(after.find("d"), nullptr);
+  EXPECT_EQ(after.find("d")->source, (library / "d.step").string());
+  EXPECT_TRUE(fs::exists(after.version_folder() / "thumbnails" / after.find("d")->thumbnail));
+}
+
+// --update and --metadata: parts are added, replaced, kept by content when
+// their file moves, and removed; catalog fields come from a CSV by file name
+// or path, follow the parts, and filter searches.
+TEST_F(IndexTest, UpdateByContentAndPathWithCatalogFields) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
+  const fs::path library = root_ / "library";
+  fs::create_directories(library / "sub");
+  const auto parts = testing::real_parts();
+  fs::copy_file(parts[0], library / "a.step");
+  fs::copy_file(parts[1], library / "sub" / "b.step");
+  fs::copy_file(parts[2], library / "c.step");
+  write_text_atomic(root_ / "fields.csv",
+                    "file,Material,Project\na.step,steel,apollo\nsub/b.step,brass,gemini\n"
+                    "c.step,steel,\nnot_here.step,lead,x\n");
+  IndexOptions o = options(library, root_ / "index");
+  o.update = true;
+  try {
+    build_index(o);
+    FAIL() << "--update built a new index";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no index yet"), std::string::npos) << e.what();
+  }
+  o.update = false;
+  o.metadata = (root_ / "fields.csv").string();
+  IndexSummary s = build_index(o);
+  EXPECT_EQ(s.added, 3);
+  {
+    const Searcher searcher = Searcher::open(root_ / "index");
+    EXPECT_EQ(searcher.fields(), (std::vector<std::string>{"material", "project"}));
+    EXPECT_EQ(*searcher.find("b")->field("material"), "brass");  // by its path in the library
+    EXPECT_EQ(searcher.find("c")->field("project"), nullptr);    // an empty cell is no value
+    for (const char* id : {"a", "b", "c"}) {
+      EXPECT_EQ(searcher.find(id)->file_type, "step");
+      EXPECT_GE(searcher.find(id)->holes, 0);
+      EXPECT_FALSE(searcher.find(id)->geometry_hash.empty());
+    }
+    SearchOptions steel;
+    steel.k = 10;
+    steel.filter = parse_filter("material=steel");
+    std::vector<std::string> ids;
+    for (const Hit& h : searcher.query_item("b", steel).hits) ids.push_back(h.item->id);
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(ids, (std::vector<std::string>{"a", "c"}));
+  }
+  const StoredIndex before = read_stored_index(root_ / "index");
+  // a moves into sub/ under a new name, c is replaced, b goes, e arrives.
+  fs::rename(library / "a.step", library / "sub" / "a_renamed.step");
+  fs::remove(library / "c.step");
+  fs::copy_file(parts[3], library / "c.step");
+  fs::remove(library / "sub" / "b.step");
+  fs::copy_file(CADCLIP_SHARED_DATA "/cad/aagnet/partA.step", library / "e.step");
+  write_text_atomic(root_ / "fields.csv",
+                    "file,material,project\nsub/a_renamed.step,steel,apollo\nc.step,aluminium,\n");
+  o.update = true;
+  s = build_index(o);
+  EXPECT_EQ(s.moved, 1);
+  EXPECT_EQ(s.changed, 1);
   EXPECT_EQ(s.added, 1);
   EXPECT_EQ(s.removed, 1);
+  EXPECT_EQ(s.unchanged, 0);
   EXPECT_EQ(s.parts, 3);
-  EXPECT_EQ(s.thumbnails, 2);
-  EXPECT_EQ(Searcher::open(root_ / "index").find("a"), nullptr);
+  const StoredIndex after = read_stored_index(root_ / "index");
+  auto part = [](const StoredIndex& index, const std::string& id) {
+    return *std::find_if(index.parts.begin(), index.parts.end(),
+                         [&](const StoredPart& p) { return p.item.id == id; });
+  };
+  // The moved part kept its embedding and drawing, and took its new row's fields.
+  EXPECT_EQ(part(after, "a_renamed").embedding, part(before, "a").embedding);
+  EXPECT_TRUE(fs::exists(part(after, "a_renamed").thumbnail_file));
+  EXPECT_EQ(*part(after, "a_renamed").item.field("project"), "apollo");
+  EXPECT_EQ(*part(after, "c").item.field("material"), "aluminium");
+  EXPECT_TRUE(part(after, "e").item.metadata.empty());
+  // Without --metadata the next run keeps the fields parts have.
+  o.metadata.clear();
+  s = build_index(o);
+  EXPECT_EQ(s.unchanged, 3);
+  EXPECT_EQ(*Searcher::open(root_ / "index").find("c")->field("material"), "aluminium");
 }
 
 // The ingest workers draw the thumbnails, after sending the part's graph: a

@@ -1,6 +1,8 @@
 // The web page in headless Chromium: serve a small real index, then let
-// browser_check.py type a query, see results with thumbnails, click "more like
-// this" and save a screenshot (build/.../serve_browser.png; docs/ has a copy).
+// browser_check.py search, filter by size and file type, reopen the search
+// from its URL, click "more like this" and Back, open the duplicate clusters,
+// and save a screenshot of filtered results (build/serve_browser.png;
+// docs/images/ has a copy).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -27,6 +29,8 @@ TEST(Browser, SearchSeeThumbnailsAndMoreLikeThis) {
   fs::create_directories(library);
   for (const auto& entry : fs::directory_iterator(CADCLIP_SHARED_DATA "/cad/brepnet"))
     fs::copy_file(entry.path(), library / entry.path().filename());
+  // One part twice, for the duplicate clusters.
+  fs::copy_file(index::testing::real_parts()[0], library / "duplicate_copy.step");
   index::IndexOptions o;
   o.checkpoint = (root / "run").string();
   o.library = library.string();
@@ -51,8 +55,9 @@ TEST(Browser, SearchSeeThumbnailsAndMoreLikeThis) {
   }
   ASSERT_GT(port, 0);
   const fs::path screenshot = fs::absolute("build") / "serve_browser.png";
-  const std::string check = format("{} tests/serve/browser_check.py http://127.0.0.1:{}/ {} 2>&1",
-                                   CADCLIP_PYTHON_EXE, port, screenshot.string());
+  const std::string check =
+      format("{} tests/serve/browser_check.py http://127.0.0.1:{}/ {} duplicate_copy 2>&1",
+             CADCLIP_PYTHON_EXE, port, screenshot.string());
   std::FILE* run = ::popen(check.c_str(), "r");
   std::string output;
   while (std::fgets(line, sizeof line, run)) output += line;

@@ -5,7 +5,8 @@
 // failures.jsonl: files not indexed, warnings.jsonl: parts indexed without a
 // thumbnail and why, options.json), and swaps it in only once it is complete;
 // one run at a time writes an index (docs/HTTP_API.md, "The index folder").
-// Running it again embeds only new and changed parts and drops deleted ones.
+// Running it again (or with --update) embeds only new and changed parts, keeps
+// moved and renamed files by their content, and drops deleted ones.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,11 @@ struct IndexOptions {
   int workers = 0;                 // ingest worker processes; 0 = one per core
   double file_timeout_s = 120;     // a CAD file still ingesting after this long fails
   std::string assume_unit = "mm";  // unit of unitless CAD files (BREP, DeepCAD JSON)
+  std::string metadata;            // CSV of catalog fields, a row per part named by an `id` or
+                                   // `file` column (part number, material, ...); empty = parts
+                                   // keep the fields an earlier run imported
+  bool update = false;             // the index must exist, made with this checkpoint: only the
+                                   // parts that changed are touched, never a rebuild
   bool overwrite = false;          // rebuild an index that was made with another checkpoint
   bool wait = false;               // another run writing the index: wait for it (else fail)
   std::string worker_binary;       // the cadclip executable for ingest workers; empty = this one
@@ -46,6 +52,8 @@ struct IndexSummary {
   int64_t changed = 0;             // parts re-embedded because their content changed
   int64_t removed = 0;             // parts dropped because they left the library
   int64_t unchanged = 0;           // parts kept without embedding them again
+  int64_t moved = 0;               // parts whose content the index already held under another path
+                                   // or id (a moved, renamed or copied file): not embedded again
   int64_t failed = 0;              // library files listed in failures.jsonl
   int64_t thumbnails = 0;          // thumbnails drawn in this run
   int64_t thumbnail_failures = 0;  // parts in the index without a drawing that failed (HLR error,

@@ -8,6 +8,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -17,6 +18,12 @@
 #include <vector>
 
 #include "cadclip/data/brep_graph.h"
+#include "cadclip/data/part_facts.h"
+#include "cadclip/index/filter.h"
+
+namespace cadclip::model {
+struct BuiltModel;
+}
 
 namespace cadclip::index {
 
@@ -30,6 +37,18 @@ struct Item {
   int64_t faces = 0;
   std::string thumbnail;  // file name under <index>/thumbnails/, "" when none
   std::string caption;    // a known caption, "" when none
+  std::string file_type;  // the source's format: "step", "iges", "brep", "deepcad"; "" = not known
+  std::string geometry_hash;  // the graph's: equal for the same part moved or exported again
+  int64_t holes = -1;         // round holes (data/part_facts.h); -1 = not known
+  std::vector<double> hole_diameters_mm;  // one per round hole, ascending
+  data::ShapeSignature shape;             // tells a part from its mirror image
+  // Catalog fields imported with `cadclip index --metadata`, in the file's column order.
+  std::vector<std::pair<std::string, std::string>> metadata;
+
+  // The extents largest first.
+  std::array<double, 3> sorted_size_mm() const;
+  // The value of an imported field; nullptr when the part has none.
+  const std::string* field(std::string_view name) const;
 };
 
 struct Hit {
@@ -38,11 +57,30 @@ struct Hit {
   const Item* item = nullptr;
 };
 
+// How a query is answered beyond its embedding.
+struct SearchOptions {
+  int64_t k = 10;                // results wanted (clipped to max_k and to the parts that pass)
+  Filter filter;                 // conditions applied inside the vector search (index/filter.h)
+  bool strict_numbers = false;   // text queries: numbers the text states become conditions too
+  double same_size = 0;          // part queries: only parts whose extents, largest first, are
+                                 // within ± this share of the query part's (0.1 = ±10%); 0 = off
+  bool ignore_mirrored = false;  // part queries: leave out mirror images of the query part
+};
+
+struct SearchResult {
+  std::vector<Hit> hits;   // best first, at most k, none scoring below a minimum score
+  Filter applied;          // what was applied: given conditions, then derived ones, with origins
+  int64_t candidates = 0;  // parts that pass the conditions (all parts without any)
+  int64_t mirrored_left_out = 0;  // mirror images of the query part left out
+};
+
 struct SearcherOptions {
   std::string checkpoint;     // empty = the one the index records; another one is refused
   int64_t max_k = 1000;       // k is clipped to this and to the index size
   std::string worker_binary;  // cadclip executable that ingests part files; empty = this one
   std::string search_params;  // FAISS search parameters ("nprobe=32"); empty = the index's own
+  bool load_model = true;     // false: vectors and catalog only (item queries, duplicates);
+                              // text and part queries then fail
 };
 
 class Searcher {
@@ -83,8 +121,50 @@ class Searcher {
   // the reason when the file cannot be ingested, or when built without OCCT.
   std::vector<Hit> search_like_file(const std::filesystem::path& path, int64_t k) const;
 
+  // Queries with filters and similarity controls (SearchOptions). Throws
+  // cadclip::Error for k < 1, a field no part has, an unknown id, or a part
+  // file that cannot be read; same_size and ignore_mirrored need a part query.
+  SearchResult query_text(std::string_view text, const SearchOptions& options) const;
+  // Texts encoded together (as embed_texts), each searched with its own options.
+  std::vector<SearchResult> query_texts(const std::vector<std::string>& texts,
+                                        const std::vector<SearchOptions>& options) const;
+  // The part itself comes first when it passes the conditions.
+  SearchResult query_item(std::string_view id, const SearchOptions& options) const;
+  SearchResult query_file(const std::filesystem::path& path, const SearchOptions& options) const;
+  SearchResult query_graph(const data::BRepGraph& graph, const SearchOptions& options) const;
+  // A query embedding ([d] fp32, unit length) of no part: filters and a
+  // minimum score apply, same_size and ignore_mirrored do not.
+  SearchResult query_vector(const at::Tensor& query, const SearchOptions& options) const;
+  // The catalog fields imported into this index (cadclip index --metadata).
+  const std::vector<std::string>& fields() const;
+  // Every part in row order (the order of the vectors), and their stored
+  // embeddings: [size(), dim()] fp32, row r being items()[r]'s.
+  const std::vector<Item>& items() const;
+  const at::Tensor& embeddings() const;
+  // The rows whose parts pass `filter`'s conditions, ascending. Throws
+  // cadclip::Error for a field no part has.
+  std::vector<int64_t> rows_passing(const Filter& filter) const;
+
+  // The version CURRENT names now, opened again when it is not the one this
+  // searcher holds (the model is shared, not loaded again, when its weights
+  // are the same); nullopt when it is the same. Throws cadclip::Error as
+  // open() does.
+  std::optional<Searcher> reopen_if_changed() const;
+  // The version this searcher holds, as CURRENT names it ("versions/3"; "" for an
+  // index made before versions).
+  std::string version() const;
+
  private:
   struct State;
+  struct QueryPart;
+  // Opens the current version of `folder`, reusing `model` when it holds the
+  // weights (`model_identity`) the version was made with.
+  static std::shared_ptr<const State> open_state(const std::filesystem::path& folder,
+                                                 const SearcherOptions& options,
+                                                 std::shared_ptr<model::BuiltModel> model,
+                                                 const std::string& model_identity);
+  SearchResult run(const at::Tensor& query, const SearchOptions& options, Filter applied,
+                   const QueryPart* part) const;
   std::shared_ptr<const State> state_;
 };
 

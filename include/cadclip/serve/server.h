@@ -1,7 +1,9 @@
 // `cadclip serve`: an index over HTTP, a JSON API (docs/HTTP_API.md) and the
 // web page of web/ built into the binary. Binds to 127.0.0.1 unless told
-// otherwise; every request is bounded (query length, upload size, k, requests
-// in flight) and every error is JSON with a message and the right status.
+// otherwise, and beyond it only with API keys; every request is bounded
+// (query length, upload size, k, requests in flight, rate per client) and
+// every error is JSON with a message and the right status. A new version of
+// the index is swapped in while requests keep being answered.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,18 @@ struct ServeOptions {
   double max_upload_mb = 20;        // largest request body (an uploaded part), MiB
   std::string web_root;             // folder of the web page; empty = the copy in the binary
   std::string worker_binary;        // cadclip executable that ingests uploads; empty = this one
+  std::string api_key_file;         // keys, one per line, that /api/ and thumbnail requests must
+                                    // show (Authorization: Bearer KEY or X-API-Key: KEY);
+                                    // required to bind beyond loopback; empty = no key needed
+  double rate_limit = -1;           // /api/ requests per second per client (its key, else its
+                                    // address), more get 429; 0 = none; < 0 = 20 beyond
+                                    // loopback, none on it
+  double rate_burst = 0;            // requests a client may make at once; 0 = twice the rate
+  bool trust_proxy = false;         // the client address is the last X-Forwarded-For entry
+                                    // (behind a reverse proxy that sets it)
+  std::string access_log;           // one JSON line per request to this file; "-" = stderr
+  double reload_interval_s = 2;     // look for a new index version this often and swap it in
+                                    // without dropping requests; 0 = never
 };
 
 // Opens the index, binds, calls `on_ready(port)` once listening, and serves

@@ -1,13 +1,16 @@
 // Batches concurrent text searches through the text encoder: requests that
 // wait while the encoder threads are busy (or arrive within a short window)
 // are tokenized, encoded and searched as one batch, which costs less per
-// query than one forward pass each. Bounded: beyond `max_queued` waiting
-// texts a request is refused at once instead of piling up.
+// query than one forward pass each; each text keeps its own filters. Bounded:
+// beyond `max_queued` waiting texts a request is refused at once instead of
+// piling up. Each request names the searcher (index version) it asks, so a
+// server that swaps in a new version batches old and new requests apart.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -33,18 +36,19 @@ class Busy : public Error {
 
 class TextBatcher {
  public:
-  // `searcher` must outlive the batcher. Throws cadclip::Error for options
-  // out of range.
-  TextBatcher(const index::Searcher& searcher, const TextBatcherOptions& options);
+  // Throws cadclip::Error for options out of range.
+  explicit TextBatcher(const TextBatcherOptions& options);
   // Stops the encoder threads; texts still waiting get an error.
   ~TextBatcher();
   TextBatcher(const TextBatcher&) = delete;
   TextBatcher& operator=(const TextBatcher&) = delete;
 
-  // The k best parts for `text`, as Searcher::search_text gives them; blocks
-  // until its batch has run. Throws Busy, cadclip::Error for k < 1, or the
-  // search's own error.
-  std::vector<index::Hit> search(const std::string& text, int64_t k);
+  // What searcher->query_text(text, options) gives; blocks until its batch
+  // has run. The hits point into `searcher`, which the caller keeps while it
+  // reads them. Throws Busy, cadclip::Error for k < 1, or the search's own
+  // error (a bad filter answers only its own request).
+  index::SearchResult search(const std::shared_ptr<const index::Searcher>& searcher,
+                             const std::string& text, const index::SearchOptions& options);
 
   // Texts encoded and batches run so far, and texts waiting now (for tests and the log).
   int64_t texts_done() const;
@@ -57,7 +61,6 @@ class TextBatcher {
   void run_batch(std::vector<Request*>& batch);
   void count(size_t texts);
 
-  const index::Searcher& searcher_;
   TextBatcherOptions options_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;  // workers: work arrived, or stop

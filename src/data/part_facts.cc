@@ -1,0 +1,327 @@
+#include "cadclip/data/part_facts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <optional>
+
+namespace cadclip::data {
+namespace {
+
+using Vec = std::array<double, 3>;
+using Mat = std::array<Vec, 3>;  // row-major, symmetric where it matters
+
+constexpr int kSamples = kUvGridSize * kUvGridSize;
+constexpr double kTwoPi = 2 * std::numbers::pi;
+
+double dot(const Vec& a, const Vec& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+Vec cross(const Vec& a, const Vec& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+double norm(const Vec& a) { return std::sqrt(dot(a, a)); }
+
+// Eigenvalues (descending) and unit eigenvectors of a symmetric 3x3 matrix
+// (cyclic Jacobi; exact enough for 3x3 after a handful of sweeps).
+void eigen_symmetric(Mat a, Vec& values, Mat& vectors) {
+  Mat v = {Vec{1, 0, 0}, Vec{0, 1, 0}, Vec{0, 0, 1}};
+  for (int sweep = 0; sweep < 50; ++sweep) {
+    const double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
+    if (off < 1e-30 * (a[0][0] * a[0][0] + a[1][1] * a[1][1] + a[2][2] * a[2][2]) + 1e-300) break;
+    for (int p = 0; p < 2; ++p) {
+      for (int q = p + 1; q < 3; ++q) {
+        if (a[p][q] == 0) continue;
+        const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+        const double t =
+            (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
+        const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+        for (int k = 0; k < 3; ++k) {  // A <- A J
+          const double akp = a[k][p], akq = a[k][q];
+          a[k][p] = c * akp - s * akq;
+          a[k][q] = s * akp + c * akq;
+        }
+        for (int k = 0; k < 3; ++k) {  // A <- J^T A
+          const double apk = a[p][k], aqk = a[q][k];
+          a[p][k] = c * apk - s * aqk;
+          a[q][k] = s * apk + c * aqk;
+        }
+        for (int k = 0; k < 3; ++k) {  // V <- V J (columns are eigenvectors)
+          const double vkp = v[k][p], vkq = v[k][q];
+          v[k][p] = c * vkp - s * vkq;
+          v[k][q] = s * vkp + c * vkq;
+        }
+      }
+    }
+  }
+  std::array<int, 3> order = {0, 1, 2};
+  std::sort(order.begin(), order.end(), [&](int i, int j) { return a[i][i] > a[j][j]; });
+  for (int i = 0; i < 3; ++i) {
+    values[i] = a[order[i]][order[i]];
+    vectors[i] = {v[0][order[i]], v[1][order[i]], v[2][order[i]]};
+  }
+}
+
+// One face's grid sample: point in millimetres (about the box centre), outward normal.
+struct Sample {
+  Vec p, n;
+  bool inside = false;
+};
+
+std::vector<Sample> face_samples(const BRepGraph& g, int64_t f) {
+  const double to_mm = g.scale_mm > 0 ? g.scale_mm / 2 : 1.0;
+  std::vector<Sample> out(kSamples);
+  const float* grid = g.face_grids.data() + f * kSamples * kFaceChannels;
+  for (int s = 0; s < kSamples; ++s) {
+    const float* x = grid + s * kFaceChannels;
+    out[s].p = {x[0] * to_mm, x[1] * to_mm, x[2] * to_mm};
+    out[s].n = {x[3], x[4], x[5]};
+    out[s].inside = x[6] > 0.5f;
+  }
+  return out;
+}
+
+// A concave cylindrical face fitted from its samples.
+struct CylinderPiece {
+  Vec axis;       // unit, canonical sign
+  Vec centre;     // the axis line's point closest to the box centre
+  double radius;  // mm
+  double sweep;   // radians the face turns about its axis
+  double t0, t1;  // its extent along the axis
+};
+
+// Solves the 3x3 system m x = b by Cramer's rule; false when singular.
+bool solve3(const Mat& m, const Vec& b, Vec& x) {
+  const double det = dot(m[0], cross(m[1], m[2]));
+  if (std::abs(det) < 1e-12) return false;
+  for (int c = 0; c < 3; ++c) {
+    Mat r = m;
+    for (int row = 0; row < 3; ++row) r[row][c] = b[row];
+    x[c] = dot(r[0], cross(r[1], r[2])) / det;
+  }
+  return true;
+}
+
+// The face as a piece of a hole, when it is one: normals perpendicular to one
+// axis and pointing at it from a constant distance.
+std::optional<CylinderPiece> concave_cylinder(const std::vector<Sample>& samples) {
+  std::vector<const Sample*> usable;
+  for (const Sample& s : samples)
+    if (norm(s.n) > 0.5) usable.push_back(&s);
+  if (usable.size() < 6) return std::nullopt;
+  Mat scatter{};
+  for (const Sample* s : usable)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) scatter[i][j] += s->n[i] * s->n[j];
+  Vec values;
+  Mat vectors;
+  eigen_symmetric(scatter, values, vectors);
+  const double count = static_cast<double>(usable.size());
+  // Normals that barely turn (a sliver of a cylinder) leave the axis undefined.
+  if (values[1] < 0.005 * count || values[2] > 0.01 * count) return std::nullopt;
+  Vec axis = vectors[2];
+  // Canonical direction: the first clearly non-zero component positive.
+  for (int i = 0; i < 3; ++i) {
+    if (std::abs(axis[i]) > 1e-6) {
+      if (axis[i] < 0) axis = {-axis[0], -axis[1], -axis[2]};
+      break;
+    }
+  }
+  const Vec e1 = vectors[0];
+  const Vec e2 = cross(axis, e1);
+  // Least squares for the centre c and radius r of c = p + r n in the plane.
+  Mat m{};
+  Vec b{};
+  std::vector<std::array<double, 4>> planar;  // px, py, nx, ny
+  for (const Sample* s : usable) {
+    const double px = dot(s->p, e1), py = dot(s->p, e2);
+    double nx = dot(s->n, e1), ny = dot(s->n, e2);
+    const double length = std::hypot(nx, ny);
+    if (length < 1e-6) continue;
+    nx /= length;
+    ny /= length;
+    planar.push_back({px, py, nx, ny});
+    m[0][0] += 1;
+    m[1][1] += 1;
+    m[0][2] -= nx;
+    m[1][2] -= ny;
+    m[2][2] += 1;
+    b[0] += px;
+    b[1] += py;
+    b[2] -= nx * px + ny * py;
+  }
+  m[2][0] = m[0][2];
+  m[2][1] = m[1][2];
+  Vec x;
+  if (planar.size() < 6 || !solve3(m, b, x)) return std::nullopt;
+  const double radius = x[2];
+  if (!(radius > 1e-6)) return std::nullopt;  // convex: a shaft or boss, not a hole
+  double residual = 0;
+  std::vector<double> angles;
+  for (const auto& [px, py, nx, ny] : planar) {
+    residual += std::pow(px + radius * nx - x[0], 2) + std::pow(py + radius * ny - x[1], 2);
+    angles.push_back(std::atan2(ny, nx));
+  }
+  if (std::sqrt(residual / static_cast<double>(planar.size())) > 0.02 * radius + 1e-3)
+    return std::nullopt;
+  // How far the face turns: the samples are evenly spaced in angle, so the
+  // largest gap between neighbours is the part of the turn it lacks, unless
+  // it is no wider than the spacing (a full turn, whose ends coincide).
+  std::sort(angles.begin(), angles.end());
+  std::vector<double> distinct;
+  for (const double a : angles)
+    if (distinct.empty() || a - distinct.back() > 1e-3) distinct.push_back(a);
+  if (distinct.size() > 1 && distinct.front() + kTwoPi - distinct.back() <= 1e-3)
+    distinct.pop_back();
+  if (distinct.size() < 2) return std::nullopt;
+  std::vector<double> gaps;
+  for (size_t i = 1; i < distinct.size(); ++i) gaps.push_back(distinct[i] - distinct[i - 1]);
+  gaps.push_back(distinct.front() + kTwoPi - distinct.back());
+  const double largest = *std::max_element(gaps.begin(), gaps.end());
+  std::vector<double> sorted_gaps = gaps;
+  std::nth_element(sorted_gaps.begin(), sorted_gaps.begin() + sorted_gaps.size() / 2,
+                   sorted_gaps.end());
+  const double typical = sorted_gaps[sorted_gaps.size() / 2];
+  const double sweep = largest <= 1.5 * typical ? kTwoPi : kTwoPi - largest;
+  CylinderPiece piece;
+  piece.axis = axis;
+  piece.radius = radius;
+  piece.sweep = sweep;
+  for (int i = 0; i < 3; ++i) piece.centre[i] = x[0] * e1[i] + x[1] * e2[i];
+  piece.t0 = 1e300;
+  piece.t1 = -1e300;
+  for (const Sample* s : usable) {
+    piece.t0 = std::min(piece.t0, dot(s->p, axis));
+    piece.t1 = std::max(piece.t1, dot(s->p, axis));
+  }
+  return piece;
+}
+
+std::vector<double> round_holes(const BRepGraph& g) {
+  struct Hole {
+    CylinderPiece piece;
+    double sweep = 0;
+  };
+  std::vector<Hole> holes;
+  for (int64_t f = 0; f < g.num_faces(); ++f) {
+    if (g.face_types[f] != static_cast<uint8_t>(SurfaceType::kCylinder)) continue;
+    const std::optional<CylinderPiece> piece = concave_cylinder(face_samples(g, f));
+    if (!piece) continue;
+    const double tolerance = std::max(0.01, 0.01 * piece->radius);
+    Hole* same = nullptr;
+    for (Hole& h : holes) {
+      const CylinderPiece& o = h.piece;
+      Vec apart;
+      for (int i = 0; i < 3; ++i) apart[i] = o.centre[i] - piece->centre[i];
+      if (std::abs(dot(o.axis, piece->axis)) > std::cos(0.02) && norm(apart) < tolerance &&
+          std::abs(o.radius - piece->radius) < tolerance && piece->t0 <= o.t1 + tolerance &&
+          o.t0 <= piece->t1 + tolerance) {
+        same = &h;
+        break;
+      }
+    }
+    if (!same) {
+      holes.push_back({*piece, 0});
+      same = &holes.back();
+    }
+    same->sweep += piece->sweep;
+    same->piece.t0 = std::min(same->piece.t0, piece->t0);
+    same->piece.t1 = std::max(same->piece.t1, piece->t1);
+  }
+  std::vector<double> diameters;
+  for (const Hole& h : holes)
+    if (h.sweep >= 0.97 * kTwoPi) diameters.push_back(2 * h.piece.radius);
+  std::sort(diameters.begin(), diameters.end());
+  return diameters;
+}
+
+ShapeSignature signature(const BRepGraph& g) {
+  ShapeSignature out;
+  std::vector<std::pair<Vec, double>> points;  // point, weight
+  for (int64_t f = 0; f < g.num_faces(); ++f) {
+    const std::vector<Sample> samples = face_samples(g, f);
+    const int64_t inside =
+        std::count_if(samples.begin(), samples.end(), [](const Sample& s) { return s.inside; });
+    if (inside == 0) continue;
+    const double weight = std::max(0.0, static_cast<double>(g.face_areas[f])) / inside;
+    for (const Sample& s : samples)
+      if (s.inside) points.emplace_back(s.p, weight);
+  }
+  double total = 0;
+  Vec centroid{};
+  for (const auto& [p, w] : points) {
+    total += w;
+    for (int i = 0; i < 3; ++i) centroid[i] += w * p[i];
+  }
+  if (!(total > 0)) return out;
+  for (double& c : centroid) c /= total;
+  Mat second{};
+  for (const auto& [p, w] : points)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) second[i][j] += w * (p[i] - centroid[i]) * (p[j] - centroid[j]);
+  for (Vec& row : second)
+    for (double& v : row) v /= total;
+  Vec values;
+  Mat axes;
+  eigen_symmetric(second, values, axes);
+  for (int i = 0; i < 3; ++i) out.spread_mm[i] = std::sqrt(std::max(0.0, values[i]));
+  // Third moments along each axis, and the mixed one, in the principal frame.
+  Vec third{};
+  double mixed = 0;
+  for (const auto& [p, w] : points) {
+    Vec d;
+    for (int i = 0; i < 3; ++i) d[i] = p[i] - centroid[i];
+    Vec c;
+    for (int i = 0; i < 3; ++i) c[i] = dot(d, axes[i]);
+    for (int i = 0; i < 3; ++i) third[i] += w * c[i] * c[i] * c[i];
+    mixed += w * c[0] * c[1] * c[2];
+  }
+  for (int i = 0; i < 3; ++i) {
+    const double sigma = out.spread_mm[i];
+    third[i] = sigma > 1e-9 ? third[i] / total / (sigma * sigma * sigma) : 0;
+    out.skew[i] = std::abs(third[i]);
+  }
+  const double scale = out.spread_mm[0] * out.spread_mm[1] * out.spread_mm[2];
+  mixed = scale > 1e-12 ? mixed / total / scale : 0;
+  // The frame has an orientation only when its axes are distinct and the
+  // first two point somewhere (their skew): then the third, e1 x e2, carries
+  // the handedness in its own skew, or failing that in the mixed moment.
+  constexpr double kDistinct = 0.01, kSkewed = 0.02;
+  const bool distinct = values[0] - values[1] > kDistinct * values[0] &&
+                        values[1] - values[2] > kDistinct * values[0];
+  if (!distinct || out.skew[0] < kSkewed || out.skew[1] < kSkewed) return out;
+  // f1, f2 = e1, e2 turned along their skews, f3 = f1 x f2 = oriented e3.
+  // A mirror image has f3 reversed, so the third moment along f3 and the
+  // mixed moment over (f1, f2, f3) change sign.
+  const double flip = (third[0] > 0 ? 1.0 : -1.0) * (third[1] > 0 ? 1.0 : -1.0);
+  const double right = dot(cross(axes[0], axes[1]), axes[2]) > 0 ? 1.0 : -1.0;
+  const double oriented = right * flip;
+  if (out.skew[2] >= kSkewed) {
+    out.handedness = third[2] * oriented > 0 ? 1 : -1;
+  } else if (std::abs(mixed) >= kSkewed) {
+    out.handedness = mixed * right > 0 ? 1 : -1;
+  }
+  return out;
+}
+
+bool close(double a, double b, double relative, double absolute) {
+  return std::abs(a - b) <= absolute + relative * std::max(std::abs(a), std::abs(b));
+}
+
+}  // namespace
+
+PartFacts part_facts(const BRepGraph& graph) {
+  PartFacts facts;
+  facts.hole_diameters_mm = round_holes(graph);
+  facts.shape = signature(graph);
+  return facts;
+}
+
+bool mirror_images(const ShapeSignature& a, const ShapeSignature& b) {
+  if (a.handedness == 0 || b.handedness == 0 || a.handedness == b.handedness) return false;
+  for (int i = 0; i < 3; ++i) {
+    if (!close(a.spread_mm[i], b.spread_mm[i], 0.005, 0.01)) return false;
+    if (!close(a.skew[i], b.skew[i], 0.02, 0.01)) return false;
+  }
+  return true;
+}
+
+}  // namespace cadclip::data

@@ -1,0 +1,800 @@
+#include "cadclip/index/filter.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <utility>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
+
+namespace cadclip::index {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The shortest text that reads back as the same double, without an exponent
+// (the reader takes digits and a point: "1e+20" would not read).
+std::string number_text(double v) {
+  char buffer[1200];  // the longest fixed double: a subnormal's ~1,080 characters
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::fixed);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(v);
+}
+
+// ---- keys ------------------------------------------------------------------
+
+struct KeyName {
+  std::string_view name;
+  FilterKey key;
+  bool length;  // a length in millimetres (units allowed); else a count
+};
+
+// The first name of each key is the one to_string() writes.
+constexpr std::array kKeys = {
+    KeyName{"x", FilterKey::kSizeX, true},           KeyName{"y", FilterKey::kSizeY, true},
+    KeyName{"z", FilterKey::kSizeZ, true},           KeyName{"size", FilterKey::kLargest, true},
+    KeyName{"largest", FilterKey::kLargest, true},   KeyName{"middle", FilterKey::kMiddle, true},
+    KeyName{"smallest", FilterKey::kSmallest, true}, KeyName{"extent", FilterKey::kAnyExtent, true},
+    KeyName{"dims", FilterKey::kDims, true},         KeyName{"extents", FilterKey::kDims, true},
+    KeyName{"faces", FilterKey::kFaces, false},      KeyName{"holes", FilterKey::kHoles, false},
+    KeyName{"hole", FilterKey::kHoleDiameter, true}, KeyName{"type", FilterKey::kFileType, false},
+    KeyName{"format", FilterKey::kFileType, false},
+};
+
+std::string_view key_name(FilterKey key) {
+  for (const KeyName& k : kKeys)
+    if (k.key == key) return k.name;
+  return "field";
+}
+
+bool is_reserved(std::string_view name) {
+  if (name == "score" || name == "field") return true;
+  return std::any_of(kKeys.begin(), kKeys.end(), [&](const KeyName& k) { return k.name == name; });
+}
+
+// ---- units -----------------------------------------------------------------
+
+struct LengthUnit {
+  std::string_view word;
+  double to_mm;
+};
+
+constexpr std::array kLengthUnits = {
+    LengthUnit{"mm", 1},           LengthUnit{"millimetre", 1},   LengthUnit{"millimetres", 1},
+    LengthUnit{"millimeter", 1},   LengthUnit{"millimeters", 1},  LengthUnit{"cm", 10},
+    LengthUnit{"centimetre", 10},  LengthUnit{"centimetres", 10}, LengthUnit{"centimeter", 10},
+    LengthUnit{"centimeters", 10}, LengthUnit{"m", 1000},         LengthUnit{"metre", 1000},
+    LengthUnit{"metres", 1000},    LengthUnit{"meter", 1000},     LengthUnit{"meters", 1000},
+    LengthUnit{"in", 25.4},        LengthUnit{"inch", 25.4},      LengthUnit{"inches", 25.4},
+    LengthUnit{"\"", 25.4},        LengthUnit{"ft", 304.8},       LengthUnit{"foot", 304.8},
+    LengthUnit{"feet", 304.8},
+};
+
+std::optional<double> unit_factor(std::string_view word) {
+  const std::string w = lower(word);
+  for (const LengthUnit& u : kLengthUnits)
+    if (u.word == w) return u.to_mm;
+  return std::nullopt;
+}
+
+// ---- values ----------------------------------------------------------------
+
+[[noreturn]] void bad_clause(std::string_view clause, std::string_view why) {
+  throw Error(
+      format("filter clause '{}' cannot be read: {}. Write clauses as KEY OP VALUE: size<100, "
+             "x=20..40, dims=100x50x20±1, faces>=6, holes=4, hole=M8, type=step, material=steel, "
+             "score>=0.4 (docs/HTTP_API.md, \"Filters\")",
+             clause, why));
+}
+
+// A bound computed from the clause's numbers (units, tolerances applied);
+// one past the range of a double is refused rather than left unbounded.
+double finite(double value, std::string_view clause) {
+  if (!std::isfinite(value)) bad_clause(clause, "a number is too large");
+  return value;
+}
+
+// A plain number at the front of `text`; advances past it.
+std::optional<double> take_number(std::string_view& text) {
+  size_t n = 0;
+  if (n < text.size() && (text[n] == '-' || text[n] == '+')) ++n;
+  const size_t digits_from = n;
+  // "20..40": the second number starts after the "..".
+  while (n < text.size() && (std::isdigit(static_cast<unsigned char>(text[n])) ||
+                             (text[n] == '.' && text.substr(n, 2) != "..")))
+    ++n;
+  if (n == digits_from) return std::nullopt;
+  double value = 0;
+  const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
+  const auto [end, ec] = std::from_chars(begin, text.data() + n, value);
+  if (ec != std::errc() || end != text.data() + n || !std::isfinite(value)) return std::nullopt;
+  text.remove_prefix(n);
+  return value;
+}
+
+// A unit word at the front of `text` (for lengths), as a factor to mm;
+// 1 when none. Advances past it.
+double take_unit(std::string_view& text, std::string_view clause, bool length) {
+  size_t n = 0;
+  while (n < text.size() && (std::isalpha(static_cast<unsigned char>(text[n])) || text[n] == '"'))
+    ++n;
+  if (n == 0) return 1;
+  const std::string_view word = text.substr(0, n);
+  const std::optional<double> factor = unit_factor(word);
+  if (!factor) bad_clause(clause, format("'{}' is no unit (mm, cm, m, in, ft)", word));
+  if (!length) bad_clause(clause, "a count takes no unit");
+  text.remove_prefix(n);
+  return *factor;
+}
+
+// "V", "V unit", "V±T", "V±T%", "V+-T", "A..B", "..B", "A..": a range. `exact`
+// is the tolerance of a bare V: none for counts, a rounding one for lengths.
+NumberRange take_range(std::string_view& text, std::string_view clause, bool length) {
+  NumberRange r;
+  if (text.starts_with("..")) {
+    text.remove_prefix(2);
+    const std::optional<double> b = take_number(text);
+    if (!b) bad_clause(clause, "'..' needs a number after it");
+    r.max = finite(*b * take_unit(text, clause, length), clause);
+    return r;
+  }
+  const std::optional<double> v = take_number(text);
+  if (!v) bad_clause(clause, "expected a number");
+  const double unit = take_unit(text, clause, length);
+  if (text.starts_with("..")) {
+    text.remove_prefix(2);
+    r.min = finite(*v * unit, clause);
+    if (text.empty() || text[0] == 'x' || text[0] == 'X') return r;
+    const std::optional<double> b = take_number(text);
+    if (!b) bad_clause(clause, "'..' needs a number after it, or nothing");
+    r.max = finite(*b * take_unit(text, clause, length), clause);
+    if (r.max < r.min) bad_clause(clause, "the range ends below where it starts");
+    return r;
+  }
+  const std::string_view pm = "\xC2\xB1";  // ±
+  if (text.starts_with(pm) || text.starts_with("+-")) {
+    text.remove_prefix(text.starts_with(pm) ? pm.size() : 2);
+    const std::optional<double> t = take_number(text);
+    if (!t || *t < 0) bad_clause(clause, "'±' needs a tolerance that is not negative");
+    double value = *v * unit, tolerance = *t;
+    if (text.starts_with("%")) {
+      text.remove_prefix(1);
+      tolerance = std::abs(value) * *t / 100;
+    } else {
+      // "100mm±5": the tolerance in the value's unit; "10±1cm": both in the tolerance's.
+      const bool own =
+          !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '"');
+      const double tolerance_unit = take_unit(text, clause, length);
+      if (own && unit == 1) value = *v * tolerance_unit;
+      tolerance *= own ? tolerance_unit : unit;
+    }
+    r.min = finite(value - tolerance, clause);
+    r.max = finite(value + tolerance, clause);
+    return r;
+  }
+  r.min = r.max = finite(*v * unit, clause);
+  if (length) {  // a bare length matches to its rounding: 0.5 %, at least 0.1 mm
+    const double tolerance = std::max(0.1, 0.005 * std::abs(*v * unit));
+    r.min = finite(r.min - tolerance, clause);
+    r.max = finite(r.max + tolerance, clause);
+  }
+  return r;
+}
+
+std::vector<std::string> split_values(std::string_view text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find_first_of(",|", at);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > at) out.emplace_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+// A list's values; one with none (`material=","`) is refused.
+std::vector<std::string> values_of(std::string_view text, std::string_view clause) {
+  std::vector<std::string> values = split_values(text);
+  if (values.empty()) bad_clause(clause, "the list has no values");
+  return values;
+}
+
+std::string normalised_field(std::string_view name) {
+  std::string out = lower(name);
+  for (char& c : out)
+    if (c == ' ' || c == '-') c = '_';
+  return out;
+}
+
+// One clause: KEY OP VALUE (the value unquoted already).
+void add_clause(Filter& filter, std::string_view clause, std::string_view key_text,
+                std::string_view op, std::string value, bool quoted) {
+  std::string key = lower(key_text);
+  if (value.empty()) bad_clause(clause, "the value is missing");
+  if (key == "score") {
+    std::string_view v = value;
+    const std::optional<double> s = take_number(v);
+    if (!s || !v.empty() || (op != ">=" && op != ">"))
+      bad_clause(clause, "write the minimum score as score>=0.4");
+    filter.min_score = *s;
+    return;
+  }
+  Condition c;
+  const KeyName* known = nullptr;
+  if (key.starts_with("field.")) {
+    key = key.substr(6);
+  } else {
+    for (const KeyName& k : kKeys)
+      if (k.name == key) known = &k;
+  }
+  if (!known) {
+    c.key = FilterKey::kField;
+    c.field = normalised_field(key);
+    if (c.field.empty()) bad_clause(clause, "the field name is missing");
+    if (op == "~") {
+      c.contains = true;
+      c.values = values_of(value, clause);
+    } else if (op == "=" || op == "!=") {
+      std::string_view v = value;
+      // A quoted value is always text: material="v1..v2".
+      const bool numeric = !quoted && (value.find("..") != std::string::npos ||
+                                       value.find("\xC2\xB1") != std::string::npos ||
+                                       value.find("+-") != std::string::npos);
+      if (numeric) {
+        c.ranges.push_back(take_range(v, clause, /*length=*/false));
+        if (!v.empty()) bad_clause(clause, format("'{}' is left over", v));
+      } else {
+        c.values = values_of(value, clause);
+      }
+      c.negate = op == "!=";
+    } else {
+      std::string_view v = value;
+      const std::optional<double> n = take_number(v);
+      if (!n || !v.empty()) bad_clause(clause, format("{} needs a number", op));
+      NumberRange r;
+      if (op[0] == '<') r.max = *n, r.max_open = op == "<";
+      if (op[0] == '>') r.min = *n, r.min_open = op == ">";
+      c.ranges.push_back(r);
+    }
+    filter.conditions.push_back(std::move(c));
+    return;
+  }
+  c.key = known->key;
+  if (c.key == FilterKey::kFileType) {
+    if (op != "=" && op != "!=") bad_clause(clause, "type takes = or !=");
+    for (const std::string& v : values_of(value, clause)) {
+      const std::string name = file_type_of_extension("." + lower(v));
+      const bool named = std::find(file_type_names().begin(), file_type_names().end(), lower(v)) !=
+                         file_type_names().end();
+      if (name.empty() && !named)
+        bad_clause(clause,
+                   format("'{}' is no file type; use {}", v, join(file_type_names(), ", ")));
+      c.values.push_back(name.empty() ? lower(v) : name);
+    }
+    c.negate = op == "!=";
+    filter.conditions.push_back(std::move(c));
+    return;
+  }
+  if (op == "~") bad_clause(clause, "'~' (contains) is for catalog fields");
+  std::string_view v = value;
+  if (c.key == FilterKey::kDims) {
+    if (op != "=") bad_clause(clause, "dims takes '=': dims=100x50x20±1");
+    // AxBxC with one tolerance (or unit) at the end that applies to each.
+    std::vector<std::string> parts;
+    size_t at = 0;
+    for (size_t i = 0; i <= value.size(); ++i) {
+      if (i == value.size() || value[i] == 'x' || value[i] == 'X' || value[i] == '*') {
+        parts.push_back(value.substr(at, i - at));
+        at = i + 1;
+      }
+    }
+    if (parts.size() > 3) bad_clause(clause, "a part has three extents");
+    std::string tail;  // "±1", "±2%", "mm"
+    std::string& last = parts.back();
+    const size_t cut = last.find_first_not_of("0123456789.");
+    if (cut != std::string::npos && last.find("..") == std::string::npos) {
+      tail = last.substr(cut);
+      last.resize(cut);
+    }
+    for (std::string& p : parts) {
+      std::string text = p.find("..") == std::string::npos ? p + tail : p;
+      std::string_view pv = text;
+      c.ranges.push_back(take_range(pv, clause, /*length=*/true));
+      if (!pv.empty()) bad_clause(clause, format("'{}' is left over", pv));
+    }
+    filter.conditions.push_back(std::move(c));
+    return;
+  }
+  NumberRange r;
+  if (c.key == FilterKey::kHoleDiameter && (v.starts_with("M") || v.starts_with("m")) &&
+      v.size() > 1 && std::isdigit(static_cast<unsigned char>(v[1]))) {
+    if (op != "=" && op != "!=") bad_clause(clause, "a thread size takes = or !=: hole=M8");
+    v.remove_prefix(1);
+    const std::optional<double> d = take_number(v);
+    if (!d || !v.empty()) bad_clause(clause, "a thread size is M and a number: hole=M8");
+    r.min = 0.8 * *d;  // tapped (drill about 0.85 d) to coarse clearance (about 1.2 d)
+    r.max = finite(1.25 * *d, clause);
+    c.negate = op == "!=";
+  } else if (op == "=" || op == "!=") {
+    r = take_range(v, clause, known->length);
+    c.negate = op == "!=";
+  } else {
+    const std::optional<double> n = take_number(v);
+    if (!n) bad_clause(clause, format("{} needs a number", op));
+    const double value_mm = finite(*n * take_unit(v, clause, known->length), clause);
+    if (op[0] == '<') r.max = value_mm, r.max_open = op == "<";
+    if (op[0] == '>') r.min = value_mm, r.min_open = op == ">";
+  }
+  if (!v.empty()) bad_clause(clause, format("'{}' is left over", v));
+  c.ranges.push_back(r);
+  filter.conditions.push_back(std::move(c));
+}
+
+std::string quoted_if_needed(const std::string& value) {
+  // Separators end an unquoted value; commas and bars are list separators
+  // and stay as they are.
+  const bool plain = std::none_of(value.begin(), value.end(), [](char c) {
+    return std::isspace(static_cast<unsigned char>(c)) || c == ';' || c == '"';
+  });
+  // Text that would read as a range is quoted too.
+  const bool rangy = value.find("..") != std::string::npos ||
+                     value.find("\xC2\xB1") != std::string::npos ||
+                     value.find("+-") != std::string::npos;
+  // And so is text that starts like an operator ("==x" would read as "=" "x").
+  const bool operator_like =
+      !value.empty() && std::string_view("=<>!~:").find(value[0]) != std::string_view::npos;
+  if (plain && !rangy && !operator_like && !value.empty()) return value;
+  std::string out = "\"";
+  for (const char ch : value) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+// "<100", ">=6", "=20..40", "=6", "!=..10". `exact_point`: a single value
+// may be written bare (counts); a bare length would read back widened to its
+// rounding, so lengths write "v..v".
+std::string range_text(const NumberRange& r, bool negate, bool exact_point) {
+  const std::string eq = negate ? "!=" : "=";
+  const bool low = std::isfinite(r.min), high = std::isfinite(r.max);
+  if (!negate && low && !high) return (r.min_open ? ">" : ">=") + number_text(r.min);
+  if (!negate && high && !low) return (r.max_open ? "<" : "<=") + number_text(r.max);
+  if (low && high && r.min == r.max && exact_point) return eq + number_text(r.min);
+  return eq + (low ? number_text(r.min) : "") + ".." + (high ? number_text(r.max) : "");
+}
+
+// ---- strict numbers ----------------------------------------------------------
+
+struct Token {
+  std::string text;  // as written
+  std::string low;   // lower case
+  size_t begin = 0, end = 0;
+  bool number = false;
+  double value = 0;
+  bool glued_to_next = false;  // no space before the next token ("M8", "100mm")
+};
+
+constexpr std::array<std::pair<std::string_view, int>, 20> kNumberWords = {{
+    {"one", 1},      {"two", 2},        {"three", 3},     {"four", 4},      {"five", 5},
+    {"six", 6},      {"seven", 7},      {"eight", 8},     {"nine", 9},      {"ten", 10},
+    {"eleven", 11},  {"twelve", 12},    {"thirteen", 13}, {"fourteen", 14}, {"fifteen", 15},
+    {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19}, {"twenty", 20},
+}};
+
+std::vector<Token> tokenize(std::string_view text) {
+  std::vector<Token> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const size_t start = i;
+    Token t;
+    if (std::isdigit(c) || (c == '.' && i + 1 < text.size() && std::isdigit(text[i + 1]))) {
+      while (i < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[i])) ||
+              (text[i] == '.' && i + 1 < text.size() &&
+               std::isdigit(static_cast<unsigned char>(text[i + 1]))) ||
+              (text[i] == ',' && i + 3 < text.size() &&
+               std::isdigit(static_cast<unsigned char>(text[i + 1])) &&
+               std::isdigit(static_cast<unsigned char>(text[i + 2])) &&
+               std::isdigit(static_cast<unsigned char>(text[i + 3])) &&
+               (i + 4 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 4]))))))
+        ++i;
+      std::string digits;
+      for (size_t k = start; k < i; ++k)
+        if (text[k] != ',') digits += text[k];
+      t.value = std::strtod(digits.c_str(), nullptr);
+      // A size past a billion millimetres is no part's: not read as a number.
+      t.number = std::isfinite(t.value) && t.value < 1e9;
+    } else if (std::isalpha(c)) {
+      while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+    } else if (text.substr(i).starts_with("\xC3\x97")) {  // ×
+      i += 2;
+      t.low = "x";
+    } else if (text.substr(i).starts_with("\xE2\x89\xA4") ||  // ≤
+               text.substr(i).starts_with("\xE2\x89\xA5")) {  // ≥
+      t.low = text[i + 2] == '\xA4' ? "<=" : ">=";
+      i += 3;
+    } else if (c == '<' || c == '>') {
+      ++i;
+      if (i < text.size() && text[i] == '=') ++i;
+    } else if (c == '"' || c == '*') {
+      ++i;
+      if (c == '*') t.low = "x";
+    } else {
+      ++i;
+      continue;  // punctuation and spaces separate tokens
+    }
+    t.text = std::string(text.substr(start, i - start));
+    if (t.low.empty()) t.low = lower(t.text);
+    t.begin = start;
+    t.end = i;
+    if (!out.empty()) out.back().glued_to_next = out.back().end == start;
+    out.push_back(std::move(t));
+  }
+  for (Token& t : out) {
+    for (const auto& [word, n] : kNumberWords) {
+      if (t.low == word) {
+        t.number = true;
+        t.value = n;
+      }
+    }
+  }
+  return out;
+}
+
+struct Phrase {
+  std::vector<std::string_view> words;
+  char op;  // '<', 'l' (<=), '>', 'g' (>=)
+};
+
+const std::vector<Phrase>& comparatives() {
+  static const std::vector<Phrase> kPhrases = {
+      {{"under"}, '<'},
+      {{"below"}, '<'},
+      {{"less", "than"}, '<'},
+      {{"smaller", "than"}, '<'},
+      {{"shorter", "than"}, '<'},
+      {{"narrower", "than"}, '<'},
+      {{"at", "most"}, 'l'},
+      {{"up", "to"}, 'l'},
+      {{"no", "more", "than"}, 'l'},
+      {{"no", "larger", "than"}, 'l'},
+      {{"no", "bigger", "than"}, 'l'},
+      {{"not", "more", "than"}, 'l'},
+      {{"max"}, 'l'},
+      {{"maximum"}, 'l'},
+      {{"within"}, 'l'},
+      {{"<"}, '<'},
+      {{"<="}, 'l'},
+      {{"over"}, '>'},
+      {{"above"}, '>'},
+      {{"more", "than"}, '>'},
+      {{"larger", "than"}, '>'},
+      {{"bigger", "than"}, '>'},
+      {{"longer", "than"}, '>'},
+      {{"wider", "than"}, '>'},
+      {{"greater", "than"}, '>'},
+      {{"at", "least"}, 'g'},
+      {{"min"}, 'g'},
+      {{"minimum"}, 'g'},
+      {{"no", "less", "than"}, 'g'},
+      {{"no", "smaller", "than"}, 'g'},
+      {{">"}, '>'},
+      {{">="}, 'g'},
+  };
+  return kPhrases;
+}
+
+bool one_of(const std::string& word, std::initializer_list<std::string_view> words) {
+  return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return w == word; });
+}
+
+bool is_hole_word(const std::string& w) { return one_of(w, {"hole", "holes", "bore", "bores"}); }
+
+// Lengths next to these name no extent of the part.
+bool is_non_extent_word(const std::string& w) {
+  return one_of(w, {"apart",  "pitch",  "spacing", "spaced",   "centres", "centers",  "center",
+                    "centre", "fillet", "fillets", "filleted", "chamfer", "chamfers", "chamfered",
+                    "radius", "radii",  "thread",  "threads",  "pcd",     "circle",   "offset",
+                    "step",   "steps",  "deg",     "degree",   "degrees"});
+}
+
+// A length at token i: the number and its unit token; nullopt without a unit.
+std::optional<std::pair<double, size_t>> length_at(const std::vector<Token>& t, size_t i) {
+  if (i >= t.size() || !t[i].number || i + 1 >= t.size()) return std::nullopt;
+  // "in" after a number is read as inches only when glued ("4in") or quoted.
+  if (t[i + 1].low == "in" && !t[i].glued_to_next) return std::nullopt;
+  const std::optional<double> factor = unit_factor(t[i + 1].low);
+  if (!factor) return std::nullopt;
+  return std::pair{t[i].value * *factor, i + 2};
+}
+
+std::string words_between(std::string_view text, const std::vector<Token>& t, size_t from,
+                          size_t to) {
+  return std::string(text.substr(t[from].begin, t[to - 1].end - t[from].begin));
+}
+
+Condition stated(FilterKey key, NumberRange range, std::string because) {
+  Condition c;
+  c.key = key;
+  c.ranges.push_back(range);
+  c.origin = FilterOrigin::kQueryText;
+  c.because = std::move(because);
+  return c;
+}
+
+NumberRange around(double value, double relative, double at_least) {
+  const double tolerance = std::max(at_least, relative * value);
+  return {value - tolerance, value + tolerance, false, false};
+}
+
+}  // namespace
+
+bool NumberRange::contains(double value) const {
+  if (min_open ? !(value > min) : !(value >= min)) return false;
+  if (max_open ? !(value < max) : !(value <= max)) return false;
+  return true;
+}
+
+const std::vector<std::string>& file_type_names() {
+  static const std::vector<std::string> kNames = {"step", "iges", "brep", "deepcad"};
+  return kNames;
+}
+
+std::string file_type_of_extension(std::string_view extension) {
+  const std::string e = lower(extension);
+  if (e == ".step" || e == ".stp") return "step";
+  if (e == ".iges" || e == ".igs") return "iges";
+  if (e == ".brep") return "brep";
+  if (e == ".json") return "deepcad";
+  return "";
+}
+
+std::string Condition::to_string() const {
+  // A field named like a key, or "field.x" itself, is written with the prefix.
+  const bool prefixed = is_reserved(field) || field.starts_with("field.");
+  std::string key_text =
+      key == FilterKey::kField ? (prefixed ? "field." + field : field) : std::string(key_name(key));
+  if (key == FilterKey::kFileType || (key == FilterKey::kField && ranges.empty())) {
+    // One quoted string for the whole list when any value needs quotes: the
+    // reader unquotes first, then splits at the commas.
+    const char* op = contains ? "~" : negate ? "!=" : "=";
+    return key_text + op + quoted_if_needed(join(values, ","));
+  }
+  if (key == FilterKey::kDims) {
+    std::vector<std::string> parts;
+    for (const NumberRange& r : ranges) {
+      const std::string text = range_text(r, false, /*exact_point=*/false);
+      // "=a..b" -> "a..b", "=v" -> "v", "<=v" -> "..v", ">=v" -> "v.."
+      if (text.starts_with("="))
+        parts.push_back(text.substr(1));
+      else if (text.starts_with("<="))
+        parts.push_back(".." + text.substr(2));
+      else if (text.starts_with(">="))
+        parts.push_back(text.substr(2) + "..");
+      else
+        parts.push_back(text);
+    }
+    return key_text + "=" + join(parts, "x");
+  }
+  if (ranges.empty()) return key_text;
+  const NumberRange& r = ranges.front();
+  if (!negate && std::isfinite(r.min) && std::isfinite(r.max) && (r.min_open || r.max_open))
+    return key_text + (r.min_open ? ">" : ">=") + number_text(r.min) + " " + key_text +
+           (r.max_open ? "<" : "<=") + number_text(r.max);
+  // Counts are exact; a field's bare "=5" would read back as the text 5.
+  const bool count = key == FilterKey::kFaces || key == FilterKey::kHoles;
+  return key_text + range_text(r, negate, count);
+}
+
+std::string Filter::to_string() const {
+  std::vector<std::string> clauses;
+  for (const Condition& c : conditions) clauses.push_back(c.to_string());
+  if (min_score) clauses.push_back("score>=" + number_text(*min_score));
+  return join(clauses, " ");
+}
+
+Filter parse_filter(std::string_view text) {
+  Filter filter;
+  size_t i = 0;
+  auto at_separator = [&](size_t k) {
+    return k >= text.size() || std::isspace(static_cast<unsigned char>(text[k])) || text[k] == ';';
+  };
+  std::string last_numeric_clause;
+  while (i < text.size()) {
+    while (i < text.size() &&
+           (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ';' || text[i] == ','))
+      ++i;
+    if (i >= text.size()) break;
+    const size_t start = i;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) ||
+                               text[i] == '_' || text[i] == '.' || text[i] == '-'))
+      ++i;
+    const std::string_view key = text.substr(start, i - start);
+    std::string_view op;
+    for (const std::string_view candidate : {"!=", "<=", ">=", "==", "=", ":", "<", ">", "~"}) {
+      if (text.substr(i).starts_with(candidate)) {
+        op = candidate;
+        break;
+      }
+    }
+    if (op.empty()) {
+      size_t end = i;
+      while (!at_separator(end)) ++end;
+      const std::string_view word = text.substr(start, end - start);
+      i = end;
+      if (lower(word) == "and") continue;
+      if (key.empty()) bad_clause(word, "a clause starts with a key such as size, faces or type");
+      bad_clause(word, "it has no operator (=, !=, <, <=, >, >=, ~)");
+    }
+    i += op.size();
+    std::string value;
+    const bool quoted = i < text.size() && text[i] == '"';
+    if (quoted) {
+      ++i;
+      bool closed = false;
+      while (i < text.size()) {
+        if (text[i] == '\\' && i + 1 < text.size()) {
+          value += text[i + 1];
+          i += 2;
+          continue;
+        }
+        if (text[i] == '"') {
+          closed = true;
+          ++i;
+          break;
+        }
+        value += text[i++];
+      }
+      if (!closed) bad_clause(text.substr(start, i - start), "the quote is not closed");
+    } else {
+      const size_t from = i;
+      while (!at_separator(i)) ++i;
+      value = std::string(text.substr(from, i - from));
+      while (!value.empty() && value.back() == ',') value.pop_back();
+      // "size<100 mm": a unit word on its own after a number belongs to it.
+      size_t next = i;
+      while (next < text.size() && text[next] == ' ') ++next;
+      size_t word_end = next;
+      while (word_end < text.size() && std::isalpha(static_cast<unsigned char>(text[word_end])))
+        ++word_end;
+      if (word_end > next && at_separator(word_end) && !value.empty() &&
+          std::isdigit(static_cast<unsigned char>(value.back())) &&
+          unit_factor(text.substr(next, word_end - next)) && lower(key) != "score") {
+        value += std::string(text.substr(next, word_end - next));
+        i = word_end;
+      }
+    }
+    const std::string_view normal_op = op == "==" || op == ":" ? "=" : op;
+    add_clause(filter, text.substr(start, i - start), key, normal_op, std::move(value), quoted);
+  }
+  return filter;
+}
+
+std::vector<Condition> conditions_stated_in(std::string_view text) {
+  const std::vector<Token> t = tokenize(text);
+  std::vector<Condition> out;
+  std::vector<bool> used(t.size(), false);
+  auto mark = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) used[k] = true;
+  };
+  // Thread sizes: "M8", "M 8" (an upper-case M right before a number).
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].text == "M" && t[i + 1].number &&
+        (t[i].glued_to_next || i + 2 >= t.size() || !unit_factor(t[i + 2].low))) {
+      const double d = t[i + 1].value;
+      out.push_back(stated(FilterKey::kHoleDiameter, {0.8 * d, 1.25 * d, false, false},
+                           words_between(text, t, i, i + 2)));
+      mark(i, i + 2);
+    }
+  }
+  // Comparatives: "under 100 mm", "at least 2 in".
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i]) continue;
+    for (const Phrase& p : comparatives()) {
+      size_t k = i;
+      bool match = true;
+      for (const std::string_view w : p.words) {
+        if (k >= t.size() || t[k].low != w) {
+          match = false;
+          break;
+        }
+        ++k;
+      }
+      if (!match) continue;
+      const auto length = length_at(t, k);
+      if (!length) continue;
+      NumberRange r;
+      if (p.op == '<' || p.op == 'l') r.max = length->first, r.max_open = p.op == '<';
+      if (p.op == '>' || p.op == 'g') r.min = length->first, r.min_open = p.op == '>';
+      out.push_back(stated(FilterKey::kLargest, r, words_between(text, t, i, length->second)));
+      mark(i, length->second);
+      break;
+    }
+  }
+  // Sizes: "100 x 50 x 20 mm", "100 by 50 mm".
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i] || !t[i].number) continue;
+    // Each number's unit factor to mm; 0 where no unit follows it.
+    auto factor_at = [&](size_t at) {
+      return length_at(t, at) ? *unit_factor(t[at + 1].low) : 0.0;
+    };
+    std::vector<double> values = {t[i].value};
+    std::vector<double> factors = {factor_at(i)};
+    size_t k = factors.back() != 0 ? i + 2 : i + 1;
+    while (values.size() < 3 && k + 1 < t.size() && (t[k].low == "x" || t[k].low == "by") &&
+           t[k + 1].number && !used[k + 1]) {
+      values.push_back(t[k + 1].value);
+      factors.push_back(factor_at(k + 1));
+      k += factors.back() != 0 ? 3 : 2;
+    }
+    if (values.size() < 2 || factors.back() == 0) continue;
+    std::vector<double> mm;
+    for (size_t v = 0; v < values.size(); ++v)
+      mm.push_back(values[v] * (factors[v] != 0 ? factors[v] : factors.back()));
+    std::sort(mm.rbegin(), mm.rend());
+    Condition c;
+    c.key = FilterKey::kDims;
+    for (const double v : mm) c.ranges.push_back(around(v, 0.02, 0.5));
+    c.origin = FilterOrigin::kQueryText;
+    c.because = words_between(text, t, i, k);
+    out.push_back(std::move(c));
+    mark(i, k);
+    i = k - 1;
+  }
+  // Hole counts: "six holes", "4 bolt holes", "two through bores".
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i] || !t[i].number || length_at(t, i)) continue;
+    for (size_t k = i + 1; k < t.size() && k <= i + 3; ++k) {
+      if (t[k].number || unit_factor(t[k].low)) break;
+      if (is_hole_word(t[k].low)) {
+        if (t[i].value >= 1 && t[i].value == std::floor(t[i].value)) {
+          NumberRange r;
+          r.min = t[i].value;
+          out.push_back(stated(FilterKey::kHoles, r, words_between(text, t, i, k + 1)));
+          mark(i, k + 1);
+        }
+        break;
+      }
+    }
+  }
+  // Other lengths: a hole's diameter next to a hole word, else some extent.
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i]) continue;
+    const auto length = length_at(t, i);
+    if (!length) continue;
+    bool hole = false, skip = false;
+    for (size_t k = length->second; k < t.size() && k < length->second + 2; ++k) {
+      hole = hole || is_hole_word(t[k].low);
+      skip = skip || is_non_extent_word(t[k].low);
+    }
+    for (size_t k = i >= 3 ? i - 3 : 0; k < i; ++k) {
+      hole = hole || is_hole_word(t[k].low);
+      if (k + 2 >= i) skip = skip || is_non_extent_word(t[k].low);
+    }
+    mark(i, length->second);
+    if (skip) continue;
+    const std::string because = words_between(text, t, i, length->second);
+    if (hole) {
+      out.push_back(stated(FilterKey::kHoleDiameter, around(length->first, 0.02, 0.1), because));
+    } else {
+      out.push_back(stated(FilterKey::kAnyExtent, around(length->first, 0.02, 0.5), because));
+    }
+  }
+  return out;
+}
+
+}  // namespace cadclip::index

@@ -1,0 +1,203 @@
+#include "selection.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
+
+namespace cadclip::index::detail {
+namespace {
+
+char folded(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+std::optional<double> as_number(const std::string& text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  if (begin == end) return std::nullopt;
+  double value = 0;
+  const auto [stop, ec] = std::from_chars(text.data() + begin, text.data() + end, value);
+  if (ec != std::errc() || stop != text.data() + end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+bool contains_folded(std::string_view text, std::string_view part) {
+  if (part.empty()) return true;
+  for (size_t i = 0; i + part.size() <= text.size(); ++i) {
+    size_t k = 0;
+    while (k < part.size() && folded(text[i + k]) == folded(part[k])) ++k;
+    if (k == part.size()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Greedy with one backtrack point: enough for '*' only.
+  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (p < pattern.size() && folded(pattern[p]) == folded(text[t])) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+FilterColumns::FilterColumns(const std::vector<Item>& items)
+    : rows_(static_cast<int64_t>(items.size())) {
+  std::map<std::string, size_t> field_index;
+  std::vector<std::map<std::string, int32_t>> value_index;
+  hole_start_.push_back(0);
+  for (size_t r = 0; r < items.size(); ++r) {
+    const Item& item = items[r];
+    const std::array<double, 3> sorted = item.sorted_size_mm();
+    for (int i = 0; i < 3; ++i) {
+      axis_[i].push_back(item.size_mm[i]);
+      sorted_[i].push_back(sorted[i]);
+    }
+    faces_.push_back(item.faces);
+    holes_.push_back(item.holes);
+    hole_diameters_.insert(hole_diameters_.end(), item.hole_diameters_mm.begin(),
+                           item.hole_diameters_mm.end());
+    hole_start_.push_back(static_cast<int64_t>(hole_diameters_.size()));
+    file_type_.push_back(item.file_type);
+    for (const auto& [name, value] : item.metadata) {
+      auto [it, added] = field_index.emplace(name, field_names_.size());
+      if (added) {
+        field_names_.push_back(name);
+        field_columns_.emplace_back();
+        field_columns_.back().row_value.assign(items.size(), -1);
+        value_index.emplace_back();
+      }
+      Field& field = field_columns_[it->second];
+      auto [v, fresh] =
+          value_index[it->second].emplace(value, static_cast<int32_t>(field.values.size()));
+      if (fresh) {
+        field.values.push_back(value);
+        field.numbers.push_back(as_number(value));
+      }
+      field.row_value[r] = v->second;
+    }
+  }
+}
+
+void FilterColumns::keep(std::vector<uint8_t>& pass, const Condition& c) const {
+  auto apply = [&](auto&& passes) {
+    for (int64_t r = 0; r < rows_; ++r)
+      if (pass[r] && !passes(r)) pass[r] = 0;
+  };
+  const NumberRange range = c.ranges.empty() ? NumberRange{} : c.ranges.front();
+  auto in_range = [&](double v) { return range.contains(v) != c.negate; };
+  switch (c.key) {
+    case FilterKey::kSizeX:
+    case FilterKey::kSizeY:
+    case FilterKey::kSizeZ: {
+      const std::vector<double>& column = axis_[static_cast<int>(c.key)];
+      apply([&](int64_t r) { return in_range(column[r]); });
+      return;
+    }
+    case FilterKey::kLargest:
+    case FilterKey::kMiddle:
+    case FilterKey::kSmallest: {
+      const std::vector<double>& column =
+          sorted_[static_cast<int>(c.key) - static_cast<int>(FilterKey::kLargest)];
+      apply([&](int64_t r) { return in_range(column[r]); });
+      return;
+    }
+    case FilterKey::kAnyExtent:
+      apply([&](int64_t r) {
+        return (range.contains(axis_[0][r]) || range.contains(axis_[1][r]) ||
+                range.contains(axis_[2][r])) != c.negate;
+      });
+      return;
+    case FilterKey::kDims:
+      apply([&](int64_t r) {
+        for (size_t i = 0; i < c.ranges.size() && i < 3; ++i)
+          if (!c.ranges[i].contains(sorted_[i][r])) return false;
+        return true;
+      });
+      return;
+    case FilterKey::kFaces:
+      apply([&](int64_t r) { return in_range(static_cast<double>(faces_[r])); });
+      return;
+    case FilterKey::kHoles:
+      // A part whose holes were never counted passes no hole condition.
+      apply([&](int64_t r) { return holes_[r] >= 0 && in_range(static_cast<double>(holes_[r])); });
+      return;
+    case FilterKey::kHoleDiameter:
+      apply([&](int64_t r) {
+        if (holes_[r] < 0) return false;
+        bool any = false;
+        for (int64_t h = hole_start_[r]; h < hole_start_[r + 1] && !any; ++h)
+          any = range.contains(hole_diameters_[h]);
+        return any != c.negate;
+      });
+      return;
+    case FilterKey::kFileType:
+      apply([&](int64_t r) {
+        const bool any =
+            std::find(c.values.begin(), c.values.end(), file_type_[r]) != c.values.end();
+        return any != c.negate;
+      });
+      return;
+    case FilterKey::kField: {
+      const auto at = std::find(field_names_.begin(), field_names_.end(), c.field);
+      if (at == field_names_.end())
+        throw Error(field_names_.empty()
+                        ? format("no part of this index has catalog fields, so '{}' cannot be "
+                                 "filtered on; import them with `cadclip index --metadata "
+                                 "parts.csv`",
+                                 c.field)
+                        : format("no part of this index has the catalog field '{}'; its fields "
+                                 "are {}",
+                                 c.field, join(field_names_, ", ")));
+      const Field& field = field_columns_[at - field_names_.begin()];
+      // Each distinct value is matched once; rows look their value up.
+      std::vector<uint8_t> matches(field.values.size());
+      for (size_t v = 0; v < field.values.size(); ++v) {
+        bool m = false;
+        if (!c.ranges.empty()) {
+          m = field.numbers[v] && c.ranges.front().contains(*field.numbers[v]);
+        } else {
+          for (const std::string& pattern : c.values) {
+            m = m || (c.contains ? contains_folded(field.values[v], pattern)
+                                 : glob_match(pattern, field.values[v]));
+          }
+        }
+        matches[v] = m != c.negate;
+      }
+      // A part without the field matches "!=" (it is not that value) and nothing else.
+      apply([&](int64_t r) {
+        const int32_t v = field.row_value[r];
+        return v < 0 ? c.negate : matches[v] != 0;
+      });
+      return;
+    }
+  }
+}
+
+RowSet FilterColumns::select(std::span<const Condition> conditions) const {
+  std::vector<uint8_t> pass(static_cast<size_t>(rows_), 1);
+  for (const Condition& c : conditions) keep(pass, c);
+  RowSet rows(rows_);
+  for (int64_t r = 0; r < rows_; ++r)
+    if (pass[r]) rows.add(r);
+  return rows;
+}
+
+}  // namespace cadclip::index::detail

@@ -1,0 +1,124 @@
+// data/part_facts.h on real solids: round holes counted and measured as
+// `cadclip synth` measures them on the solid (every family, from its STEP
+// file), fillets and bosses not counted; the shape signature calls a mirror
+// image a mirror image, and a moved or turned copy not.
+#include "cadclip/data/part_facts.h"
+
+#include <gtest/gtest.h>
+
+#include <BRepAlgoAPI_Fuse.hxx>
+#include <BRepBuilderAPI_Transform.hxx>
+#include <BRepPrimAPI_MakeBox.hxx>
+#include <gp_Ax1.hxx>
+#include <gp_Ax2.hxx>
+#include <gp_Trsf.hxx>
+
+#include <cmath>
+
+#include "cad/occt_shape.h"
+#include "cadclip/cad/ingest.h"
+#include "cadclip/cad/synth.h"
+#include "cadclip/core/file.h"
+#include "test_shapes.h"
+
+namespace cadclip::cad {
+namespace {
+
+data::BRepGraph featurize(const TopoDS_Shape& shape) {
+  Result<data::BRepGraph> graph = ingest_shape(shape, "part", "synthetic:mm", IngestOptions{});
+  EXPECT_TRUE(graph) << graph.status().reason();
+  return graph ? std::move(graph).value() : data::BRepGraph{};
+}
+
+TopoDS_Shape transformed(const TopoDS_Shape& shape, const gp_Trsf& t) {
+  return BRepBuilderAPI_Transform(shape, t, /*copy=*/true).Shape();
+}
+
+// Three arms of different lengths along x, y and z from one corner: no plane
+// of symmetry, so it has a hand.
+TopoDS_Shape corner() {
+  TopoDS_Shape shape = BRepAlgoAPI_Fuse(BRepPrimAPI_MakeBox(80, 10, 10).Shape(),
+                                        BRepPrimAPI_MakeBox(10, 50, 10).Shape())
+                           .Shape();
+  return BRepAlgoAPI_Fuse(shape, BRepPrimAPI_MakeBox(10, 10, 30).Shape()).Shape();
+}
+
+TEST(PartFacts, HolesOfSimpleSolids) {
+  data::PartFacts through = data::part_facts(featurize(testing::plate_with_hole(80, 50, 8, 6)));
+  ASSERT_EQ(through.hole_diameters_mm.size(), 1u);
+  EXPECT_NEAR(through.hole_diameters_mm[0], 12, 0.01);
+  data::PartFacts blind = data::part_facts(featurize(testing::plate_with_hole(80, 50, 8, 3, 5)));
+  ASSERT_EQ(blind.hole_diameters_mm.size(), 1u);
+  EXPECT_NEAR(blind.hole_diameters_mm[0], 6, 0.01);
+  // A rounded edge is a convex quarter turn; a box has no cylinder at all.
+  EXPECT_TRUE(
+      data::part_facts(featurize(testing::filleted_box(40, 30, 20, 5))).hole_diameters_mm.empty());
+  EXPECT_TRUE(
+      data::part_facts(featurize(testing::rounded_box(40, 30, 20, 4))).hole_diameters_mm.empty());
+  EXPECT_TRUE(data::part_facts(featurize(testing::box(10, 20, 30))).hole_diameters_mm.empty());
+}
+
+// The synthetic families measure their holes on the solid (cylindrical faces
+// pointing at their axis, a full turn per axis line and place): the graph's
+// grids must find the same holes with the same diameters.
+TEST(PartFacts, HolesAgreeWithTheSynthMeasureForEveryFamily) {
+  const auto folder = testing::scratch_folder();
+  int with_holes = 0;
+  for (const std::string& family : synth_families()) {
+    SynthOptions options;
+    options.seed = 3;
+    options.families = {family};
+    for (int64_t i = 0; i < 2; ++i) {
+      const SynthPart part = make_synth_part(options, i);
+      const auto file = folder / (part.id + ".step");
+      write_text_atomic(file, part.step);
+      Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
+      ASSERT_TRUE(graph) << part.id << ": " << graph.status().reason();
+      std::vector<double> expected;
+      for (const auto& set : part.measured.at("holes"))
+        for (int n = 0; n < set.at("count").get<int>(); ++n)
+          expected.push_back(set.at("diameter").get<double>());
+      std::sort(expected.begin(), expected.end());
+      const std::vector<double> found = data::part_facts(graph.value()).hole_diameters_mm;
+      ASSERT_EQ(found.size(), expected.size()) << family << " " << part.id;
+      for (size_t h = 0; h < found.size(); ++h)
+        EXPECT_NEAR(found[h], expected[h], 0.01 * expected[h] + 0.01) << family << " " << part.id;
+      with_holes += !expected.empty();
+    }
+  }
+  EXPECT_GE(with_holes, 10);  // the check saw holes, not only parts without
+}
+
+TEST(PartFacts, AMirrorImageIsOneAndAMovedOrTurnedCopyIsNot) {
+  const TopoDS_Shape part = corner();
+  gp_Trsf mirror, turn, move;
+  mirror.SetMirror(gp_Ax2(gp_Pnt(0, 0, 0), gp_Dir(1, 0, 0)));  // across the plane x = 0
+  turn.SetRotation(gp_Ax1(gp_Pnt(0, 0, 0), gp_Dir(0, 0, 1)), M_PI / 2);
+  move.SetTranslation(gp_Vec(12.5, -40, 7));
+  const data::ShapeSignature own = data::part_facts(featurize(part)).shape;
+  const data::ShapeSignature mirrored =
+      data::part_facts(featurize(transformed(part, mirror))).shape;
+  const data::ShapeSignature turned = data::part_facts(featurize(transformed(part, turn))).shape;
+  const data::ShapeSignature moved = data::part_facts(featurize(transformed(part, move))).shape;
+  EXPECT_NE(own.handedness, 0);
+  EXPECT_EQ(mirrored.handedness, -own.handedness);
+  EXPECT_EQ(turned.handedness, own.handedness);
+  EXPECT_EQ(moved.handedness, own.handedness);
+  EXPECT_TRUE(data::mirror_images(own, mirrored));
+  EXPECT_FALSE(data::mirror_images(own, turned));
+  EXPECT_FALSE(data::mirror_images(own, moved));
+  EXPECT_FALSE(data::mirror_images(own, own));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(own.spread_mm[i], mirrored.spread_mm[i], 1e-3);
+    EXPECT_NEAR(own.spread_mm[i], turned.spread_mm[i], 1e-3);
+  }
+  // A plate with a centred hole has planes of symmetry: it cannot be told
+  // from its mirror image, and no mirror image is reported.
+  const data::ShapeSignature plate =
+      data::part_facts(featurize(testing::plate_with_hole(80, 50, 8, 6))).shape;
+  EXPECT_EQ(plate.handedness, 0);
+  EXPECT_FALSE(data::mirror_images(plate, plate));
+}
+
+}  // namespace
+}  // namespace cadclip::cad

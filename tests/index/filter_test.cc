@@ -1,0 +1,192 @@
+// The filter language (index/filter.h): every clause form reads to the
+// condition it names and back to text that reads the same; bad clauses are
+// refused naming the clause; the numbers a text query states become the
+// conditions --strict-numbers promises.
+#include "cadclip/index/filter.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cadclip/core/error.h"
+
+namespace cadclip::index {
+namespace {
+
+Condition only(const std::string& text) {
+  const Filter f = parse_filter(text);
+  EXPECT_EQ(f.conditions.size(), 1u) << text;
+  return f.conditions.empty() ? Condition{} : f.conditions.front();
+}
+
+TEST(FilterLanguage, SizeClausesReadAsRangesInMillimetres) {
+  Condition c = only("size<100");
+  EXPECT_EQ(c.key, FilterKey::kLargest);
+  EXPECT_TRUE(c.ranges[0].contains(99.9));
+  EXPECT_FALSE(c.ranges[0].contains(100));
+  c = only("size<=10cm");
+  EXPECT_TRUE(c.ranges[0].contains(100));
+  EXPECT_FALSE(c.ranges[0].contains(100.01));
+  c = only("x=20..40");
+  EXPECT_EQ(c.key, FilterKey::kSizeX);
+  EXPECT_EQ(c.ranges[0].min, 20);
+  EXPECT_EQ(c.ranges[0].max, 40);
+  c = only("y=50±2");
+  EXPECT_EQ(c.key, FilterKey::kSizeY);
+  EXPECT_EQ(c.ranges[0].min, 48);
+  EXPECT_EQ(c.ranges[0].max, 52);
+  c = only("z=50+-10%");
+  EXPECT_EQ(c.ranges[0].min, 45);
+  EXPECT_EQ(c.ranges[0].max, 55);
+  c = only("smallest>=2in");
+  EXPECT_EQ(c.key, FilterKey::kSmallest);
+  EXPECT_DOUBLE_EQ(c.ranges[0].min, 50.8);
+  c = only("size<100 mm");  // a unit on its own after the number
+  EXPECT_EQ(c.ranges[0].max, 100);
+  c = only("middle=..30");
+  EXPECT_EQ(c.key, FilterKey::kMiddle);
+  EXPECT_EQ(c.ranges[0].max, 30);
+  EXPECT_FALSE(std::isfinite(c.ranges[0].min));
+  // A bare length matches to 0.5 % (at least 0.1 mm).
+  c = only("extent=200");
+  EXPECT_EQ(c.key, FilterKey::kAnyExtent);
+  EXPECT_EQ(c.ranges[0].min, 199);
+  EXPECT_EQ(c.ranges[0].max, 201);
+  c = only("x=10±1cm");  // both in the tolerance's unit
+  EXPECT_EQ(c.ranges[0].min, 90);
+  EXPECT_EQ(c.ranges[0].max, 110);
+}
+
+TEST(FilterLanguage, DimsTakeOneToleranceForEachExtent) {
+  const Condition c = only("dims=100x50x20±1");
+  EXPECT_EQ(c.key, FilterKey::kDims);
+  ASSERT_EQ(c.ranges.size(), 3u);
+  EXPECT_EQ(c.ranges[0], (NumberRange{99, 101, false, false}));
+  EXPECT_EQ(c.ranges[1], (NumberRange{49, 51, false, false}));
+  EXPECT_EQ(c.ranges[2], (NumberRange{19, 21, false, false}));
+  const Condition p = only("dims=200x100±10%");
+  ASSERT_EQ(p.ranges.size(), 2u);
+  EXPECT_EQ(p.ranges[0], (NumberRange{180, 220, false, false}));
+  EXPECT_EQ(p.ranges[1], (NumberRange{90, 110, false, false}));
+}
+
+TEST(FilterLanguage, CountsHolesTypesFieldsAndScore) {
+  Condition c = only("faces>=6");
+  EXPECT_EQ(c.key, FilterKey::kFaces);
+  EXPECT_EQ(c.ranges[0].min, 6);
+  c = only("holes=4");
+  EXPECT_EQ(c.key, FilterKey::kHoles);
+  EXPECT_EQ(c.ranges[0], (NumberRange{4, 4, false, false}));  // counts are exact
+  c = only("hole=M8");
+  EXPECT_EQ(c.key, FilterKey::kHoleDiameter);
+  EXPECT_DOUBLE_EQ(c.ranges[0].min, 6.4);
+  EXPECT_DOUBLE_EQ(c.ranges[0].max, 10);
+  c = only("type=stp,IGES");
+  EXPECT_EQ(c.key, FilterKey::kFileType);
+  EXPECT_EQ(c.values, (std::vector<std::string>{"step", "iges"}));
+  c = only("Material=\"stainless steel\"");
+  EXPECT_EQ(c.key, FilterKey::kField);
+  EXPECT_EQ(c.field, "material");
+  EXPECT_EQ(c.values, (std::vector<std::string>{"stainless steel"}));
+  c = only("part-number!=AB-1*");
+  EXPECT_EQ(c.field, "part_number");
+  EXPECT_TRUE(c.negate);
+  c = only("project~apol");
+  EXPECT_TRUE(c.contains);
+  c = only("weight<2.5");  // a field compared as a number
+  EXPECT_EQ(c.ranges[0].max, 2.5);
+  c = only("revision=\"A..C\"");  // quoted: text, not a range
+  EXPECT_EQ(c.values, (std::vector<std::string>{"A..C"}));
+  EXPECT_TRUE(c.ranges.empty());
+  c = only("field.type=casting");  // a field whose name is a key
+  EXPECT_EQ(c.field, "type");
+  const Filter s = parse_filter("score>=0.45 holes>=2");
+  ASSERT_TRUE(s.min_score.has_value());
+  EXPECT_DOUBLE_EQ(*s.min_score, 0.45);
+  EXPECT_EQ(s.conditions.size(), 1u);
+  EXPECT_EQ(parse_filter("size<100, faces>10; holes=2 and type=step").conditions.size(), 4u);
+  EXPECT_TRUE(parse_filter("  ").empty());
+}
+
+TEST(FilterLanguage, TextReadsBackToTheSameFilter) {
+  for (const std::string text : {"size<100",
+                                 "size<=100 x=20..40 y=48..52 z>5",
+                                 "dims=99..101x49..51x19..21",
+                                 "faces>=6 holes=4 hole=6.4..10",
+                                 "type=step,iges",
+                                 "material=\"stainless steel\"",
+                                 "part_number!=AB-1*",
+                                 "project~apol",
+                                 "weight<2.5 density=7..8",
+                                 "field.type=casting score>=0.4",
+                                 "extent=199..201",
+                                 "holes!=0",
+                                 "middle=..30",
+                                 "revision=\"A..C\"",
+                                 "material=\"steel,cast iron\"",
+                                 "note=\"say \\\"hi\\\"\"",
+                                 "size<100000000000000000000000",
+                                 "hole=0.00000001..0.5",
+                                 "field.field.x=3",
+                                 "hole!=M8"}) {
+    const Filter once = parse_filter(text);
+    const Filter twice = parse_filter(once.to_string());
+    EXPECT_EQ(once, twice) << text << " -> " << once.to_string();
+  }
+  EXPECT_EQ(parse_filter("size<100 holes>=6").to_string(), "size<100 holes>=6");
+  // Numbers are written without an exponent, which the reader would not take.
+  EXPECT_EQ(parse_filter("size<1000000000000000000000").to_string(), "size<1000000000000000000000");
+  EXPECT_TRUE(only("hole!=M8").negate);
+}
+
+TEST(FilterLanguage, BadClausesAreRefusedNamingThem) {
+  for (const std::string& text : std::vector<std::string>{
+           "size", "size<", "size<abc", "size<10 parsecs", "type=dwg", "faces>=6mm", "dims<10",
+           "score=0.4", "x=40..20", "material=\"open", "size=10±-1", "material=\",\"", "hole<M8",
+           "size<" + std::string(306, '9') + "ft"}) {
+    try {
+      parse_filter(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("filter clause"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(StrictNumbers, TheNumbersOfAQueryBecomeConditions) {
+  auto clauses = [](const std::string& text) {
+    std::vector<std::string> out;
+    for (const Condition& c : conditions_stated_in(text)) {
+      EXPECT_EQ(c.origin, FilterOrigin::kQueryText);
+      EXPECT_FALSE(c.because.empty());
+      out.push_back(c.to_string());
+    }
+    return out;
+  };
+  EXPECT_EQ(clauses("flange with six holes, under 100 mm"),
+            (std::vector<std::string>{"size<100", "holes>=6"}));
+  EXPECT_EQ(clauses("an M8 bracket"), (std::vector<std::string>{"hole=6.4..10"}));
+  EXPECT_EQ(clauses("a plate 250 by 200 by 5 mm"),
+            (std::vector<std::string>{"dims=245..255x196..204x4.5..5.5"}));
+  EXPECT_EQ(clauses("at least 2 inch long"), (std::vector<std::string>{"size>=50.8"}));
+  const std::vector<Condition> flange = conditions_stated_in("a 120 mm flange with 8 mm holes");
+  ASSERT_EQ(flange.size(), 2u);
+  EXPECT_EQ(flange[0].key, FilterKey::kAnyExtent);  // ±2 %, at least 0.5 mm
+  EXPECT_NEAR(flange[0].ranges[0].min, 117.6, 1e-9);
+  EXPECT_NEAR(flange[0].ranges[0].max, 122.4, 1e-9);
+  EXPECT_EQ(flange[1].key, FilterKey::kHoleDiameter);  // ±2 %, at least 0.1 mm
+  EXPECT_NEAR(flange[1].ranges[0].min, 7.84, 1e-9);
+  EXPECT_NEAR(flange[1].ranges[0].max, 8.16, 1e-9);
+  EXPECT_EQ(flange[1].because, "8 mm");
+  // Lengths that name no extent of the part, counts without holes, and "in"
+  // as a word are left alone.
+  EXPECT_TRUE(clauses("holes 20 mm apart with a 2 mm fillet").empty());
+  EXPECT_TRUE(clauses("a gear with 24 teeth").empty());
+  EXPECT_TRUE(clauses("4 in the base").empty());
+  const std::vector<Condition> c = conditions_stated_in("under 100 mm");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].because, "under 100 mm");
+}
+
+}  // namespace
+}  // namespace cadclip::index
