@@ -19,6 +19,8 @@
 #include "cadclip/core/format.h"
 #include "cadclip/data/brep_graph.h"
 #include "cadclip/data/ingest_failure.h"
+#include "cadclip/index/filter.h"
+#include "cadclip/index/result_export.h"
 #include "cadclip/index/searcher.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/model_config.h"
@@ -93,27 +95,56 @@ class Model {
   model::BuiltModel built_;
 };
 
-py::dict hit_dict(const index::Hit& h) {
-  const index::Item& item = *h.item;
-  py::dict out;
-  out["rank"] = h.rank;
-  out["score"] = h.score;
-  out["id"] = item.id;
-  out["name"] = item.name;
-  py::list size;
-  for (const double side : item.size_mm) size.append(side);
-  out["size_mm"] = size;
-  out["faces"] = item.faces;
-  out["caption"] = item.caption;
-  out["source"] = item.source;
-  out["thumbnail"] = item.thumbnail;
-  return out;
+// JSON (as `cadclip search --json` prints it) to plain Python objects.
+py::object to_python(const nlohmann::json& value) {
+  return py::module_::import("json").attr("loads")(
+      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-py::list hits_list(const std::vector<index::Hit>& hits) {
-  py::list out;
-  for (const index::Hit& h : hits) out.append(hit_dict(h));
-  return out;
+// The keyword arguments of a query as the command line's options: filters in
+// the filter language of `cadclip search --filter` (a string, or clauses as a
+// sequence of strings), a minimum score, numbers the text states as
+// conditions, and for part queries the same size within ± a percentage and
+// mirror images left out.
+index::SearchOptions search_options(int64_t k, const py::object& filters,
+                                    std::optional<double> min_score, bool strict_numbers,
+                                    std::optional<double> same_size_percent, bool ignore_mirrored) {
+  std::string text;
+  if (py::isinstance<py::str>(filters)) {
+    text = filters.cast<std::string>();
+  } else if (!filters.is_none()) {
+    if (!py::isinstance<py::sequence>(filters) || py::isinstance<py::dict>(filters))
+      throw py::type_error(format(
+          "filters must be a string in the filter language (\"size<100 holes>=4\", as `cadclip "
+          "search --filter` takes) or a list of such clauses, not {}",
+          py::str(py::type::of(filters).attr("__name__")).cast<std::string>()));
+    for (const py::handle& clause : filters.cast<py::sequence>()) {
+      if (!py::isinstance<py::str>(clause))
+        throw py::type_error("filters: every clause in the list must be a string");
+      text += (text.empty() ? "" : " ") + clause.cast<std::string>();
+    }
+  }
+  index::SearchOptions options;
+  options.k = k;
+  options.filter = index::parse_filter(text);
+  if (min_score) options.filter.min_score = *min_score;
+  options.strict_numbers = strict_numbers;
+  if (same_size_percent) {
+    if (!(*same_size_percent > 0 && *same_size_percent <= 99))
+      throw Error(format(
+          "same_size = {}: give the tolerance in percent, above 0 and at most 99 (10 = ±10%)",
+          *same_size_percent));
+    options.same_size = *same_size_percent / 100;
+  }
+  options.ignore_mirrored = ignore_mirrored;
+  return options;
+}
+
+// One answer as `cadclip search --json` prints it: query, filters applied,
+// candidates and results.
+py::object answer(const std::string& query, const index::SearchResult& result) {
+  return to_python(
+      index::result_json(query, result, [](const index::Item& item) { return item.thumbnail; }));
 }
 
 class Index {
@@ -130,37 +161,43 @@ class Index {
   }
   explicit Index(index::Searcher searcher) : searcher_(std::move(searcher)) {}
 
-  py::list search(const std::string& text, int64_t k, const py::object& filters) const {
-    if (!filters.is_none())
-      throw py::type_error(
-          "Index.search: filters are not supported by this cadclip yet (the index has no "
-          "filter language); pass filters=None and filter the result dicts in Python");
-    std::vector<index::Hit> hits;
-    {
+  // One query of exactly one kind (text, like_id or like), as `cadclip search`.
+  py::object query(const std::optional<std::string>& text,
+                   const std::optional<std::string>& like_id,
+                   const std::optional<std::string>& like,
+                   const index::SearchOptions& options) const {
+    if ((text.has_value() + like_id.has_value() + like.has_value()) != 1)
+      throw py::value_error("Index.query needs exactly one of text, like_id and like");
+    if (text && (options.same_size > 0 || options.ignore_mirrored))
+      throw py::value_error(
+          "same_size and ignore_mirrored compare with a part: use them with like_id or like");
+    index::SearchResult result;
+    std::string label;
+    if (text) {
+      label = *text;
       py::gil_scoped_release release;
-      hits = searcher_.search_text(text, k);
+      result = searcher_.query_text(*text, options);
+    } else if (like_id) {
+      label = "like " + *like_id;
+      py::gil_scoped_release release;
+      result = searcher_.query_item(*like_id, options);
+    } else {
+      label = "like " + *like;
+      try {
+        py::gil_scoped_release release;
+        result = searcher_.query_file(*like, options);
+      } catch (const data::IngestError& e) {
+        raise_read_error(*like, data::failure_kind_name(e.failure().kind), e.failure().reason);
+      }
     }
-    return hits_list(hits);
+    return answer(label, result);
   }
 
-  py::list similar(const std::string& id, int64_t k) const {
-    std::vector<index::Hit> hits;
-    {
-      py::gil_scoped_release release;
-      hits = searcher_.search_like_item(id, k);
-    }
-    return hits_list(hits);
-  }
-
-  py::list similar_to_file(const std::string& path, int64_t k) const {
-    std::vector<index::Hit> hits;
-    try {
-      py::gil_scoped_release release;
-      hits = searcher_.search_like_file(path, k);
-    } catch (const data::IngestError& e) {
-      raise_read_error(path, data::failure_kind_name(e.failure().kind), e.failure().reason);
-    }
-    return hits_list(hits);
+  py::object results(const std::optional<std::string>& text,
+                     const std::optional<std::string>& like_id,
+                     const std::optional<std::string>& like,
+                     const index::SearchOptions& options) const {
+    return query(text, like_id, like, options)["results"];
   }
 
   at::Tensor embed_text(const std::string& text) const {
@@ -171,10 +208,7 @@ class Index {
   py::object item(const std::string& id) const {
     const index::Item* item = searcher_.find(id);
     if (!item) throw py::key_error(format("no part '{}' in the index", id));
-    py::dict out = hit_dict(index::Hit{0, 0, item});
-    out.attr("pop")("rank");
-    out.attr("pop")("score");
-    return out;
+    return to_python(index::item_json(*item, item->thumbnail));
   }
 
   const index::Searcher& searcher() const { return searcher_; }
@@ -222,21 +256,74 @@ recorded. Embeddings are unit rows of float32 on the CPU.)")
 
 Index.open(folder) loads the model the index was built with (or checkpoint=, which
 must hold the same weights), the vectors and the catalog of the index's current
-version, and keeps that version while open. Results are lists of plain dicts:
-rank, score (cosine), id, name, size_mm (x, y, z), faces, caption, source and
-thumbnail, as `cadclip search --json` prints them.)")
+version, and keeps that version while open. Results are lists of plain dicts as
+`cadclip search --json` prints them: rank, score (cosine), id, name, source,
+size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
+(the fields imported with `cadclip index --metadata`) and thumbnail.)")
       .def_static("open", &Index::open, py::arg("folder"), py::arg("checkpoint") = py::none(),
                   py::arg("search_params") = py::none(),
                   "Opens an index folder; search_params are FAISS search parameters "
                   "('nprobe=32'), default the index's own.")
-      .def("search", &Index::search, py::arg("text"), py::arg("k") = 10,
-           py::arg("filters") = py::none(),
-           "The k parts that best match a text, best first: what `cadclip search INDEX TEXT -k K` "
-           "answers. filters must be None in this version (TypeError otherwise).")
-      .def("similar", &Index::similar, py::arg("id"), py::arg("k") = 10,
-           "The k parts most like an indexed part (itself first): `cadclip search --like-id`.")
-      .def("similar_to_file", &Index::similar_to_file, py::arg("path"), py::arg("k") = 10,
-           "The k parts most like a CAD file, read in a worker process: `cadclip search --like`.")
+      .def(
+          "search",
+          [](const Index& i, const std::string& text, int64_t k, const py::object& filters,
+             std::optional<double> min_score, bool strict_numbers) {
+            return i.results(text, std::nullopt, std::nullopt,
+                             search_options(k, filters, min_score, strict_numbers, {}, false));
+          },
+          py::arg("text"), py::arg("k") = 10, py::arg("filters") = py::none(),
+          py::arg("min_score") = py::none(), py::arg("strict_numbers") = false,
+          "The k parts that best match a text, best first, among those that pass the filters "
+          "(the filter language of `cadclip search --filter`, docs/HTTP_API.md: a string such as "
+          "'size<100 holes>=4', or a list of clauses), scoring at least min_score; "
+          "strict_numbers turns the numbers the text states ('under 100 mm') into conditions "
+          "too. The results of `cadclip search INDEX TEXT -k K --filter F --json`.")
+      .def(
+          "similar",
+          [](const Index& i, const std::string& id, int64_t k, const py::object& filters,
+             std::optional<double> min_score, std::optional<double> same_size,
+             bool ignore_mirrored) {
+            return i.results(
+                std::nullopt, id, std::nullopt,
+                search_options(k, filters, min_score, false, same_size, ignore_mirrored));
+          },
+          py::arg("id"), py::arg("k") = 10, py::arg("filters") = py::none(),
+          py::arg("min_score") = py::none(), py::arg("same_size") = py::none(),
+          py::arg("ignore_mirrored") = false,
+          "The k parts most like an indexed part (itself first when it passes the filters): "
+          "`cadclip search --like-id`. same_size (percent) keeps parts whose extents are within "
+          "± that share of the part's; ignore_mirrored leaves out its mirror images.")
+      .def(
+          "similar_to_file",
+          [](const Index& i, const std::string& path, int64_t k, const py::object& filters,
+             std::optional<double> min_score, std::optional<double> same_size,
+             bool ignore_mirrored) {
+            return i.results(
+                std::nullopt, std::nullopt, path,
+                search_options(k, filters, min_score, false, same_size, ignore_mirrored));
+          },
+          py::arg("path"), py::arg("k") = 10, py::arg("filters") = py::none(),
+          py::arg("min_score") = py::none(), py::arg("same_size") = py::none(),
+          py::arg("ignore_mirrored") = false,
+          "The k parts most like a CAD file, read in a worker process: `cadclip search --like`; "
+          "the keywords as similar().")
+      .def(
+          "query",
+          [](const Index& i, const std::optional<std::string>& text,
+             const std::optional<std::string>& like_id, const std::optional<std::string>& like,
+             int64_t k, const py::object& filters, std::optional<double> min_score,
+             bool strict_numbers, std::optional<double> same_size, bool ignore_mirrored) {
+            return i.query(
+                text, like_id, like,
+                search_options(k, filters, min_score, strict_numbers, same_size, ignore_mirrored));
+          },
+          py::arg("text") = py::none(), py::kw_only(), py::arg("like_id") = py::none(),
+          py::arg("like") = py::none(), py::arg("k") = 10, py::arg("filters") = py::none(),
+          py::arg("min_score") = py::none(), py::arg("strict_numbers") = false,
+          py::arg("same_size") = py::none(), py::arg("ignore_mirrored") = false,
+          "One query of one kind (text, like_id or like) with the whole answer, as `cadclip "
+          "search --json` prints it: {'query', 'filters' (each applied clause with its origin: "
+          "given, query or same_size), 'candidates' (parts that pass), 'results'}.")
       .def("embed_text", &Index::embed_text, py::arg("text"),
            "A query's embedding [embed_dim] float32, as search() computes it.")
       .def("item", &Index::item, py::arg("id"),

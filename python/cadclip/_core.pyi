@@ -1,6 +1,6 @@
 """Type stubs of cadclip._core, the C++ extension behind the cadclip package."""
 
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import torch
 
@@ -160,9 +160,45 @@ class Index:
     def open(
         folder: str, checkpoint: Optional[str] = None, search_params: Optional[str] = None
     ) -> "Index": ...
-    def search(self, text: str, k: int = 10, filters: None = None) -> list[dict[str, Any]]: ...
-    def similar(self, id: str, k: int = 10) -> list[dict[str, Any]]: ...
-    def similar_to_file(self, path: str, k: int = 10) -> list[dict[str, Any]]: ...
+    def search(
+        self,
+        text: str,
+        k: int = 10,
+        filters: Union[None, str, Sequence[str]] = None,
+        min_score: Optional[float] = None,
+        strict_numbers: bool = False,
+    ) -> list[dict[str, Any]]: ...
+    def similar(
+        self,
+        id: str,
+        k: int = 10,
+        filters: Union[None, str, Sequence[str]] = None,
+        min_score: Optional[float] = None,
+        same_size: Optional[float] = None,
+        ignore_mirrored: bool = False,
+    ) -> list[dict[str, Any]]: ...
+    def similar_to_file(
+        self,
+        path: str,
+        k: int = 10,
+        filters: Union[None, str, Sequence[str]] = None,
+        min_score: Optional[float] = None,
+        same_size: Optional[float] = None,
+        ignore_mirrored: bool = False,
+    ) -> list[dict[str, Any]]: ...
+    def query(
+        self,
+        text: Optional[str] = None,
+        *,
+        like_id: Optional[str] = None,
+        like: Optional[str] = None,
+        k: int = 10,
+        filters: Union[None, str, Sequence[str]] = None,
+        min_score: Optional[float] = None,
+        strict_numbers: bool = False,
+        same_size: Optional[float] = None,
+        ignore_mirrored: bool = False,
+    ) -> dict[str, Any]: ...
     def embed_text(self, text: str) -> torch.Tensor: ...
     def item(self, id: str) -> dict[str, Any]: ...
     def __len__(self) -> int: ...

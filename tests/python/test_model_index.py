@@ -90,10 +90,49 @@ def test_index_search_equals_cadclip_search(run):
     assert part in index and index.item(part)["id"] == part
     with pytest.raises(KeyError):
         index.item("no such part")
-    with pytest.raises(TypeError, match="filters"):
-        index.search("a washer", k=3, filters={"faces": [1, 10]})
     with pytest.raises(cadclip.Error):
         index.similar("no such part")
+
+
+def test_filtered_search_equals_cadclip_search(run):
+    """Filters, a minimum score, numbers stated in the text and part-query
+    controls: the same answers as `cadclip search --json` with those options."""
+    index = cadclip.Index.open(str(run["index"]))
+    data = cadclip.PreparedDataset(run["prepared"])
+    faces = sorted(data.num_faces(i) for i in range(len(data)))
+    few = faces[len(faces) // 4]  # about a quarter of the parts have at most this many faces
+    text = "a plate with holes, under 100 mm"
+    for filters, extra in ((f"faces<={few}", []), ("size<1000 faces>=1", ["--min-score", -0.5])):
+        args = ["--filter", filters, *extra]
+        want = json.loads(cli("search", run["index"], text, "-k", 50, "--json", "--threads", 2,
+                              *args).stdout)
+        min_score = extra[1] if extra else None
+        got = index.query(text, k=50, filters=filters, min_score=min_score)
+        assert got == want
+        assert index.search(text, k=50, filters=filters.split(), min_score=min_score) == \
+            want["results"]
+        assert got["filters"] and got["filters"][0]["origin"] == "given"
+    # The filter keeps its parts only, and all of them when k allows.
+    got = index.query(text, k=len(data), filters=f"faces<={few}")
+    passing = sum(1 for n in faces if n <= few)
+    assert got["candidates"] == passing and len(got["results"]) == passing
+    assert all(r["faces"] <= few for r in got["results"])
+    want = json.loads(cli("search", run["index"], text, "-k", 5, "--strict-numbers",
+                          "--json").stdout)
+    assert index.query(text, k=5, strict_numbers=True) == want
+    part = data.ids[3]
+    want = json.loads(cli("search", run["index"], "--like-id", part, "-k", 6, "--same-size", 20,
+                          "--ignore-mirrored", "--json").stdout)
+    assert index.similar(part, k=6, same_size=20, ignore_mirrored=True) == want["results"]
+    assert index.query(like_id=part, k=6, same_size=20, ignore_mirrored=True) == want
+    with pytest.raises(TypeError, match="filters"):
+        index.search("a washer", k=3, filters={"faces": [1, 10]})
+    with pytest.raises(cadclip.Error, match="faces"):
+        index.search("a washer", k=3, filters="faces<<3")
+    with pytest.raises(ValueError, match="part"):
+        index.query("a washer", same_size=10)
+    with pytest.raises(ValueError, match="exactly one"):
+        index.query("a washer", like_id=part)
 
 
 def test_index_and_model_agree(run):
