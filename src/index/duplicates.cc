@@ -5,15 +5,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <numeric>
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "csv_cells.h"
 
 namespace cadclip::index {
 namespace {
+
+using detail::csv_cell;
+using detail::fixed_number;
 
 // Union-find over rows.
 class Groups {
@@ -152,22 +155,6 @@ void link_near(const Searcher& searcher, const std::vector<int64_t>& rows,
   }
 }
 
-std::string number(double v, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
-
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 DuplicateReport find_duplicates(const Searcher& searcher, const DuplicateOptions& o) {
@@ -212,8 +199,8 @@ std::string duplicates_csv(const DuplicateReport& report) {
       const Item& item = *cluster.members[m].item;
       out += std::to_string(c + 1) + "," + cluster.kind + "," + std::to_string(m + 1) + "," +
              csv_cell(item.id) + "," + csv_cell(item.name) + "," +
-             number(cluster.members[m].score, 4) + "," + number(item.size_mm[0], 3) + "," +
-             number(item.size_mm[1], 3) + "," + number(item.size_mm[2], 3) + "," +
+             fixed_number(cluster.members[m].score, 4) + "," + fixed_number(item.size_mm[0], 3) +
+             "," + fixed_number(item.size_mm[1], 3) + "," + fixed_number(item.size_mm[2], 3) + "," +
              std::to_string(item.faces) + "," +
              (item.holes >= 0 ? std::to_string(item.holes) : "") + "," + item.file_type + "," +
              item.geometry_hash + "," + csv_cell(item.source) + "\n";

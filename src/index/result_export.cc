@@ -1,10 +1,14 @@
 #include "cadclip/index/result_export.h"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "csv_cells.h"
 
 namespace cadclip::index {
 namespace {
+
+using detail::csv_cell;
+using detail::fixed_number;
 
 const char* origin_name(FilterOrigin origin) {
   switch (origin) {
@@ -16,22 +20,6 @@ const char* origin_name(FilterOrigin origin) {
       break;
   }
   return "given";
-}
-
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string number(double v, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
 }
 
 }  // namespace
@@ -86,15 +74,15 @@ std::string results_csv(const std::vector<std::pair<std::string, SearchResult>>&
       const Item& item = *h.item;
       std::string diameters;
       for (const double d : item.hole_diameters_mm)
-        diameters += (diameters.empty() ? "" : " ") + number(d, 2);
+        diameters += (diameters.empty() ? "" : " ") + fixed_number(d, 2);
       std::vector<std::string> cells = {csv_cell(query),
                                         std::to_string(h.rank),
-                                        number(h.score, 4),
+                                        fixed_number(h.score, 4),
                                         csv_cell(item.id),
                                         csv_cell(item.name),
-                                        number(item.size_mm[0], 3),
-                                        number(item.size_mm[1], 3),
-                                        number(item.size_mm[2], 3),
+                                        fixed_number(item.size_mm[0], 3),
+                                        fixed_number(item.size_mm[1], 3),
+                                        fixed_number(item.size_mm[2], 3),
                                         std::to_string(item.faces),
                                         item.holes >= 0 ? std::to_string(item.holes) : "",
                                         diameters,
