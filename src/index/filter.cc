@@ -16,8 +16,6 @@
 namespace cadclip::index {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -17,7 +17,10 @@ StepLoader::~StepLoader() {
 
 void StepLoader::fill() {
   while (static_cast<int>(in_flight_.size()) < threads_ && next_start_ < plan_.size()) {
-    const auto [epoch, step] = plan_[next_start_++];
+    // Named copies, not structured bindings: C++20 lets a lambda capture
+    // those, but clang 14 (clang-tidy here) does not.
+    const int64_t epoch = plan_[next_start_].first, step = plan_[next_start_].second;
+    ++next_start_;
     in_flight_.push_back(
         std::async(std::launch::async, [this, epoch, step] { return make_(epoch, step); }));
   }
