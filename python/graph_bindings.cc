@@ -27,6 +27,7 @@
 #include "cadclip/data/graph_codec.h"
 #include "cadclip/data/ingest_failure.h"
 #include "cadclip/data/pairwise.h"
+#include "cadclip/data/prepared.h"
 #if CADCLIP_WITH_OCCT
 #include "cadclip/cad/ingest.h"
 #include "cadclip/cad/ingest_pool.h"
@@ -490,6 +491,17 @@ uint8, centroid_distance [F, F] float32.)")
       .def("__next__", &ReadMany::next)
       .def("__len__", &ReadMany::size)
       .def("close", &ReadMany::close);
+
+  m.def(
+      "_dataset_folders",
+      [](const std::vector<std::string>& paths) {
+        std::vector<std::string> out;
+        for (const fs::path& folder : data::dataset_folders(paths)) out.push_back(folder.string());
+        return out;
+      },
+      py::arg("paths"),
+      "The prepared folders that paths name: each a folder, or a dataset file listing folders "
+      "(one per line, '#' comments, relative to the file), as `cadclip train --data` reads them.");
 
   py::class_<data::Dataset>(m, "_Dataset")
       .def(py::init([](const std::string& folder) {

@@ -185,6 +185,8 @@ class PreparedDataset(torch.utils.data.Dataset):
     The shards are memory-mapped: opening reads their headers and offsets, and
     ``dataset[i]`` reads model ``i``'s rows only. Several folders are numbered one
     after another, in the order given; an id found in two folders is an error.
+    A dataset file (a text file naming prepared folders, one per line, as
+    ``cadclip train --data`` and ``cadclip merge`` take it) stands for its folders.
     ``split`` (``"train"``, ``"validation"`` or ``"test"``) keeps the models each
     folder's splits.json puts in that split, in id order.
 
@@ -196,9 +198,12 @@ class PreparedDataset(torch.utils.data.Dataset):
     def __init__(self, folders: Union[PathLike, Sequence[PathLike]], split: Optional[str] = None):
         if isinstance(folders, (str, os.PathLike)):
             folders = [folders]
-        self.folders: list[str] = [os.fspath(f) for f in folders]
-        if not self.folders:
+        paths = [os.fspath(f) for f in folders]
+        if not paths:
             raise Error("PreparedDataset needs at least one prepared folder")
+        # Dataset files (text files listing folders, as `cadclip train --data`
+        # takes them) stand for their folders.
+        self.folders: list[str] = _core._dataset_folders(paths)
         if split is not None and split not in ("train", "validation", "test"):
             raise Error(f"split '{split}' is not one of train, validation, test")
         self.split = split

@@ -136,6 +136,14 @@ def test_prepared_dataset_of_two_folders_and_a_split(prepared, synth, tmp_path):
     captions = train.captions()
     assert set(captions) == set(train.ids)
     assert all({"level", "text"} <= set(c) for cs in captions.values() for c in cs)
+    # A dataset file names the folders (relative to the file, comments allowed).
+    listing = tmp_path / "both.txt"
+    listing.write_text(f"# the two parts\n{folder}\n{other.name}\n")
+    listed = cadclip.PreparedDataset(listing)
+    assert listed.folders == [str(folder), str(other)] and listed.ids == both.ids
+    assert pickle.loads(pickle.dumps(listed)).ids == both.ids
+    with pytest.raises(cadclip.Error, match="no_such"):
+        cadclip.PreparedDataset(tmp_path / "no_such")
     with pytest.raises(cadclip.Error, match="in both"):
         cadclip.PreparedDataset([folder, folder])
     with pytest.raises(cadclip.Error, match="split"):
