@@ -480,9 +480,15 @@ std::string size_text(const PartName& n, NameWriter& w) {
 std::string render_name(const PartName& name, const Strings& nouns, NameWriter& w) {
   const std::string N = w.syn(nouns);
   const int s = w.structure();
-  const std::string M = bolt_text(name, w);
-  const std::string S = size_text(name, w);
-  const std::string C = count_text(name, w, /*adjective=*/s == 8);
+  // Which of bolt (M), sizes (S) and count (C) each template states: only
+  // those are rendered, so the facts are exactly what the text says.
+  static const char* kUses[kStructures] = {"MC",  "MS", "SC",  "MSC", "MSC", "MS", "MC", "MSC",
+                                           "MSC", "MSC", "MSC", "MS", "MS", "SC", "MSC"};
+  const std::string uses = kUses[s];
+  const std::string M = uses.find('M') != std::string::npos ? bolt_text(name, w) : "";
+  const std::string S = uses.find('S') != std::string::npos ? size_text(name, w) : "";
+  const std::string C =
+      uses.find('C') != std::string::npos ? count_text(name, w, /*adjective=*/s == 8) : "";
   switch (s) {
     case 0:
       return join_words({M, N, C});

@@ -80,7 +80,7 @@ TEST(Synth, SameSeedGivesSameBytesWhateverTheThreadCount) {
     for (const fs::path& dir : {a, b, c}) fs::remove_all(dir);
 }
 
-TEST(Synth, WrittenSetHasFourLevelsPerPartAndThreeSplits) {
+TEST(Synth, WrittenSetHasFiveLevelsPerPartAndThreeSplits) {
   cad::SynthOptions options;
   options.count = 18;
   options.seed = 11;
