@@ -142,10 +142,10 @@ namespace {
 struct Mods {
   std::vector<std::string> names;  // names to use (another family's for other_name noise)
   std::string stated_family;
-  int drop_feature = -1;            // index into features, or -1
-  int drop_step = -1;               // index into steps, or -1
-  const PartName* name = nullptr;   // what an engineer calls the part (the name level)
-  bool own_names = true;            // false for other_name noise: the name level uses `names`
+  int drop_feature = -1;           // index into features, or -1
+  int drop_step = -1;              // index into steps, or -1
+  const PartName* name = nullptr;  // what an engineer calls the part (the name level)
+  bool own_names = true;           // false for other_name noise: the name level uses `names`
 };
 
 bool dims_are_box(const std::vector<Dim>& dims) {

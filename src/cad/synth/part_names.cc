@@ -37,8 +37,7 @@ nlohmann::json family_facts(const Description& desc) {
   return w.facts;
 }
 
-void set_count(PartName& n, const std::string& key, int count, const char* one,
-               const char* many) {
+void set_count(PartName& n, const std::string& key, int count, const char* one, const char* many) {
   if (count <= 0) return;
   n.count_key = key;
   n.count = count;
@@ -84,38 +83,36 @@ PartName family_part_name(const Description& desc) {
     const bool circle = has(f, "pattern_diameter");
     n.nouns = circle ? Strings{"adapter plate", "mounting plate", "flange plate", "bolt plate",
                                "bolt-circle plate"}
-              : num(f, "thickness") <= 3
-                  ? Strings{"cover plate", "mounting plate", "thin plate", "panel", "blanking plate"}
-                  : Strings{"mounting plate", "base plate", "drilled plate", "adapter plate",
-                            "fixing plate"};
+              : num(f, "thickness") <= 3 ? Strings{"cover plate", "mounting plate", "thin plate",
+                                                   "panel", "blanking plate"}
+                                         : Strings{"mounting plate", "base plate", "drilled plate",
+                                                   "adapter plate", "fixing plate"};
     set_count(n, "hole_count", static_cast<int>(num(f, "hole_count")), "hole", "holes");
     set_bolt(n, "bolt_size", clearance_bolt(num(f, "hole_diameter")));
     n.sizes = {{"length", num(f, "length")}, {"width", num(f, "width")}};
   } else if (fam == "l_bracket") {
-    n.nouns = num(f, "leg_hole_count") > 0
-                  ? Strings{"mounting bracket", "angle bracket", "L bracket", "wall bracket",
-                            "fixing bracket"}
-                  : Strings{"L bracket", "angle bracket", "corner bracket", "base bracket",
-                            "knee bracket"};
+    n.nouns = num(f, "leg_hole_count") > 0 ? Strings{"mounting bracket", "angle bracket",
+                                                     "L bracket", "wall bracket", "fixing bracket"}
+                                           : Strings{"L bracket", "angle bracket", "corner bracket",
+                                                     "base bracket", "knee bracket"};
     set_count(n, "hole_count", static_cast<int>(num(f, "hole_count")), "hole", "holes");
-    n.sizes = {{"length", num(f, "length")}, {"width", num(f, "width")},
-               {"height", num(f, "height")}};
+    n.sizes = {
+        {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
   } else if (fam == "u_bracket") {
     n.nouns = {"U bracket", "channel bracket", "U channel", "U mount", "saddle bracket"};
     set_count(n, "hole_count", static_cast<int>(num(f, "hole_count")), "hole", "holes");
-    n.sizes = {{"length", num(f, "length")}, {"width", num(f, "width")},
-               {"height", num(f, "height")}};
+    n.sizes = {
+        {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
   } else if (fam == "flange") {
     n.nouns = {"flange", "hub flange", "bolted flange", "pipe flange", "slip-on flange"};
     set_count(n, "bolt_hole_count", static_cast<int>(num(f, "bolt_hole_count")), "hole", "holes");
     n.sizes = {{"outer_diameter", num(f, "outer_diameter")}};
   } else if (fam == "washer") {
     const double od = num(f, "outer_diameter"), id = num(f, "inner_diameter");
-    n.nouns = id > 0 && od / id >= 2.5
-                  ? Strings{"fender washer", "washer", "large washer", "flat washer",
-                            "penny washer"}
-                  : Strings{"washer", "flat washer", "plain washer", "spacer washer",
-                            "shim washer"};
+    n.nouns =
+        id > 0 && od / id >= 2.5
+            ? Strings{"fender washer", "washer", "large washer", "flat washer", "penny washer"}
+            : Strings{"washer", "flat washer", "plain washer", "spacer washer", "shim washer"};
     set_bolt(n, "bolt_size", clearance_bolt(id));
     n.sizes = {{"outer_diameter", od}};
   } else if (fam == "hex_nut") {
@@ -126,10 +123,9 @@ PartName family_part_name(const Description& desc) {
     set_bolt(n, "thread", t);
   } else if (fam == "stepped_shaft") {
     const double len = num(f, "length"), od = num(f, "outer_diameter");
-    n.nouns = len >= 3 * od
-                  ? Strings{"shaft", "stepped shaft", "spindle", "axle", "turned spindle"}
-                  : Strings{"stepped pin", "shoulder pin", "stub shaft", "short shaft",
-                            "shouldered stud"};
+    n.nouns = len >= 3 * od ? Strings{"shaft", "stepped shaft", "spindle", "axle", "turned spindle"}
+                            : Strings{"stepped pin", "shoulder pin", "stub shaft", "short shaft",
+                                      "shouldered stud"};
     set_count(n, "step_count", static_cast<int>(num(f, "step_count")), "step", "steps");
     n.sizes = {{"outer_diameter", od}, {"length", len}};
   } else if (fam == "pipe") {
@@ -143,30 +139,28 @@ PartName family_part_name(const Description& desc) {
     n.sizes = {{"pipe_outer_diameter", num(f, "pipe_outer_diameter")}};
   } else if (fam == "block") {
     const int holes = static_cast<int>(num(f, "hole_count"));
-    n.nouns = feature("pocket")
-                  ? Strings{"pocketed block", "housing block", "machined block", "fixture block",
-                            "recessed block"}
-              : holes > 0
-                  ? Strings{"mounting block", "drilled block", "machined block", "base block",
-                            "fixing block"}
-                  : Strings{"slotted block", "machined block", "block", "fixture block",
-                            "guide block"};
+    n.nouns = feature("pocket") ? Strings{"pocketed block", "housing block", "machined block",
+                                          "fixture block", "recessed block"}
+              : holes > 0       ? Strings{"mounting block", "drilled block", "machined block",
+                                    "base block", "fixing block"}
+                          : Strings{"slotted block", "machined block", "block", "fixture block",
+                                    "guide block"};
     set_count(n, "hole_count", holes, "hole", "holes");
-    n.sizes = {{"length", num(f, "length")}, {"width", num(f, "width")},
-               {"height", num(f, "height")}};
+    n.sizes = {
+        {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
   } else if (fam == "spur_gear") {
     const int z = static_cast<int>(num(f, "tooth_count"));
-    n.nouns = z <= 20 ? Strings{"pinion", "spur gear", "gear", "pinion gear", "small spur gear"}
-                      : Strings{"spur gear", "gear", "gear wheel", "straight-cut gear",
-                                "spur wheel"};
+    n.nouns = z <= 20
+                  ? Strings{"pinion", "spur gear", "gear", "pinion gear", "small spur gear"}
+                  : Strings{"spur gear", "gear", "gear wheel", "straight-cut gear", "spur wheel"};
     set_count(n, "tooth_count", z, "tooth", "teeth");
     n.sizes = {{"tip_diameter", num(f, "tip_diameter")}};
   } else if (fam == "pulley") {
     const int g = static_cast<int>(num(f, "groove_count"));
-    n.nouns = g <= 1 ? Strings{"V-pulley", "pulley", "V-belt pulley", "sheave",
-                               "single-groove pulley"}
-                     : Strings{"multi-groove pulley", "V-belt pulley", "pulley", "sheave",
-                               "multi-groove sheave"};
+    n.nouns = g <= 1
+                  ? Strings{"V-pulley", "pulley", "V-belt pulley", "sheave", "single-groove pulley"}
+                  : Strings{"multi-groove pulley", "V-belt pulley", "pulley", "sheave",
+                            "multi-groove sheave"};
     set_count(n, "groove_count", g, "groove", "grooves");
     n.sizes = {{"outer_diameter", num(f, "outer_diameter")}};
   } else if (fam == "enclosure") {
@@ -174,15 +168,14 @@ PartName family_part_name(const Description& desc) {
                   ? Strings{"electronics enclosure", "project box", "enclosure", "housing",
                             "instrument case"}
                   : Strings{"enclosure", "housing", "box", "case", "open-top case"};
-    n.sizes = {{"length", num(f, "length")}, {"width", num(f, "width")},
-               {"height", num(f, "height")}};
+    n.sizes = {
+        {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
   } else if (fam == "spacer") {
     const double len = num(f, "length"), od = num(f, "outer_diameter"),
                  id = num(f, "inner_diameter");
     n.nouns = id <= 0.5 * od
                   ? Strings{"bushing", "collar", "spacer", "round spacer", "bush"}
-                  : Strings{"spacer", "sleeve", "spacer sleeve", "round spacer",
-                            "distance sleeve"};
+                  : Strings{"spacer", "sleeve", "spacer sleeve", "round spacer", "distance sleeve"};
     set_bolt(n, "bolt_size", clearance_bolt(id));
     n.sizes = {{"length", len}};
   } else if (fam == "standoff") {
@@ -199,10 +192,10 @@ PartName family_part_name(const Description& desc) {
     n.nouns = {"keyed shaft", "shaft", "drive shaft", "keyway shaft", "keyed spindle"};
     n.sizes = {{"outer_diameter", num(f, "outer_diameter")}, {"length", num(f, "length")}};
   } else if (fam == "angle_bar") {
-    n.nouns = num(f, "width") == num(f, "height")
-                  ? Strings{"equal angle", "angle", "angle profile", "L profile", "angle section"}
-                  : Strings{"unequal angle", "angle", "angle profile", "L profile",
-                            "angle section"};
+    n.nouns =
+        num(f, "width") == num(f, "height")
+            ? Strings{"equal angle", "angle", "angle profile", "L profile", "angle section"}
+            : Strings{"unequal angle", "angle", "angle profile", "L profile", "angle section"};
     n.sizes = {{"width", num(f, "width")}, {"height", num(f, "height")}};
   } else {
     n.nouns = desc.names;
@@ -287,18 +280,17 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
     n.sizes = {{"diameter", size_of(p, "diameter")}};
   } else if (fam == "ring") {
     const double od = size_of(p, "diameter"), id = size_of(p, "inner_diameter");
-    n.nouns = id > 0 && od / id >= 2.5
-                  ? Strings{"fender washer", "flat washer", "large washer", "shim ring",
-                            "penny washer"}
-                  : Strings{"flat washer", "plain washer", "shim ring", "spacer ring",
-                            "thin spacer"};
+    n.nouns =
+        id > 0 && od / id >= 2.5
+            ? Strings{"fender washer", "flat washer", "large washer", "shim ring", "penny washer"}
+            : Strings{"flat washer", "plain washer", "shim ring", "spacer ring", "thin spacer"};
     set_bolt(n, "bolt_size", clearance_bolt(id * mm));
     n.sizes = {{"diameter", od}};
   } else if (fam == "cylindrical_ring") {
     const double od = size_of(p, "diameter"), id = size_of(p, "inner_diameter");
-    n.nouns = id <= 0.5 * od ? Strings{"collar", "spacer", "shaft collar", "bush", "stop collar"}
-                             : Strings{"spacer", "spacer bushing", "round spacer", "bush",
-                                       "distance piece"};
+    n.nouns = id <= 0.5 * od
+                  ? Strings{"collar", "spacer", "shaft collar", "bush", "stop collar"}
+                  : Strings{"spacer", "spacer bushing", "round spacer", "bush", "distance piece"};
     set_bolt(n, "bolt_size", clearance_bolt(id * mm));
     n.sizes = {{"depth", size_of(p, "depth")}};
   } else if (fam == "tube") {
@@ -331,12 +323,11 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
     if (bore) set_bolt(n, "bolt_size", clearance_bolt(size_of(p, "bore_diameter") * mm));
     n.sizes = {{"largest_diameter", largest}, {"total_height", total}};
   } else if (starts("l_beam") || starts("t_beam") || starts("u_beam")) {
-    n.nouns = fam[0] == 'l'   ? Strings{"angle profile", "angle", "L profile", "angle section",
-                                        "rolled angle"}
-              : fam[0] == 't' ? Strings{"T profile", "tee section", "T bar", "T section",
-                                        "structural tee"}
-                              : Strings{"U channel", "channel", "C channel", "channel section",
-                                        "channel iron"};
+    n.nouns = fam[0] == 'l'
+                  ? Strings{"angle profile", "angle", "L profile", "angle section", "rolled angle"}
+              : fam[0] == 't'
+                  ? Strings{"T profile", "tee section", "T bar", "T section", "structural tee"}
+                  : Strings{"U channel", "channel", "C channel", "channel section", "channel iron"};
     n.sizes = {{"depth", size_of(p, "depth")}};
   } else if (fam == "l_profile" && p.generator == "profile") {
     n.nouns = {"L block", "angle block", "corner block", "angle piece", "knee block"};
@@ -363,10 +354,10 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
     if (holes) set_bolt(n, "bolt_size", clearance_bolt(size_of(p, "hole_diameter") * mm));
     n.sizes = box_sizes(d, 3);
   } else if (fam == "boss_plate") {
-    n.nouns = holes ? Strings{"boss plate", "mounting plate", "standoff plate", "bossed plate",
-                              "pillar plate"}
-                    : Strings{"boss plate", "base plate", "bossed plate", "stud plate",
-                              "pillar plate"};
+    n.nouns =
+        holes ? Strings{"boss plate", "mounting plate", "standoff plate", "bossed plate",
+                        "pillar plate"}
+              : Strings{"boss plate", "base plate", "bossed plate", "stud plate", "pillar plate"};
     const ProgramFeature* bosses = find_feature(p, "bosses");
     if (bosses) set_count(n, "boss_count", bosses->count, "boss", "bosses");
     n.sizes = box_sizes(d, 2);
@@ -382,11 +373,10 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
     n.sizes = {{"pocket_diameter", size_of(p, "pocket_diameter")}};
   } else if (fam == "ribbed_plate") {
     const ProgramFeature* ribs = find_feature(p, "ribs");
-    n.nouns = ribs && ribs->count >= 3
-                  ? Strings{"finned plate", "heat sink", "ribbed panel", "stiffened panel",
-                            "cooling plate"}
-                  : Strings{"ribbed panel", "stiffened panel", "rib plate", "reinforced plate",
-                            "stiffener plate"};
+    n.nouns = ribs && ribs->count >= 3 ? Strings{"finned plate", "heat sink", "ribbed panel",
+                                                 "stiffened panel", "cooling plate"}
+                                       : Strings{"ribbed panel", "stiffened panel", "rib plate",
+                                                 "reinforced plate", "stiffener plate"};
     if (ribs) set_count(n, "rib_count", ribs->count, "rib", "ribs");
     n.sizes = box_sizes(d, 2);
   } else if (fam == "hex_nut") {
@@ -396,18 +386,17 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
     n.nouns = {"hex stock", "hexagon bar", "hex block", "hex slug", "hexagon stock"};
     n.sizes = {{"depth", size_of(p, "depth")}};
   } else if (fam == "link") {
-    n.nouns = slots ? Strings{"slotted link", "adjustment link", "slotted lever", "slotted arm",
-                              "slotted strap"}
-                    : Strings{"linkage bar", "link plate", "connecting rod", "strap",
-                              "two-hole strap"};
+    n.nouns =
+        slots ? Strings{"slotted link", "adjustment link", "slotted lever", "slotted arm",
+                        "slotted strap"}
+              : Strings{"linkage bar", "link plate", "connecting rod", "strap", "two-hole strap"};
     hole_count();
     n.sizes = box_sizes(d, 1);
   } else if (fam == "rectangular_frame") {
     n.nouns = {"frame", "bezel", "mounting frame", "window frame", "bezel surround"};
     n.sizes = box_sizes(d, 2);
   } else if (fam == "rectangular_tube") {
-    n.nouns = {"box section", "RHS", "rectangular hollow section", "hollow section",
-               "box tube"};
+    n.nouns = {"box section", "RHS", "rectangular hollow section", "hollow section", "box tube"};
     n.sizes = box_sizes(d, 2);
   } else if (fam == "rounded_block") {
     n.nouns = {"radius block", "rounded block", "saddle block", "arched bar", "domed block"};
@@ -427,9 +416,9 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
     n.sizes = box_sizes(d, 2);
   }
   // A size this program does not have (0) is no fact of it.
-  n.sizes.erase(std::remove_if(n.sizes.begin(), n.sizes.end(),
-                               [](const auto& s) { return !(s.second > 0); }),
-                n.sizes.end());
+  n.sizes.erase(
+      std::remove_if(n.sizes.begin(), n.sizes.end(), [](const auto& s) { return !(s.second > 0); }),
+      n.sizes.end());
   return n;
 }
 
@@ -482,8 +471,8 @@ std::string render_name(const PartName& name, const Strings& nouns, NameWriter& 
   const int s = w.structure();
   // Which of bolt (M), sizes (S) and count (C) each template states: only
   // those are rendered, so the facts are exactly what the text says.
-  static const char* kUses[kStructures] = {"MC",  "MS", "SC",  "MSC", "MSC", "MS", "MC", "MSC",
-                                           "MSC", "MSC", "MSC", "MS", "MS", "SC", "MSC"};
+  static const char* kUses[kStructures] = {"MC",  "MS",  "SC",  "MSC", "MSC", "MS", "MC", "MSC",
+                                           "MSC", "MSC", "MSC", "MS",  "MS",  "SC", "MSC"};
   const std::string uses = kUses[s];
   const std::string M = uses.find('M') != std::string::npos ? bolt_text(name, w) : "";
   const std::string S = uses.find('S') != std::string::npos ? size_text(name, w) : "";

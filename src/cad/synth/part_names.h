@@ -48,15 +48,14 @@ struct NameWriter {
   std::function<int()> structure;                                   // a template index
   std::function<std::string(const std::vector<std::string>&)> syn;  // a synonym (held-out rule)
   std::function<bool(const std::string&)> hidden;                   // noise left this number out
-  std::function<std::string(const std::string&, double)> bare;  // a size, no unit, as a fact
-  std::function<std::string()> unit;                            // " mm", " units", ""
-  std::function<std::string(const std::string&, int)> count;    // a count, as a fact
-  std::function<std::string(const std::string&, double)> plain;  // a bolt size, as a fact
+  std::function<std::string(const std::string&, double)> bare;      // a size, no unit, as a fact
+  std::function<std::string()> unit;                                // " mm", " units", ""
+  std::function<std::string(const std::string&, int)> count;        // a count, as a fact
+  std::function<std::string(const std::string&, double)> plain;     // a bolt size, as a fact
 };
 // One name-level caption of `name`, calling the part one of `nouns` (its own,
 // or a confusable family's for other_name noise).
-std::string render_name(const PartName& name, const std::vector<std::string>& nouns,
-                        NameWriter& w);
+std::string render_name(const PartName& name, const std::vector<std::string>& nouns, NameWriter& w);
 // The texts only held-out name templates use: for tests.
 std::vector<std::string> name_heldout_markers();
 

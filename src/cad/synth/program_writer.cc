@@ -20,16 +20,17 @@ const char* kWords[] = {"zero",  "one",   "two",  "three", "four",   "five",  "s
 std::string count_word(int n) { return n >= 0 && n <= 12 ? kWords[n] : std::to_string(n); }
 
 // Synonym sets; entries 4 and 9 of each are held out.
-const std::vector<std::string> kApprox = {"about",   "approximately", "roughly", "around",
-                                          "close to", "nearly",        "approx.", "circa",
+const std::vector<std::string> kApprox = {"about",        "approximately",   "roughly", "around",
+                                          "close to",     "nearly",          "approx.", "circa",
                                           "more or less", "in the region of"};
-const std::vector<std::string> kSeveral = {"several", "some",    "a number of", "multiple",
-                                           "a handful of", "various", "a few", "a set of",
-                                           "a group of", "an array of"};
-const std::vector<std::string> kSketch = {"sketch",         "two-dimensional sketch", "2D sketch",
-                                          "profile sketch", "planar drawing",         "drawing",
-                                          "2D profile",     "planar sketch",          "layout",
-                                          "flat layout drawing"};
+const std::vector<std::string> kSeveral = {"several",      "some",       "a number of", "multiple",
+                                           "a handful of", "various",    "a few",       "a set of",
+                                           "a group of",   "an array of"};
+const std::vector<std::string> kSketch = {"sketch",         "two-dimensional sketch",
+                                          "2D sketch",      "profile sketch",
+                                          "planar drawing", "drawing",
+                                          "2D profile",     "planar sketch",
+                                          "layout",         "flat layout drawing"};
 const std::vector<std::string> kCoordinateSystem = {"new coordinate system",
                                                     "local coordinate system",
                                                     "coordinate frame",
@@ -40,28 +41,28 @@ const std::vector<std::string> kCoordinateSystem = {"new coordinate system",
                                                     "local frame",
                                                     "reference coordinate system",
                                                     "auxiliary datum system"};
-const std::vector<std::string> kBegin = {"Begin by",     "Start by",        "First, begin by",
-                                         "To start, begin by", "Kick off by", "Commence by",
-                                         "Start off by", "Initially, start by", "Begin the model by",
-                                         "Lead off by"};
-const std::vector<std::string> kCreate = {"Create", "Construct", "Build",    "Make",     "Fashion",
+const std::vector<std::string> kBegin = {
+    "Begin by",    "Start by",     "First, begin by",     "To start, begin by", "Kick off by",
+    "Commence by", "Start off by", "Initially, start by", "Begin the model by", "Lead off by"};
+const std::vector<std::string> kCreate = {"Create", "Construct", "Build",   "Make",     "Fashion",
                                           "Model",  "Design",    "Produce", "Generate", "Craft"};
 const std::vector<std::string> kExtrudeVerb = {
-    "extrude it", "pull it up", "give it thickness", "raise it",         "stretch it out",
-    "pad it",     "thicken it", "extrude it upward", "lift it into a solid", "push it out"};
-const std::vector<std::string> kLoop = {"loop",    "closed loop",    "boundary loop", "contour",
-                                        "closed chain", "outline", "closed profile", "boundary",
-                                        "wire loop",    "perimeter ring"};
+    "extrude it",           "pull it up", "give it thickness", "raise it",
+    "stretch it out",       "pad it",     "thicken it",        "extrude it upward",
+    "lift it into a solid", "push it out"};
+const std::vector<std::string> kLoop = {
+    "loop",    "closed loop",    "boundary loop", "contour",   "closed chain",
+    "outline", "closed profile", "boundary",      "wire loop", "perimeter ring"};
 const std::vector<std::string> kNewBody = {
-    "a new solid body", "a new body",        "a separate solid body",       "a new part body",
-    "a fresh solid",    "a new solid",       "a standalone body",           "an independent body",
+    "a new solid body", "a new body",      "a separate solid body", "a new part body",
+    "a fresh solid",    "a new solid",     "a standalone body",     "an independent body",
     "a new solid part", "a brand-new body"};
-const std::vector<std::string> kHoleWord = {"hole",       "opening",      "hole", "circular hole",
-                                            "bored opening", "through hole", "drilled hole",
-                                            "round hole", "hole",          "punched aperture"};
+const std::vector<std::string> kHoleWord = {
+    "hole",         "opening",      "hole",       "circular hole", "bored opening",
+    "through hole", "drilled hole", "round hole", "hole",          "punched aperture"};
 const std::vector<std::string> kResult = {
-    "The result is", "This gives",      "You end up with",    "The outcome is",
-    "What remains is", "This yields",   "The final part is",  "In the end you get",
+    "The result is",         "This gives",       "You end up with",   "The outcome is",
+    "What remains is",       "This yields",      "The final part is", "In the end you get",
     "The finished piece is", "All this produces"};
 
 std::string cap_first(std::string s) {
