@@ -24,14 +24,16 @@ half a unit of its last decimal; lists element by element). Programs and
 family parts are told apart (their captions' registers differ), so a program
 plate is never a family plate. Noisy captions (manifest 'noisy') are queries
 like any other, but never define a part's facts. Levels are the four Text2CAD
-levels and, for programs, the held-out phrasings' '<level>_heldout'.
+levels, the name level (short names such as "M8 spacer 20mm", whose bolt size
+is a fact 'bolt_size' or 'thread' like any number) and, for programs, the
+held-out phrasings' '<level>_heldout'.
 """
 import argparse
 import collections
 import json
 import sys
 
-LEVELS = ["abstract", "beginner", "intermediate", "expert"]
+LEVELS = ["abstract", "beginner", "intermediate", "expert", "name"]
 
 
 def size_class(bbox):

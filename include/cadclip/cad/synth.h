@@ -1,7 +1,7 @@
 // Synthetic parts with captions: parametric part families modelled with Open
 // CASCADE and written as STEP, and sketch-and-extrude programs written as
-// DeepCAD JSON, with captions at the four Text2CAD levels and an optional
-// annotator-noise mode (docs/SYNTHETIC.md).
+// DeepCAD JSON, with captions at the four Text2CAD levels and a name level, and an
+// optional annotator-noise mode (docs/SYNTHETIC.md).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,10 @@ struct SynthOptions {
                                         // units, largest side about 0.75) or "mm"
 };
 
-// The four Text2CAD caption levels, in file order.
-inline constexpr const char* kCaptionLevels[] = {"abstract", "beginner", "intermediate", "expert"};
+// The four Text2CAD caption levels and the name level (a few words, as a file
+// name or a catalog title: "flange 6 holes"), in file order.
+inline constexpr const char* kCaptionLevels[] = {"abstract", "beginner", "intermediate", "expert",
+                                                 "name"};
 
 struct SynthCaption {
   std::string level;     // one of kCaptionLevels

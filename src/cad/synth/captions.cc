@@ -1,5 +1,5 @@
-// Captions at the four Text2CAD levels from a part's description, with the
-// facts each one states, and the annotator-noise mode. Every random choice of
+// Captions at the four Text2CAD levels and the name level from a part's
+// description, with the facts each one states, and the annotator-noise mode. Every random choice of
 // wording comes from the caption's own stream (seed, part, level), never from
 // the part's parameter stream, so wording carries no hint of the parameters.
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cad/synth/model.h"
+#include "cad/synth/part_names.h"
 #include "cadclip/core/format.h"
 
 namespace cadclip::cad::synth {
@@ -141,8 +142,10 @@ namespace {
 struct Mods {
   std::vector<std::string> names;  // names to use (another family's for other_name noise)
   std::string stated_family;
-  int drop_feature = -1;  // index into features, or -1
-  int drop_step = -1;     // index into steps, or -1
+  int drop_feature = -1;           // index into features, or -1
+  int drop_step = -1;              // index into steps, or -1
+  const PartName* name = nullptr;  // what an engineer calls the part (the name level)
+  bool own_names = true;           // false for other_name noise: the name level uses `names`
 };
 
 bool dims_are_box(const std::vector<Dim>& dims) {
@@ -337,7 +340,31 @@ std::string render_expert(const Description& desc, const Mods& mods, const Wordi
   }
 }
 
+// Name: a few words, as a file name or a catalog title ("flange 6 holes").
+// Families have no held-out split, so only the seen templates and synonyms.
+std::string render_name_level(const Mods& mods, CaptionWriter& w) {
+  w.facts["family"] = mods.stated_family;
+  NameWriter nw;
+  nw.structure = [&w] {
+    static const std::vector<int> kSeen = {0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 14};
+    return w.rng().pick(kSeen);
+  };
+  nw.syn = [&w](const std::vector<std::string>& options) {
+    std::vector<std::string> seen;
+    for (size_t i = 0; i < options.size(); ++i)
+      if (i % 5 != 4) seen.push_back(options[i]);
+    return w.rng().pick(seen);
+  };
+  nw.hidden = [&w](const std::string& key) { return w.hidden(key); };
+  nw.bare = [&w](const std::string& key, double v) { return w.bare(key, v); };
+  nw.unit = [&w] { return w.unit(); };
+  nw.count = [&w](const std::string& key, int n) { return w.count(key, n); };
+  nw.plain = [&w](const std::string& key, double v) { return w.value(key, v); };
+  return render_name(*mods.name, mods.own_names ? mods.name->nouns : mods.names, nw);
+}
+
 std::string render(const Description& desc, int level, const Mods& mods, CaptionWriter& w) {
+  if (level == 4) return render_name_level(mods, w);
   Rng& rng = w.rng();
   Wording wd;
   wd.name = rng.pick(mods.names);
@@ -401,9 +428,14 @@ std::vector<std::string> numeric_keys(const nlohmann::json& facts) {
 
 CaptionSet write_captions(const Description& desc, uint64_t seed, uint64_t index, double noise) {
   const FamilyInfo& info = family(desc.family);
-  Mods clean{desc.names, desc.family, -1, -1};
+  // The family's names and an engineer's names for this very part, as synonyms.
+  const PartName part_name = family_part_name(desc);
+  std::vector<std::string> names = desc.names;
+  for (const std::string& n : part_name.nouns)
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  Mods clean{names, desc.family, -1, -1, &part_name};
   CaptionSet out;
-  for (int level = 0; level < 4; ++level) {
+  for (int level = 0; level < 5; ++level) {
     Rendered r = render_with(desc, level, seed, index, clean);
     nlohmann::json record;  // null = clean
     Rng nrng(seed, index, kTagNoise, static_cast<uint64_t>(level));
@@ -472,7 +504,7 @@ CaptionSet write_captions(const Description& desc, uint64_t seed, uint64_t index
           }
         } else if (kind == "other_name") {
           const FamilyInfo& other = family(info.confused_with);
-          Mods mods{other.names, other.key, -1, -1};
+          Mods mods{other.names, other.key, -1, -1, &part_name, /*own_names=*/false};
           r = render_with(desc, level, seed, index, mods);
           record = {{"kind", kind}, {"stated_family", other.key}};
         } else {  // dropped_feature

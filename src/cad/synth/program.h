@@ -235,7 +235,8 @@ struct ProgramCaption {
   int decimals = 4;      // how the text rounds its numbers (in its unit)
 };
 
-// One caption of `level` (0..3) in the given phrasing; noise with probability `noise`.
+// One caption of `level` (0..4, kCaptionLevels) in the given phrasing; noise with probability
+// `noise`.
 ProgramCaption write_program_caption(const ProgramDescription& desc, int level, Phrasing phrasing,
                                      uint64_t seed, uint64_t index, double noise);
 

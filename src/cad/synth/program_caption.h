@@ -12,8 +12,8 @@
 
 namespace cadclip::cad::synth {
 
-// Sentence structures per level; those at kHeldOutStructures are held out.
-inline constexpr int kStructures = 10;
+// Sentence structures per level; those at heldout_structure() are held out.
+inline constexpr int kStructures = 15;
 inline bool heldout_structure(int s) { return s == 4 || s == 9; }
 // In a synonym set, every fifth entry (index 4, 9, ...) is held out.
 inline bool heldout_synonym(size_t i) { return i % 5 == 4; }
@@ -75,13 +75,13 @@ class ProgramWriter {
   bool words_;
 };
 
-// Synonym sets (program_writer.cc); entry 4 of each is held out.
+// Synonym sets (program_writer.cc); entries 4 and 9 of each are held out.
 extern const std::vector<std::string> kApprox, kSeveral, kSketch, kCoordinateSystem, kBegin,
     kCreate, kExtrudeVerb, kLoop, kNewBody, kHoleWord, kResult;
 // Count words "zero" .. "twelve".
 std::string count_word(int n);
 
-// Renders one caption of `level` (0..3) with the given modifications.
+// Renders one caption of `level` (0..4, kCaptionLevels) with the given modifications.
 std::string render_program(int level, ProgramWriter& w);
 
 // Helpers the noise shares.

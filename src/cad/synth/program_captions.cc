@@ -4,13 +4,15 @@
 // approximate sizes; expert is the construction program nearly literally
 // (coordinate systems with Euler angles and translation vectors, every loop's
 // lines, arcs and circles, the sketch scale, extrusion depths towards and
-// opposite the normal, the operation). Ten sentence structures per level, of
-// which two are held out, and synonym sets of which every fifth entry is held
-// out (program_caption.h); every number is recorded as a fact.
+// opposite the normal, the operation); and the name level, a few words
+// (part_names.cc). Fifteen sentence structures per level, of which two are
+// held out, and synonym sets of which every fifth entry is held out
+// (program_caption.h); every number is recorded as a fact.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "cad/synth/part_names.h"
 #include "cad/synth/program_caption.h"
 #include "cadclip/core/format.h"
 
@@ -260,8 +262,18 @@ std::string abstract(ProgramWriter& w) {
       return F.empty() ? "Just " + an + "." : cap_first(F) + " on " + an + ".";
     case 8:
       return "The part is " + an + with + ".";
-    default:
+    case 9:
       return "What you see here is " + an + (F.empty() ? "" : " carrying " + F) + ".";
+    case 10:
+      return "Here we have " + an + with + ".";
+    case 11:
+      return "It is " + an + with + ".";
+    case 12:
+      return F.empty() ? "Simply " + an + "." : cap_first(an) + ", featuring " + F + ".";
+    case 13:
+      return "Model of " + an + with + ".";
+    default:
+      return "A design for " + an + with + ".";
   }
 }
 
@@ -335,9 +347,24 @@ std::string beginner_text(ProgramWriter& w, int s, const std::string& n, const s
     case 8:
       return "Build " + an + " with an overall size of " + dims(w, 1, true) +
              (F.empty() ? "" : ", plus " + F) + ".";
-    default:
+    case 9:
       return "Think of " + an + "; its bounding box is " + dims(w, 1, true) +
              (F.empty() ? "" : ", and it carries " + F) + ".";
+    case 10:
+      return "To make " + an + ", draw " + with_article(outline) + " and " + w.syn(kExtrudeVerb) +
+             "; it ends up " + dims(w, 1, true) + (F.empty() ? "" : ", with " + F) + ".";
+    case 11:
+      return "This " + n + " measures " + dims(w, 1, true) + (F.empty() ? "" : " and has " + F) +
+             ".";
+    case 12:
+      return cap_first(dims(w, 0, true)) + ": that is the size of " + an +
+             (F.empty() ? "" : ", which has " + F) + ".";
+    case 13:
+      return "Sketch " + with_article(outline) + ", " + w.syn(kExtrudeVerb) + " and you have " +
+             an + " with " + dims(w, 2, true) + (F.empty() ? "" : "; it also has " + F) + ".";
+    default:
+      return "Overall " + an + " of " + dims(w, 1, true) + (F.empty() ? "" : "; features: " + F) +
+             ".";
   }
 }
 
@@ -453,9 +480,19 @@ std::string intermediate(ProgramWriter& w) {
       return "Construct " + an + with + ". " + P + " The final dimensions are " + size + ".";
     case 8:
       return cap_first(an) + ", " + size + ". It is built as follows. " + P;
-    default:
+    case 9:
       return "Breaking it down piece by piece: " + P + " All told, " + an + with + " spanning " +
              size + ".";
+    case 10:
+      return "Description of " + an + with + ". " + P + " Bounding size: " + size + ".";
+    case 11:
+      return "The part, " + an + with + ", measures " + size + ". " + P;
+    case 12:
+      return P + " The outcome is " + an + with + ", " + size + ".";
+    case 13:
+      return cap_first(an) + with + " (" + size + "). " + P;
+    default:
+      return "Consider " + an + with + ". " + P + " In total it is " + size + ".";
   }
 }
 
@@ -470,7 +507,8 @@ ExpertStyle expert_style(int s) {
       {0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1, 1, 1}, {2, 2, 2, 2, 2, 2, 2, 2},
       {0, 1, 2, 0, 1, 2, 0, 0}, {3, 3, 3, 3, 3, 3, 3, 3}, {1, 2, 0, 1, 2, 0, 1, 2},
       {2, 0, 1, 2, 0, 1, 2, 1}, {0, 2, 1, 1, 0, 2, 1, 0}, {1, 0, 2, 2, 1, 0, 2, 2},
-      {3, 3, 3, 3, 3, 3, 3, 2}};
+      {3, 3, 3, 3, 3, 3, 3, 2}, {2, 1, 0, 0, 2, 1, 0, 1}, {0, 2, 2, 1, 1, 1, 2, 0},
+      {1, 1, 0, 2, 2, 0, 0, 2}, {2, 0, 2, 1, 0, 2, 1, 0}, {1, 2, 1, 0, 2, 1, 2, 1}};
   return kStyles[s];
 }
 
@@ -744,10 +782,33 @@ std::string expert(ProgramWriter& w) {
   return text;
 }
 
+// ---------------------------------------------------------------------- name
+
+// What an engineer would call the file: "mounting plate 0.75x0.5 units", "M8 spacer".
+std::string name_level(ProgramWriter& w) {
+  const PartName part = program_part_name(prog(w), w.desc());
+  w.fact("family", w.mods().stated_family.empty() ? prog(w).family : w.mods().stated_family);
+  NameWriter nw;
+  nw.structure = [&w] { return w.structure(); };
+  nw.syn = [&w](const Strings& options) { return w.syn(options); };
+  nw.hidden = [&w](const std::string& key) { return w.hidden(key); };
+  nw.bare = [&w](const std::string& key, double units) { return w.bare(key, units); };
+  nw.unit = [&w] { return w.unit(); };
+  nw.count = [&w](const std::string& key, int n) { return w.count(key, n); };
+  nw.plain = [&w](const std::string& key, double v) {
+    w.facts[key] = v;
+    w.truth[key] = v;
+    return num_text(v);
+  };
+  return render_name(part, w.mods().names.empty() ? part.nouns : w.mods().names, nw);
+}
+
 }  // namespace
 
 std::string render_program(int level, ProgramWriter& w) {
   switch (level) {
+    case 4:
+      return name_level(w);
     case 0:
       return abstract(w);
     case 1:

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "cad/occt_shape.h"
+#include "cad/synth/part_names.h"
 #include "cad/synth/program.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
@@ -136,6 +137,15 @@ SynthPart make_program_part(const SynthOptions& options, int64_t index, int firs
       for (const auto& [d, n] : m.holes) holes_units.push_back({d / mm_per_unit, n});
       if (program.generator == "free") name_free_program(program, holes_units);
       check_holes(program, m, mm_per_unit);
+      ProgramDescription desc;
+      desc.program = &program;
+      for (int i = 0; i < 3; ++i) desc.extent[i] = m.extent(i) / mm_per_unit;
+      desc.mm_per_unit = mm_per_unit;
+      desc.units = units;
+      // An engineer's names for this part join the shape's names as synonyms;
+      // five each, so that every fifth stays held out.
+      for (const std::string& noun : program_part_name(program, desc).nouns)
+        program.names.push_back(noun);
       Result<data::BRepGraph> graph = ingest_shape(shape.value(), part.id, "assumed:m", ingest);
       if (!graph) throw Reject("featurization failed: " + graph.status().reason());
       part.geometry_hash = graph->geometry_hash;
@@ -149,14 +159,9 @@ SynthPart make_program_part(const SynthOptions& options, int64_t index, int firs
                      {"real_size_mm", real_mm},
                      {"program", program_summary(program)}};
       part.measured = measured_json(m, mm_per_unit);
-      ProgramDescription desc;
-      desc.program = &program;
-      for (int i = 0; i < 3; ++i) desc.extent[i] = m.extent(i) / mm_per_unit;
-      desc.mm_per_unit = mm_per_unit;
-      desc.units = units;
       part.truth = {{"family", program.family}};
       for (const Phrasing phrasing : {Phrasing::kSeen, Phrasing::kHeldOut}) {
-        for (int level = 0; level < 4; ++level) {
+        for (int level = 0; level < 5; ++level) {
           ProgramCaption c = write_program_caption(desc, level, phrasing, options.seed,
                                                    static_cast<uint64_t>(index), options.noise);
           part.truth.update(c.truth);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cad/synth/part_names.h"
 #include "cad/synth/program_caption.h"
 #include "cadclip/core/format.h"
 
@@ -18,29 +19,51 @@ const char* kWords[] = {"zero",  "one",   "two",  "three", "four",   "five",  "s
 
 std::string count_word(int n) { return n >= 0 && n <= 12 ? kWords[n] : std::to_string(n); }
 
-// Synonym sets; entry 4 of each is held out.
-const std::vector<std::string> kApprox = {"about", "approximately", "roughly", "around",
-                                          "close to"};
-const std::vector<std::string> kSeveral = {"several", "some", "a number of", "multiple",
-                                           "a handful of"};
-const std::vector<std::string> kSketch = {"sketch", "two-dimensional sketch", "2D sketch",
-                                          "profile sketch", "planar drawing"};
+// Synonym sets; entries 4 and 9 of each are held out.
+const std::vector<std::string> kApprox = {"about",        "approximately",   "roughly", "around",
+                                          "close to",     "nearly",          "approx.", "circa",
+                                          "more or less", "in the region of"};
+const std::vector<std::string> kSeveral = {"several",      "some",       "a number of", "multiple",
+                                           "a handful of", "various",    "a few",       "a set of",
+                                           "a group of",   "an array of"};
+const std::vector<std::string> kSketch = {"sketch",         "two-dimensional sketch",
+                                          "2D sketch",      "profile sketch",
+                                          "planar drawing", "drawing",
+                                          "2D profile",     "planar sketch",
+                                          "layout",         "flat layout drawing"};
 const std::vector<std::string> kCoordinateSystem = {"new coordinate system",
-                                                    "local coordinate system", "coordinate frame",
-                                                    "new reference frame", "fresh datum frame"};
-const std::vector<std::string> kBegin = {"Begin by", "Start by", "First, begin by",
-                                         "To start, begin by", "Kick off by"};
-const std::vector<std::string> kCreate = {"Create", "Construct", "Build", "Make", "Fashion"};
-const std::vector<std::string> kExtrudeVerb = {"extrude it", "pull it up", "give it thickness",
-                                               "raise it", "stretch it out"};
-const std::vector<std::string> kLoop = {"loop", "closed loop", "boundary loop", "contour",
-                                        "closed chain"};
+                                                    "local coordinate system",
+                                                    "coordinate frame",
+                                                    "new reference frame",
+                                                    "fresh datum frame",
+                                                    "coordinate system",
+                                                    "working coordinate system",
+                                                    "local frame",
+                                                    "reference coordinate system",
+                                                    "auxiliary datum system"};
+const std::vector<std::string> kBegin = {
+    "Begin by",    "Start by",     "First, begin by",     "To start, begin by", "Kick off by",
+    "Commence by", "Start off by", "Initially, start by", "Begin the model by", "Lead off by"};
+const std::vector<std::string> kCreate = {"Create", "Construct", "Build",   "Make",     "Fashion",
+                                          "Model",  "Design",    "Produce", "Generate", "Craft"};
+const std::vector<std::string> kExtrudeVerb = {
+    "extrude it",           "pull it up", "give it thickness", "raise it",
+    "stretch it out",       "pad it",     "thicken it",        "extrude it upward",
+    "lift it into a solid", "push it out"};
+const std::vector<std::string> kLoop = {
+    "loop",    "closed loop",    "boundary loop", "contour",   "closed chain",
+    "outline", "closed profile", "boundary",      "wire loop", "perimeter ring"};
 const std::vector<std::string> kNewBody = {
-    "a new solid body", "a new body", "a separate solid body", "a new part body", "a fresh solid"};
-const std::vector<std::string> kHoleWord = {"hole", "opening", "hole", "circular hole",
-                                            "bored opening"};
-const std::vector<std::string> kResult = {"The result is", "This gives", "You end up with",
-                                          "The outcome is", "What remains is"};
+    "a new solid body", "a new body",      "a separate solid body", "a new part body",
+    "a fresh solid",    "a new solid",     "a standalone body",     "an independent body",
+    "a new solid part", "a brand-new body"};
+const std::vector<std::string> kHoleWord = {
+    "hole",         "opening",      "hole",       "circular hole", "bored opening",
+    "through hole", "drilled hole", "round hole", "hole",          "punched aperture"};
+const std::vector<std::string> kResult = {
+    "The result is",         "This gives",       "You end up with",   "The outcome is",
+    "What remains is",       "This yields",      "The final part is", "In the end you get",
+    "The finished piece is", "All this produces"};
 
 std::string cap_first(std::string s) {
   if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
@@ -62,15 +85,17 @@ std::string with_article(const std::string& noun) {
 ProgramWriter::ProgramWriter(Rng rng, const ProgramDescription& desc, int level, Phrasing phrasing,
                              const CaptionMods& mods)
     : rng_(rng), desc_(desc), phrasing_(phrasing), mods_(mods) {
-  static const int kUnitsDecimals[4] = {2, 2, 3, 4};
-  static const int kMmDecimals[4] = {1, 1, 1, 2};
+  // abstract, beginner, intermediate, expert, name
+  static const int kUnitsDecimals[5] = {2, 2, 3, 4, 2};
+  static const int kMmDecimals[5] = {1, 1, 1, 2, 1};
   decimals_ = desc.units == CaptionUnits::kUnits ? kUnitsDecimals[level] : kMmDecimals[level];
   unit_style_ = rng_.integer(0, 3);
   words_ = rng_.chance(0.5);
 }
 
 int ProgramWriter::structure() {
-  static const std::vector<int> kSeen = {0, 1, 2, 3, 5, 6, 7, 8}, kHeld = {4, 9};
+  static const std::vector<int> kSeen = {0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 14},
+                                kHeld = {4, 9};
   return rng_.pick(heldout() ? kHeld : kSeen);
 }
 
@@ -178,6 +203,9 @@ std::vector<std::string> heldout_markers(int level) {
       out = {"Geometry overview —", "Envelope:", "Breaking it down piece by piece",
              "Piece 1 —",           "All told,", "pushed "};
       held(kApprox);
+      break;
+    case 4:
+      out = name_heldout_markers();
       break;
     default:
       out = {"Datum: Euler angles",

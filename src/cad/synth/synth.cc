@@ -157,7 +157,7 @@ SynthPart make_synth_part(const SynthOptions& options, int64_t index, int first_
       part.step = synth::step_text(built.shape, part.id);
       synth::CaptionSet captions = synth::write_captions(
           built.desc, options.seed, static_cast<uint64_t>(index), options.noise);
-      for (size_t level = 0; level < 4; ++level)
+      for (size_t level = 0; level < captions.texts.size(); ++level)
         part.captions.push_back({kCaptionLevels[level], captions.texts[level],
                                  captions.facts[level], captions.noise[level], nullptr});
       return part;
@@ -559,7 +559,7 @@ SynthStats synth_stats(const std::filesystem::path& dir) {
   stats.test_parts = static_cast<int64_t>(test.size());
   stats.family_oracle_r1 = test.empty() ? 0 : sum / static_cast<double>(test.size());
   auto shares = [](const auto& by_text, const auto& totals) {
-    // The four levels, then any others (a program set's *_heldout levels).
+    // The five levels, then any others (a program set's *_heldout levels).
     std::vector<std::string> levels(std::begin(kCaptionLevels), std::end(kCaptionLevels));
     for (const auto& [level, n] : totals)
       if (std::find(levels.begin(), levels.end(), level) == levels.end()) levels.push_back(level);

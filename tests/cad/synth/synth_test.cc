@@ -44,7 +44,7 @@ TEST(Synth, EveryFamilyGivesValidSolidsWhoseCaptionsAgreeWithTheGeometry) {
     for (int64_t i = 0; i < 3; ++i) {
       const cad::SynthPart part = cad::make_synth_part(options, i);
       ASSERT_EQ(part.family, family);
-      ASSERT_EQ(part.captions.size(), 4u);
+      ASSERT_EQ(part.captions.size(), 5u);
       const test::OracleMeasure m = test::oracle_measure(part.step);
       EXPECT_TRUE(m.valid) << part.id << " " << family;
       EXPECT_EQ(m.solids, 1) << part.id << " " << family;
@@ -80,7 +80,7 @@ TEST(Synth, SameSeedGivesSameBytesWhateverTheThreadCount) {
     for (const fs::path& dir : {a, b, c}) fs::remove_all(dir);
 }
 
-TEST(Synth, WrittenSetHasFourLevelsPerPartAndThreeSplits) {
+TEST(Synth, WrittenSetHasFiveLevelsPerPartAndThreeSplits) {
   cad::SynthOptions options;
   options.count = 18;
   options.seed = 11;
@@ -97,7 +97,7 @@ TEST(Synth, WrittenSetHasFourLevelsPerPartAndThreeSplits) {
     EXPECT_TRUE(row.at("noise").is_null());  // --noise 0
   }
   EXPECT_EQ(levels.size(), 18u);
-  for (const auto& [id, set] : levels) EXPECT_EQ(set.size(), 4u) << id;
+  for (const auto& [id, set] : levels) EXPECT_EQ(set.size(), 5u) << id;
   const auto splits = nlohmann::json::parse(read_text_file(dir / "splits.json"));
   size_t total = 0;
   for (const char* split : {"train", "validation", "test"}) total += splits.at(split).size();
@@ -157,7 +157,7 @@ TEST(Synth, FamilyOracleOfOneFamilySetIsOneOverTestSize) {
   const cad::SynthStats stats = cad::synth_stats(dir);
   ASSERT_GT(stats.test_parts, 0);
   EXPECT_NEAR(stats.family_oracle_r1, 1.0 / static_cast<double>(stats.test_parts), 1e-12);
-  ASSERT_EQ(stats.shared_caption_share.size(), 4u);
+  ASSERT_EQ(stats.shared_caption_share.size(), 5u);
   for (const auto& [level, share] : stats.shared_caption_share_all) {
     EXPECT_GE(share, 0);
     EXPECT_LE(share, 1);
