@@ -42,10 +42,12 @@ void set_threads(int threads) {
 
 class Model {
  public:
-  static std::unique_ptr<Model> load(const std::string& checkpoint, std::optional<int> threads) {
+  // No checkpoint: the released model (model::default_model).
+  static std::unique_ptr<Model> load(std::optional<std::string> named, std::optional<int> threads) {
     if (threads) set_threads(*threads);
     auto m = std::make_unique<Model>();
     py::gil_scoped_release release;
+    const std::string checkpoint = named ? *named : model::default_model().string();
     m->folder_ = model::resolve_checkpoint(checkpoint);
     m->built_ = model::load_model_from_checkpoint(checkpoint);
     m->built_.model->eval();
@@ -224,10 +226,12 @@ void bind_models(py::module_& m) {
                     R"(A trained two-tower model, loaded from a checkpoint, in inference mode.
 
 Model.load(checkpoint) takes a checkpoint pointer (RUN/checkpoints/best.json), a
-checkpoint folder, or a run folder (then its last checkpoint); the weights are
+checkpoint folder, or a run folder (then its last checkpoint); Model.load() the
+released model (models/default.json, or $CADCLIP_MODEL). The weights are
 health-checked (no NaN/Inf) and their sha256 compared with what the pointer
 recorded. Embeddings are unit rows of float32 on the CPU.)")
-      .def_static("load", &Model::load, py::arg("checkpoint"), py::arg("threads") = py::none(),
+      .def_static("load", &Model::load, py::arg("checkpoint") = py::none(),
+                  py::arg("threads") = py::none(),
                   "Loads a checkpoint; threads, when given, sets LibTorch's intra-op threads "
                   "(torch.set_num_threads does the same).")
       .def("embed_text", &Model::embed_text, py::arg("texts"), py::arg("batch_size") = 32,

@@ -1,16 +1,17 @@
 """Writes DIR/splits_programs.json and DIR/splits_families.json: the splits of
-DIR/synth/splits.json cut down to one kind of part each (from the synth
+SYNTH/splits.json cut down to one kind of part each (from the synth
 manifest), for `cadclip eval --subset` or `--splits`.
 
-    python3 scripts/split_by_kind.py DIR
+    python3 scripts/split_by_kind.py DIR [SYNTH]     (SYNTH: DIR/synth, cadclip synth's --out)
 """
 import json
 import sys
 
 d = sys.argv[1]
-splits = json.load(open(f"{d}/synth/splits.json"))
+synth = sys.argv[2] if len(sys.argv) > 2 else f"{d}/synth"
+splits = json.load(open(f"{synth}/splits.json"))
 kind = {p["id"]: p.get("kind", "family")
-        for p in json.load(open(f"{d}/synth/manifest.json"))["parts"]}
+        for p in json.load(open(f"{synth}/manifest.json"))["parts"]}
 for k, name in (("program", "programs"), ("family", "families")):
     json.dump({s: [i for i in ids if kind.get(i) == k] for s, ids in splits.items()},
               open(f"{d}/splits_{name}.json", "w"))

@@ -8,7 +8,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -25,19 +24,18 @@
 namespace cadclip::app {
 namespace {
 
-constexpr const char* kDefaultTextModel = "/opt/cadclip/models/all-MiniLM-L6-v2";
-
 struct EmbedOptions {
   std::vector<std::string> texts;  // sentences to embed
   std::string file;                // or a text file with one sentence per line ("-": stdin)
-  std::string model;       // model folder; empty: $CADCLIP_TEXT_MODEL, else kDefaultTextModel
-  std::string checkpoint;  // a two-tower checkpoint instead: its text embeddings; empty = none
-  std::string pooling = "auto";  // auto (the folder's pooling, else cls), cls or mean
-  int64_t max_length = 0;        // tokens per text; 0: the folder's limit
-  int64_t batch_size = 32;       // texts per forward pass
-  int values = 6;                // leading values of each vector to print
-  int threads = 0;               // LibTorch intra-op threads; 0: its default
-  std::string output;            // also write all vectors [n, hidden] to this safetensors file
+  std::string model;               // a pretrained text model folder; empty: a checkpoint's tower
+  std::string checkpoint;          // a two-tower checkpoint: its text embeddings; empty (and no
+                                   // model) = the released model
+  std::string pooling = "auto";    // auto (the folder's pooling, else cls), cls or mean
+  int64_t max_length = 0;          // tokens per text; 0: the folder's limit
+  int64_t batch_size = 32;         // texts per forward pass
+  int values = 6;                  // leading values of each vector to print
+  int threads = 0;                 // LibTorch intra-op threads; 0: its default
+  std::string output;              // also write all vectors [n, hidden] to this safetensors file
 };
 
 std::vector<std::string> read_lines(const std::string& path) {
@@ -109,11 +107,14 @@ int run_embed(const EmbedOptions& options) {
     throw Error("no sentences to embed: pass them as arguments or with --file (one per line)");
   if (options.threads > 0) at::set_num_threads(options.threads);
   if (!options.checkpoint.empty()) return run_embed_checkpoint(options, texts);
-  std::string folder = options.model;
-  if (folder.empty()) {
-    const char* env = std::getenv("CADCLIP_TEXT_MODEL");
-    folder = env && *env ? env : kDefaultTextModel;
+  if (options.model.empty()) {
+    // Neither a checkpoint nor a text folder: the released model, what
+    // `cadclip index` uses by default.
+    EmbedOptions released = options;
+    released.checkpoint = model::default_model().string();
+    return run_embed_checkpoint(released, texts);
   }
+  const std::string folder = options.model;
   text::TextModelOptions model_options;
   model_options.pooling = options.pooling;
   model_options.max_length = options.max_length;
@@ -137,11 +138,12 @@ void define_embed(CLI::App& command, Runner& run) {
   command.add_option("texts", options->texts, "Sentences to embed");
   command.add_option("--file", options->file, "Sentences, one per line ('-': stdin)");
   command.add_option("--model", options->model,
-                     "Text model folder (default: $CADCLIP_TEXT_MODEL, else " +
-                         std::string(kDefaultTextModel) + ")");
+                     "A pretrained text model folder: its sentence embeddings (e.g. " +
+                         text::default_text_model_folder().string() + ")");
   command.add_option("--checkpoint", options->checkpoint,
                      "A trained model (checkpoint pointer, folder or run folder): print its text "
-                     "embeddings, the vectors parts are searched with");
+                     "embeddings, the vectors parts are searched with. With neither this nor "
+                     "--model: the released model (models/default.json, or $CADCLIP_MODEL)");
   command.add_option("--pooling", options->pooling, "auto, cls or mean")
       ->check(CLI::IsMember({"auto", "cls", "mean"}));
   command

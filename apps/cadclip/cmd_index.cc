@@ -1,4 +1,4 @@
-// cadclip index CHECKPOINT LIBRARY --out DIR: embeds a part library into a
+// cadclip index [CHECKPOINT] LIBRARY --out DIR: embeds a part library into a
 // searchable index folder (FAISS vectors, SQLite catalog, thumbnails); run it
 // again to pick up new, changed and deleted parts.
 #include <ATen/Parallel.h>
@@ -7,21 +7,31 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cadclip/core/format.h"
 #include "cadclip/index/build_index.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "command.h"
 
 namespace cadclip::app {
 namespace {
 
 struct IndexCommandOptions {
-  index::IndexOptions index;  // the job's options (cadclip/index/build_index.h)
-  int threads = 0;            // intra-op threads; 0 = LibTorch's default (the cores)
+  index::IndexOptions index;        // the job's options (cadclip/index/build_index.h)
+  int threads = 0;                  // intra-op threads; 0 = LibTorch's default (the cores)
+  std::vector<std::string> inputs;  // [checkpoint] library, as given
 };
 
-int run_index(const IndexCommandOptions& o) {
+int run_index(IndexCommandOptions o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
+  o.index.library = o.inputs.back();
+  if (o.inputs.size() == 2) {
+    o.index.checkpoint = o.inputs.front();
+  } else {
+    o.index.checkpoint = model::default_model().string();
+    std::printf("model: the released model %s\n", o.index.checkpoint.c_str());
+  }
   const index::IndexSummary s = index::build_index(o.index);
   std::printf(
       "index %s: %s parts (%s new, %s changed, %s moved, %s removed, %s unchanged), %s failed, "
@@ -43,17 +53,15 @@ int run_index(const IndexCommandOptions& o) {
 void define_index(CLI::App& command, Runner& run) {
   auto o = std::make_shared<IndexCommandOptions>();
   index::IndexOptions& i = o->index;
+  // [CHECKPOINT] LIBRARY: without a checkpoint, the released model.
   command
-      .add_option("checkpoint", i.checkpoint,
-                  "Checkpoint: <run>/checkpoints/<name>.json, its folder, or a "
-                  "run folder (last)")
+      .add_option("inputs", o->inputs,
+                  "[CHECKPOINT] LIBRARY. CHECKPOINT: <run>/checkpoints/<name>.json, its folder, "
+                  "or a run folder (last); left out: the released model (models/default.json, "
+                  "or $CADCLIP_MODEL). LIBRARY: a folder of CAD files, a prepared folder, or a "
+                  "dataset file listing prepared folders (the parts of a sharded prepare)")
       ->required()
-      ->check(CLI::ExistingPath);
-  command
-      .add_option("library", i.library,
-                  "Folder of CAD files, a prepared folder, or a dataset file listing prepared "
-                  "folders (the parts of a sharded prepare)")
-      ->required()
+      ->expected(1, 2)
       ->check(CLI::ExistingPath);
   command.add_option("--out", i.out, "Index folder to write (updated when it exists)")->required();
   command

@@ -23,6 +23,7 @@
 #include "cadclip/core/log.h"
 #include "cadclip/data/splits.h"
 #include "cadclip/model/model_config.h"
+#include "cadclip/text/text_model.h"
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/trainer.h"
 #include "command.h"
@@ -31,11 +32,6 @@ extern char** environ;
 
 namespace cadclip::app {
 namespace {
-
-std::string default_text_model() {
-  if (const char* env = std::getenv("CADCLIP_TEXT_MODEL")) return env;
-  return "/opt/cadclip/models/all-MiniLM-L6-v2";
-}
 
 // A TCP port on 127.0.0.1 that is free right now, for rank 0's rendezvous.
 int free_port() {
@@ -150,6 +146,18 @@ void add_model_size_options(CLI::App& command, model::ModelConfig& model) {
                   "counts, angles) beside the text tower; 0 = none")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command
+      .add_option_function<std::string>(
+          "--text-space",
+          [&model](const std::string& name) {
+            model.two_tower.text_space = model::parse_text_space(name);
+          },
+          "How texts land in the shared space: head (a trained head over the pooled "
+          "features), locked (the pretrained sentence embedding itself; needs --embed-dim "
+          "of the tower's width, 384 for MiniLM), residual (the pretrained embedding plus a "
+          "trained correction that starts at zero; same width)")
+      ->check(CLI::IsMember({"head", "locked", "residual"}))
+      ->default_str(model::text_space_name(model.two_tower.text_space));
   command.add_option("--brep-width", model.brep.width, "B-Rep encoder width")
       ->capture_default_str();
   command.add_option("--brep-layers", model.brep.layers, "B-Rep encoder layers")
@@ -198,7 +206,7 @@ void define_train(CLI::App& command, Runner& run) {
   auto backend = std::make_shared<std::string>("gloo");
   auto timeout_s = std::make_shared<double>(
       std::chrono::duration<double>(train::ProcessGroupOptions{}.timeout).count());
-  o->model.text_folder = default_text_model();
+  o->model.text_folder = text::default_text_model_folder().string();
   // First, so that the options given beside it override the file's: CLI11
   // assigns given options in the order they are defined.
   command.add_option_function<std::string>(
@@ -212,6 +220,39 @@ void define_train(CLI::App& command, Runner& run) {
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command
+      .add_option_function<std::vector<std::string>>(
+          "--share",
+          [o](const std::vector<std::string>& pairs) {
+            for (const std::string& pair : pairs) {
+              const size_t eq = pair.find('=');
+              char* end = nullptr;
+              const double share =
+                  eq == std::string::npos ? 0 : std::strtod(pair.c_str() + eq + 1, &end);
+              if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' ||
+                  !(share > 0))
+                throw Error(
+                    format("--share {}: write SOURCE=FRACTION with a positive fraction, "
+                           "e.g. --share real=0.3 (a source is named by its --data "
+                           "folder's name)",
+                           pair));
+              o->shares[pair.substr(0, eq)] = share;
+            }
+          },
+          "Sampling share of a source, SOURCE=FRACTION (repeat it; every source then needs one; "
+          "shares are normalised): an epoch draws that share of its samples from the source, "
+          "repeating a small one. Default: every training model once per epoch")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command
+      .add_option("--select-by", o->select_by,
+                  "The source whose validation R@1 picks the best checkpoint, or mean (the mean "
+                  "over sources); each source is validated and reported apart")
+      ->capture_default_str();
+  command.add_option("--init", o->init,
+                     "Checkpoint to start from (the released model, a run's best.json) instead "
+                     "of from scratch; its shape options must match these");
   command.add_option("--out", o->out, "Run folder (checkpoints, metrics, options) (required)");
   command
       .add_option("--text-model", o->model.text_folder,
@@ -228,6 +269,11 @@ void define_train(CLI::App& command, Runner& run) {
       ->capture_default_str();
   command.add_option("--lr", o->lr, "Peak learning rate of the new modules")->capture_default_str();
   command.add_option("--text-lr", o->text_lr, "Peak learning rate of the text tower")
+      ->capture_default_str();
+  command
+      .add_option("--text-train-layers", o->text_train_layers,
+                  "With --text-lr > 0: only the last N layers of the text tower train; 0 = all")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command.add_option("--weight-decay", o->weight_decay, "AdamW weight decay")
       ->capture_default_str();

@@ -5,6 +5,7 @@ namespace cadclip::app {
 void define_check(CLI::App& command, Runner& run);
 void define_embed(CLI::App& command, Runner& run);
 void define_eval(CLI::App& command, Runner& run);
+void define_export(CLI::App& command, Runner& run);
 void define_train(CLI::App& command, Runner& run);
 void define_index(CLI::App& command, Runner& run);
 void define_merge(CLI::App& command, Runner& run);
@@ -21,10 +22,12 @@ std::span<const Command> commands() {
   static const Command kCommands[] = {
       {"check", "Health report of a safetensors file: dtypes, shapes, NaN/Inf per tensor",
        define_check},
-      {"embed", "Sentence embeddings from a text model folder (default: all-MiniLM-L6-v2)",
+      {"embed", "Text embeddings of the released model, a checkpoint or a text model folder",
        define_embed},
       {"eval", "Retrieval metrics of a checkpoint on a split: text<->CAD, CAD->CAD, diagnostics",
        define_eval},
+      {"export", "A checkpoint as a released model: what training changed, text tower by checksum",
+       define_export},
       {"merge", "One prepared folder over many (the parts of a sharded prepare), shards not copied",
        define_merge},
       {"train", "Contrastive training of the two-tower model on a prepared dataset", define_train},

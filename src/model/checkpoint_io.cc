@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -16,6 +18,7 @@
 #include "cadclip/core/safetensors.h"
 #include "cadclip/core/tensor_health.h"
 #include "cadclip/data/tensor_io.h"
+#include "cadclip/text/text_model.h"
 
 namespace cadclip::model {
 namespace {
@@ -155,6 +158,7 @@ const char* sha256_key(const std::string& file) {
   if (file == "model.safetensors") return "model_sha256";
   if (file == "text/model.safetensors") return "text_sha256";
   if (file == "state.safetensors") return "state_sha256";
+  if (file == "text/changed.safetensors") return "text_changed_sha256";
   return nullptr;
 }
 
@@ -191,9 +195,46 @@ void verify_checkpoint_files(const fs::path& path, const std::vector<std::string
   }
 }
 
+namespace {
+
+// A released model (export_model): the pretrained text weights from the
+// installed folder its base.json names, then what training changed.
+BuiltModel load_released_model(const fs::path& path, const fs::path& folder, ModelConfig config) {
+  const fs::path base = find_text_base(folder / "text" / "base.json");
+  const SafetensorsReader weights = open_checkpoint_file(folder / "model.safetensors");
+  const fs::path changed_file = folder / "text" / "changed.safetensors";
+  verify_checkpoint_files(path, {"model.safetensors", "text/changed.safetensors"});
+  config.text_folder = base.string();
+  BuiltModel built = build_model(config);
+  load_into(*built.model, "", weights, {kTextPrefix});
+  if (fs::exists(changed_file)) {
+    const SafetensorsReader changed = open_checkpoint_file(changed_file);
+    const auto state = named_state(*built.model);
+    at::NoGradGuard no_grad;
+    for (const TensorInfo& info : changed.tensors()) {
+      const auto it = std::find_if(state.begin(), state.end(), [&](const auto& item) {
+        return item.first == std::string(kTextPrefix) + info.name;
+      });
+      if (it == state.end())
+        throw Error(
+            format("{}: tensor '{}' is not in the text tower; the file belongs to "
+                   "another model",
+                   changed_file.string(), info.name));
+      it->second.copy_(data::read_tensor(changed, info));
+    }
+  }
+  built.model->eval();
+  return built;
+}
+
+}  // namespace
+
 BuiltModel load_model_from_checkpoint(const fs::path& path) {
   const fs::path folder = resolve_checkpoint(path);
   ModelConfig config = read_model_config(folder / "config.json");
+  if (!fs::exists(folder / "text" / "model.safetensors") &&
+      fs::exists(folder / "text" / "base.json"))
+    return load_released_model(path, folder, std::move(config));
   config.text_folder = (folder / config.text_folder).string();
   // build_model reads the text weights from text/model.safetensors; check
   // their health first so that a sick text tower is named, not loaded. Then
@@ -210,8 +251,139 @@ BuiltModel load_model_from_checkpoint(const fs::path& path) {
 
 std::string checkpoint_identity(const fs::path& path) {
   const fs::path folder = resolve_checkpoint(path);
+  const fs::path text = folder / "text";
+  if (!fs::exists(text / "model.safetensors") && fs::exists(text / "base.json")) {
+    const nlohmann::json base = nlohmann::json::parse(read_text_file(text / "base.json"));
+    const std::string changed = fs::exists(text / "changed.safetensors")
+                                    ? sha256_file_hex(text / "changed.safetensors")
+                                    : std::string();
+    return sha256_hex(sha256_file_hex(folder / "model.safetensors") + "\n" +
+                      base.value("sha256", std::string()) + "\n" + changed);
+  }
   return sha256_hex(sha256_file_hex(folder / "model.safetensors") + "\n" +
-                    sha256_file_hex(folder / "text" / "model.safetensors"));
+                    sha256_file_hex(text / "model.safetensors"));
+}
+
+fs::path find_text_base(const fs::path& base_json) {
+  nlohmann::json base;
+  try {
+    base = nlohmann::json::parse(read_text_file(base_json));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(format("{} is not valid JSON: {}", base_json.string(), e.what()));
+  }
+  const std::string name = base.value("name", std::string());
+  const std::string sha256 = base.value("sha256", std::string());
+  if (name.empty() || sha256.empty())
+    throw Error(
+        format("{} names no pretrained text model (keys name and sha256)", base_json.string()));
+  std::vector<fs::path> candidates = {text::default_text_model_folder()};
+  for (const auto& folder : base.value("folders", std::vector<std::string>{}))
+    candidates.emplace_back(folder);
+  candidates.push_back(fs::path("/opt/cadclip/models") / name);
+  std::vector<std::string> tried;
+  for (const fs::path& folder : candidates) {
+    const fs::path weights = folder / "model.safetensors";
+    if (!fs::exists(weights)) {
+      tried.push_back(format("{} (no model.safetensors)", folder.string()));
+      continue;
+    }
+    const std::string found = sha256_file_hex(weights);
+    if (found == sha256) return folder;
+    tried.push_back(format("{} (other weights, sha256 {})", folder.string(), found.substr(0, 12)));
+  }
+  throw Error(format(
+      "{} builds on the pretrained text model {} (sha256 {}), which is in none of "
+      "{}. Run scripts/setup.sh, which installs it, or set CADCLIP_TEXT_MODEL to "
+      "its folder",
+      base_json.parent_path().parent_path().string(), name, sha256.substr(0, 12), join(tried)));
+}
+
+fs::path default_model() {
+  if (const char* env = std::getenv("CADCLIP_MODEL"); env != nullptr && *env != '\0') {
+    if (!fs::exists(env))
+      throw Error(
+          format("CADCLIP_MODEL={} does not exist; point it at a checkpoint (a "
+                 "best.json, a run folder or models/default.json)",
+                 env));
+    return env;
+  }
+  // A build tree first (<source>/build/<preset>/apps/cadclip: the source's
+  // models/), then what scripts/setup.sh installs.
+  std::vector<fs::path> candidates;
+  std::error_code ec;
+  fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (int up = 0; up < 5 && !ec && dir.has_relative_path(); ++up, dir = dir.parent_path())
+    candidates.push_back(dir / "models" / "default.json");
+  candidates.emplace_back("/opt/cadclip/models/cadclip/default.json");
+  for (const fs::path& pointer : candidates)
+    if (fs::exists(pointer)) return pointer;
+  throw Error(
+      format("no model was named and the released model is not installed (looked for {}); "
+             "name a checkpoint (a run's checkpoints/best.json) or run scripts/setup.sh",
+             join(std::vector<std::string>(candidates.begin(), candidates.end()))));
+}
+
+fs::path export_model(const fs::path& checkpoint, const fs::path& out,
+                      const ExportOptions& options) {
+  const BuiltModel built = load_model_from_checkpoint(checkpoint);
+  const fs::path base_weights = options.text_base / "model.safetensors";
+  if (!fs::exists(base_weights))
+    throw Error(
+        format("export: the pretrained text folder {} has no model.safetensors; pass the "
+               "folder the run started from (--text-base)",
+               options.text_base.string()));
+  const text::TextModel base = text::load_text_model(options.text_base, built.config.text);
+  std::map<std::string, at::Tensor> base_state;
+  for (const auto& [name, t] : named_state(*base.encoder)) base_state[name] = t;
+
+  std::vector<std::pair<std::string, at::Tensor>> main_part, changed;
+  for (const auto& [name, t] : named_state(*built.model)) {
+    if (!name.starts_with(kTextPrefix)) {
+      const bool half = options.fp16 && t.is_floating_point() && name != "log_logit_scale";
+      main_part.emplace_back(name, half ? t.to(at::kHalf) : t);
+      continue;
+    }
+    const std::string text_name = name.substr(std::string(kTextPrefix).size());
+    const auto it = base_state.find(text_name);
+    if (it == base_state.end() || it->second.sizes() != t.sizes())
+      throw Error(
+          format("export: text tensor '{}' of {} is not in {} with that shape; pass the "
+                 "text folder the run started from",
+                 text_name, checkpoint.string(), options.text_base.string()));
+    if (!at::equal(it->second, t)) changed.emplace_back(text_name, t);
+  }
+  const fs::path folder = out / options.name;
+  fs::remove_all(folder);
+  fs::create_directories(folder / "text");
+  write_tensors(folder / "model.safetensors", main_part, {{"format", "pt"}});
+  if (!changed.empty())
+    write_tensors(folder / "text" / "changed.safetensors", changed, {{"format", "pt"}});
+  for (const char* file : kTextFiles) {
+    const fs::path source = options.text_base / file;
+    if (!fs::exists(source)) continue;
+    fs::create_directories((folder / "text" / file).parent_path());
+    write_text_atomic(folder / "text" / file, read_text_file(source));
+  }
+  const nlohmann::json base_json = {
+      {"name", fs::weakly_canonical(options.text_base).filename().string()},
+      {"sha256", sha256_file_hex(base_weights)},
+      {"folders", {fs::absolute(options.text_base).lexically_normal().string()}},
+      {"changed_tensors", changed.size()}};
+  write_text_atomic(folder / "text" / "base.json", base_json.dump(2) + "\n");
+  ModelConfig saved = built.config;
+  saved.text_folder = "text";
+  write_text_atomic(folder / "config.json", nlohmann::json(saved).dump(2) + "\n");
+  nlohmann::json pointer = {{"folder", options.name},
+                            {"model_sha256", sha256_file_hex(folder / "model.safetensors")},
+                            {"text_base_sha256", base_json["sha256"]}};
+  if (!changed.empty())
+    pointer["text_changed_sha256"] = sha256_file_hex(folder / "text" / "changed.safetensors");
+  const fs::path pointer_file = out / "default.json";
+  write_text_atomic(pointer_file, pointer.dump(2) + "\n");
+  log::info("export", "{} -> {} ({} B-Rep and head tensors{}, {} text tensors changed)",
+            checkpoint.string(), folder.string(), main_part.size(), options.fp16 ? " in fp16" : "",
+            changed.size());
+  return pointer_file;
 }
 
 void save_checkpoint(const fs::path& run_folder, const std::string& name, const BuiltModel& built,

@@ -37,12 +37,23 @@ struct nlohmann::adl_serializer<c10::ScalarType> {
   }
 };
 
+// The text space as JSON: its name.
+template <>
+struct nlohmann::adl_serializer<cadclip::model::TextSpace> {
+  static void to_json(nlohmann::json& json, cadclip::model::TextSpace space) {
+    json = cadclip::model::text_space_name(space);
+  }
+  static void from_json(const nlohmann::json& json, cadclip::model::TextSpace& space) {
+    space = cadclip::model::parse_text_space(json.get<std::string>());
+  }
+};
+
 namespace cadclip::model {
 
 CADCLIP_JSON_FIELDS(BRepEncoderOptions, width, layers, heads, ffn_hidden, face_channels, edge_width,
                     max_hops, dropout, attention_bias_init)
 CADCLIP_JSON_FIELDS(TwoTowerOptions, embed_dim, init_temperature, max_logit_scale, text_head_hidden,
-                    quantity_width, text_precision)
+                    quantity_width, text_precision, text_space)
 
 void to_json(nlohmann::json& json, const ModelConfig& config) {
   json = {{"brep", config.brep}, {"two_tower", config.two_tower}, {"text", config.text}};

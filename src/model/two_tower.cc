@@ -20,6 +20,24 @@ torch::Tensor normalise(const torch::Tensor& x) {
 
 }  // namespace
 
+TextSpace parse_text_space(const std::string& name) {
+  if (name == "head") return TextSpace::kHead;
+  if (name == "locked") return TextSpace::kLocked;
+  if (name == "residual") return TextSpace::kResidual;
+  throw Error(format("text space '{}' is not head, locked or residual", name));
+}
+
+std::string text_space_name(TextSpace space) {
+  switch (space) {
+    case TextSpace::kLocked:
+      return "locked";
+    case TextSpace::kResidual:
+      return "residual";
+    default:
+      return "head";
+  }
+}
+
 void TwoTowerOptions::validate() const {
   if (embed_dim <= 0) {
     throw Error(
@@ -68,12 +86,21 @@ TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t 
                "encoder's pooled output (384 for MiniLM-L6)",
                text_width_));
   }
+  if (options_.text_space != TextSpace::kHead && options_.embed_dim != text_width_) {
+    throw Error(
+        format("TwoTower: the {} text space is the text tower's own embedding space, of width "
+               "{}; embed_dim is {}. Pass --embed-dim {}",
+               text_space_name(options_.text_space), text_width_, options_.embed_dim, text_width_));
+  }
   register_module("brep", brep_.ptr());
   register_module("text", text_.ptr());
   brep_head = register_module(
       "brep_head",
       torch::nn::Linear(
           torch::nn::LinearOptions(brep_->options().width, options_.embed_dim).bias(false)));
+  log_logit_scale = register_parameter(
+      "log_logit_scale", at::full({}, std::log(1.0 / options_.init_temperature), at::kFloat));
+  if (options_.text_space == TextSpace::kLocked) return;  // nothing trained on the text side
   int64_t head_input = text_width_;
   if (options_.quantity_width > 0) {
     quantity = register_module("quantity", QuantityEncoder(options_.quantity_width));
@@ -87,8 +114,10 @@ TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t 
   text_head = register_module(
       "text_head",
       torch::nn::Linear(torch::nn::LinearOptions(head_input, options_.embed_dim).bias(false)));
-  log_logit_scale = register_parameter(
-      "log_logit_scale", at::full({}, std::log(1.0 / options_.init_temperature), at::kFloat));
+  if (options_.text_space == TextSpace::kResidual) {
+    torch::NoGradGuard no_grad;
+    text_head->weight.zero_();  // the correction starts at nothing: the locked space
+  }
 }
 
 torch::Tensor TwoTowerImpl::encode_brep(const data::BRepBatch& batch) {
@@ -134,6 +163,7 @@ torch::Tensor TwoTowerImpl::project_text(const torch::Tensor& pooled,
                                          const text::QuantityBatch& quantities) {
   NoAutocast fp32;
   torch::Tensor x = pooled.to(at::kFloat);
+  if (options_.text_space == TextSpace::kLocked) return normalise(x);
   if (quantity) {
     if (!quantities.defined()) {
       throw Error(
@@ -148,6 +178,8 @@ torch::Tensor TwoTowerImpl::project_text(const torch::Tensor& pooled,
     x = at::cat({x, quantity(quantities)}, -1);
   }
   if (text_hidden) x = at::gelu(text_hidden(x));
+  if (options_.text_space == TextSpace::kResidual)
+    return normalise(normalise(pooled.to(at::kFloat)) + text_head(x));
   return normalise(text_head(x));
 }
 

@@ -280,4 +280,10 @@ torch::Tensor TextModel::embed(std::span<const std::string> texts, bool normaliz
       });
 }
 
+std::filesystem::path default_text_model_folder() {
+  if (const char* env = std::getenv("CADCLIP_TEXT_MODEL"); env != nullptr && *env != '\0')
+    return env;
+  return "/opt/cadclip/models/all-MiniLM-L6-v2";
+}
+
 }  // namespace cadclip::text

@@ -120,6 +120,8 @@ std::vector<std::string> resume_conflicts(const model::ModelConfig& asked,
   check("--embed-dim", asked.two_tower.embed_dim, saved.two_tower.embed_dim);
   check("--text-head-hidden", asked.two_tower.text_head_hidden, saved.two_tower.text_head_hidden);
   check("--quantity-width", asked.two_tower.quantity_width, saved.two_tower.quantity_width);
+  check("--text-space", model::text_space_name(asked.two_tower.text_space),
+        model::text_space_name(saved.two_tower.text_space));
   check("--max-text-length", asked.text.max_length, saved.text.max_length);
   check("--precision", model::text_precision_name(asked.two_tower.text_precision),
         model::text_precision_name(saved.two_tower.text_precision));

@@ -10,12 +10,12 @@
 
 namespace cadclip::train {
 
-CADCLIP_JSON_FIELDS(TrainOptions, data, out, model, levels, epochs, batch_size, lr, text_lr,
-                    weight_decay, warmup, grad_clip, device, threads, seed, loss,
-                    mask_false_negatives, queue, queue_momentum, max_nonfinite_steps,
-                    checkpoint_every, stop_after_steps, resume, text_cache, validation_split,
-                    eval_batch_size, loader_threads, pairwise_cache_mb, deterministic,
-                    debug_nan_at_step, debug_nan_count)
+CADCLIP_JSON_FIELDS(TrainOptions, data, shares, select_by, init, out, model, levels, epochs,
+                    batch_size, lr, text_lr, text_train_layers, weight_decay, warmup, grad_clip,
+                    device, threads, seed, loss, mask_false_negatives, queue, queue_momentum,
+                    max_nonfinite_steps, checkpoint_every, stop_after_steps, resume, text_cache,
+                    validation_split, eval_batch_size, loader_threads, pairwise_cache_mb,
+                    deterministic, debug_nan_at_step, debug_nan_count)
 
 TrainOptions read_train_options(const std::filesystem::path& file, TrainOptions options) {
   nlohmann::json json;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -32,6 +33,7 @@
 #include "cadclip/train/optimizer.h"
 #include "cadclip/train/sampler.h"
 #include "cadclip/train/schedule.h"
+#include "cadclip/train/source_mix.h"
 #include "cadclip/train/step_inputs.h"
 #include "cadclip/train/step_loader.h"
 #include "cadclip/train/text_cache.h"
@@ -56,6 +58,11 @@ void check_options(const TrainOptions& options, const Communicator& comm) {
   if (options.model.text.max_length < 2)
     throw Error(format("--max-text-length {} leaves no room for [CLS] and [SEP]",
                        options.model.text.max_length));
+  if (options.text_train_layers > 0 && options.text_lr == 0)
+    throw Error(
+        format("--text-train-layers {} trains text layers, but --text-lr is 0 (the tower "
+               "frozen): give the layers a rate, e.g. --text-lr 3e-5",
+               options.text_train_layers));
   if (options.queue < 0)
     throw Error(format("--queue {} must be 0 (off) or positive", options.queue));
   if (options.queue > 0 && comm.world_size() > 1)
@@ -108,18 +115,35 @@ bool open_run_folder(const TrainOptions& o, const fs::path& last, bool leader) {
   return resuming;
 }
 
-// The prepared dataset and its captions and splits.
+// The prepared dataset and its captions and splits, and the source (one
+// --data entry) each model comes from.
 struct TrainingData {
   data::Dataset dataset;
   data::CaptionFile captions;
   data::Splits splits;
   TrainingSet set;
+  std::vector<std::string> source_names;  // one per --data entry
+  std::vector<int64_t> source_end;        // dataset index one past each source's last model
+
+  int source_of(int64_t model) const {
+    return static_cast<int>(std::upper_bound(source_end.begin(), source_end.end(), model) -
+                            source_end.begin());
+  }
 };
 
 TrainingData read_training_data(const TrainOptions& o, bool leader) {
   data::PreparedData prepared = data::open_prepared(data::dataset_folders(o.data));
-  TrainingData d{
-      std::move(prepared.dataset), std::move(prepared.captions), std::move(prepared.splits), {}};
+  TrainingData d{std::move(prepared.dataset), std::move(prepared.captions),
+                 std::move(prepared.splits),  {},
+                 source_names(o.data),        {}};
+  // The dataset numbers models folder after folder, so each source is a range.
+  int64_t end = 0;
+  for (const std::string& entry : o.data) {
+    end += data::Dataset::open(data::dataset_folders({entry})).size();
+    d.source_end.push_back(end);
+  }
+  CADCLIP_CHECK(end == d.dataset.size(), "sources hold {} models, the dataset {}", end,
+                d.dataset.size());
   d.set = training_set(d.dataset, d.captions.captions, d.splits.train, o.levels);
   if (d.set.models.empty())
     throw Error(format("{}: the train split has no model with a caption of the chosen levels",
@@ -133,6 +157,41 @@ TrainingData read_training_data(const TrainOptions& o, bool leader) {
   return d;
 }
 
+// The weighted draw of each epoch's samples (--share), or none.
+std::optional<SourceMix> make_source_mix(const TrainOptions& o, const TrainingData& d,
+                                         bool leader) {
+  if (o.shares.empty()) return std::nullopt;
+  std::vector<double> shares;
+  for (const std::string& name : d.source_names) {
+    const auto it = o.shares.find(name);
+    if (it == o.shares.end())
+      throw Error(
+          format("--share names {} of the sources {}, not '{}': give every source a "
+                 "share (--share {}=0.5), or none",
+                 o.shares.size(), join(d.source_names), name, name));
+    shares.push_back(it->second);
+  }
+  for (const auto& [name, share] : o.shares)
+    if (std::find(d.source_names.begin(), d.source_names.end(), name) == d.source_names.end())
+      throw Error(format("--share {}={}: no source is named '{}'; the sources are {}", name, share,
+                         name, join(d.source_names)));
+  std::vector<int> source_of_sample;
+  std::vector<int64_t> models(d.source_names.size(), 0);
+  for (const int64_t model : d.set.models) {
+    source_of_sample.push_back(d.source_of(model));
+    ++models[static_cast<size_t>(source_of_sample.back())];
+  }
+  SourceMix mix(std::move(source_of_sample), shares, o.seed);
+  if (leader)
+    for (size_t s = 0; s < shares.size(); ++s)
+      log::info(
+          "train", "source {}: {} training models, {} draws per epoch (share {})",
+          d.source_names[s], with_commas(models[s]), with_commas(mix.draws()[s]),
+          fixed(static_cast<double>(mix.draws()[s]) / static_cast<double>(mix.samples_per_epoch()),
+                3));
+  return mix;
+}
+
 // One run: the parts are built in the constructor, in an order that keeps the
 // torch RNG where a resumed run expects it; run() is the loop.
 class Trainer {
@@ -143,10 +202,19 @@ class Trainer {
  private:
   void build_model();
   void build_optimizer();
+  // --init: the weights of another checkpoint, whose model must be this one's.
+  void start_from(const std::string& checkpoint);
+  // --text-train-layers: every text tower tensor outside its last `layers` layers stays fixed.
+  void freeze_text_below(int64_t layers);
   void build_text_inputs();
+  void build_validators();
+  // The training samples of `positions` of the epoch (through the source mix, if any).
+  std::vector<int64_t> samples_at(int64_t epoch, std::vector<int64_t> positions) const;
   // One optimizer step (or a skipped one); true when the run is to stop here.
   bool take_step(int64_t epoch, int64_t step);
   void end_epoch(int64_t epoch);
+  // Validates every source, writes the metrics line; the R@1 that picks `best`.
+  double validate(int64_t epoch);
   at::Tensor text_embeddings(model::TwoTowerImpl& model, const StepInputs& in);
   void set_modes();
   void save(const std::string& name, int64_t epoch, int64_t step_in_epoch);
@@ -168,9 +236,13 @@ class Trainer {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<DynamicLossScaler> scaler_;
   std::unique_ptr<Checkpointer> checkpointer_;
+  std::optional<SourceMix> mix_;  // --share: each epoch's weighted draw of samples
   std::optional<EpochSampler> sampler_;
   std::optional<LearningRateSchedule> schedule_;
-  std::unique_ptr<Validator> validator_;
+  // One per source with validation models, in source order (all of them
+  // when there is one source), and the one whose R@1 picks `best` (-1: the mean).
+  std::vector<std::pair<std::string, std::unique_ptr<Validator>>> validators_;
+  int selected_validator_ = -1;
   std::unique_ptr<MetricsLog> metrics_;
   std::unique_ptr<CaptionTokenizer> tokenizer_;
   std::unique_ptr<data::PairwiseCache> pairwise_;
@@ -194,8 +266,9 @@ Trainer::Trainer(const TrainOptions& options, Communicator& comm)
       data_(read_training_data(options, leader_)) {
   build_model();
   build_optimizer();
-  sampler_.emplace(static_cast<int64_t>(data_.set.models.size()), o_.seed, comm_.rank(),
-                   comm_.world_size(), o_.batch_size);
+  mix_ = make_source_mix(o_, data_, leader_);
+  sampler_.emplace(mix_ ? mix_->samples_per_epoch() : static_cast<int64_t>(data_.set.models.size()),
+                   o_.seed, comm_.rank(), comm_.world_size(), o_.batch_size);
   schedule_.emplace(AdamWSettings{o_.lr, o_.text_lr, o_.weight_decay},
                     sampler_->steps_per_epoch() * o_.epochs, o_.warmup);
   if (leader_ && sampler_->dropped_per_epoch() > 0)
@@ -203,16 +276,16 @@ Trainer::Trainer(const TrainOptions& options, Communicator& comm)
               "{} samples per epoch do not fill a last batch on every process and are "
               "left out of that epoch",
               sampler_->dropped_per_epoch());
-  eval::EvalOptions eval_options;
-  eval_options.batch_size = o_.eval_batch_size;
-  eval_options.split = o_.validation_split ? data::split_name(*o_.validation_split) : "";
-  eval_options.levels = o_.levels;
-  validator_ = std::make_unique<Validator>(
-      data_.dataset, data_.captions.captions,
-      o_.validation_split ? data_.splits.of(*o_.validation_split) : std::vector<std::string>{},
-      eval_options, frozen_text_);
+  build_validators();
   if (leader_ && resuming_) keep_metrics_through(out_ / "metrics.jsonl", state_.global_step);
   metrics_ = std::make_unique<MetricsLog>(out_, leader_, /*append=*/resuming_);
+  if (mix_ && !resuming_) {
+    nlohmann::json sources = {{"kind", "sources"}, {"step", 0}};
+    for (size_t s = 0; s < data_.source_names.size(); ++s)
+      sources["sources"][data_.source_names[s]] = {{"share", o_.shares.at(data_.source_names[s])},
+                                                   {"draws_per_epoch", mix_->draws()[s]}};
+    metrics_->write(sources, 0);
+  }
   summary_.best_validation = state_.best_metric;
   build_text_inputs();
   consecutive_nonfinite_ = state_.extra.value("consecutive_nonfinite", int64_t{0});
@@ -233,10 +306,13 @@ void Trainer::build_model() {
       log::warn("train", "--resume: no {} yet, starting from scratch", last_.string());
     torch::manual_seed(o_.seed);
     built_ = model::build_model(o_.model);
+    if (!o_.init.empty()) start_from(o_.init);
   }
   built_.model->to(device_);
   if (frozen_text_)
     for (auto& p : built_.model->text()->parameters()) p.requires_grad_(false);
+  else if (o_.text_train_layers > 0)
+    freeze_text_below(o_.text_train_layers);
   set_modes();
   for (const auto& p : built_.model->parameters())
     if (p.requires_grad()) parameters_.push_back(p);
@@ -257,6 +333,58 @@ void Trainer::build_model() {
                 "tensors",
                 o_.queue, momentum_->queue().size(), o_.queue_momentum, momentum_->tensor_count());
   }
+}
+
+void Trainer::start_from(const std::string& checkpoint) {
+  const model::ModelConfig saved = checkpoint_config(checkpoint);
+  std::vector<std::string> conflicts;
+  // The length captions are cut to and the text precision do not shape a weight.
+  for (const std::string& c : resume_conflicts(o_.model, saved))
+    if (!c.starts_with("--max-text-length") && !c.starts_with("--precision") &&
+        !c.starts_with("--brep-dropout"))
+      conflicts.push_back(c);
+  if (!conflicts.empty())
+    throw Error(
+        format("--init {} holds a model made with other options: {}. Start from it with "
+               "its values (its config.json), or train without --init",
+               checkpoint, join(conflicts)));
+  const model::BuiltModel from = model::load_model_from_checkpoint(checkpoint);
+  const auto source = from.model->named_parameters();
+  torch::NoGradGuard no_grad;
+  int64_t copied = 0;
+  for (auto& item : built_.model->named_parameters()) {
+    const at::Tensor* value = source.find(item.key());
+    CADCLIP_CHECK(value != nullptr && value->sizes() == item.value().sizes(),
+                  "--init: tensor {} of the same configuration differs", item.key());
+    item.value().copy_(*value);
+    ++copied;
+  }
+  if (leader_)
+    log::info("train", "starting from the weights of {} ({} tensors, sha256 {})", checkpoint,
+              copied, model::checkpoint_identity(checkpoint).substr(0, 12));
+}
+
+void Trainer::freeze_text_below(int64_t layers) {
+  // Layers are named "...layer.<i>." in both the BERT and the DeBERTa towers.
+  auto layer_of = [](const std::string& name) -> int64_t {
+    const size_t at = name.find(".layer.");
+    if (at == std::string::npos) return -1;
+    return std::strtoll(name.c_str() + at + 7, nullptr, 10);
+  };
+  int64_t count = 0;
+  for (const auto& item : built_.model->text()->named_parameters())
+    count = std::max(count, layer_of(item.key()) + 1);
+  if (layers > count)
+    throw Error(format("--text-train-layers {}: the text tower has {} layers", layers, count));
+  int64_t trained = 0;
+  for (auto& item : built_.model->text()->named_parameters()) {
+    const bool trains = layer_of(item.key()) >= count - layers;
+    item.value().requires_grad_(trains);
+    trained += trains ? item.value().numel() : 0;
+  }
+  if (leader_)
+    log::info("train", "text tower: the last {} of {} layers train ({} parameters)", layers, count,
+              with_commas(trained));
 }
 
 void Trainer::build_optimizer() {
@@ -286,6 +414,46 @@ void Trainer::build_text_inputs() {
   cache.device = device_;
   text_cache_ =
       TextFeatureCache::build(built_, data_.captions.captions, data_.set, *tokenizer_, cache);
+}
+
+// The validation split of each source apart, so that a checkpoint can be
+// chosen by one source (a real fold) rather than by the largest gallery.
+void Trainer::build_validators() {
+  eval::EvalOptions eval_options;
+  eval_options.batch_size = o_.eval_batch_size;
+  eval_options.split = o_.validation_split ? data::split_name(*o_.validation_split) : "";
+  eval_options.levels = o_.levels;
+  const std::vector<std::string> ids =
+      o_.validation_split ? data_.splits.of(*o_.validation_split) : std::vector<std::string>{};
+  std::vector<std::vector<std::string>> per_source(data_.source_names.size());
+  if (data_.source_names.size() == 1) {
+    per_source[0] = ids;
+  } else {
+    for (const std::string& id : ids)
+      if (const std::optional<int64_t> model = data_.dataset.find(id))
+        per_source[static_cast<size_t>(data_.source_of(*model))].push_back(id);
+  }
+  for (size_t s = 0; s < per_source.size(); ++s) {
+    if (per_source[s].empty() && data_.source_names.size() > 1) continue;
+    if (data_.source_names[s] == o_.select_by)
+      selected_validator_ = static_cast<int>(validators_.size());
+    validators_.emplace_back(
+        data_.source_names[s],
+        std::make_unique<Validator>(data_.dataset, data_.captions.captions,
+                                    std::move(per_source[s]), eval_options, frozen_text_));
+  }
+  if (o_.select_by != "mean" && selected_validator_ < 0)
+    throw Error(
+        format("--select-by {}: no source of that name has validation models; the "
+               "sources are {} (or use --select-by mean)",
+               o_.select_by, join(data_.source_names)));
+}
+
+std::vector<int64_t> Trainer::samples_at(int64_t epoch, std::vector<int64_t> positions) const {
+  if (!mix_) return positions;
+  const std::vector<int64_t> drawn = mix_->epoch_samples(epoch);
+  for (int64_t& p : positions) p = drawn[static_cast<size_t>(p)];
+  return positions;
 }
 
 void Trainer::set_modes() {
@@ -321,7 +489,7 @@ TrainSummary Trainer::run() {
         plan.emplace_back(epoch, step);
   loader_ = std::make_unique<StepLoader>(
       [this](int64_t epoch, int64_t step) {
-        return inputs_->make(epoch, sampler_->batch(epoch, step));
+        return inputs_->make(epoch, samples_at(epoch, sampler_->batch(epoch, step)));
       },
       std::move(plan), o_.loader_threads);
   for (int64_t epoch = state_.epoch; epoch < o_.epochs; ++epoch) {
@@ -472,29 +640,80 @@ bool Trainer::take_step(int64_t epoch, int64_t step) {
 // Validation on rank 0, then the checkpoints every rank takes part in.
 void Trainer::end_epoch(int64_t epoch) {
   double validation = -1;
-  if (validator_->active() && leader_) {
-    ValidationResult result =
-        validator_->run(*built_.model, *built_.text.tokenizer, o_.model.text.max_length);
+  const bool validating = !validators_.empty() && validators_.front().second->active();
+  if (validating && leader_) {
+    validation = validate(epoch);
     set_modes();
-    validation = result.mean_r1;
-    result.record["kind"] = "validation";
-    result.record["step"] = state_.global_step;
-    result.record["epoch"] = epoch;
-    metrics_->write(result.record, state_.global_step);
-    log::info("train", "epoch {}: validation text->CAD R@1 {}% (gallery {})", epoch + 1,
-              fixed(100 * validation, 2), result.record["gallery"].get<int64_t>());
   }
   // Every rank learns rank 0's verdict, so that all take the same checkpoint steps.
   std::vector<at::Tensor> shared = {at::full({1}, validation, at::kDouble)};
   comm_.broadcast(shared, 0);
   validation = shared[0].item<double>();
-  const bool best = validator_->active() && validation > summary_.best_validation;
+  const bool best = validating && validation > summary_.best_validation;
   if (best) summary_.best_validation = validation;
   save("last", epoch + 1, 0);
   if (best) save("best", epoch + 1, 0);
 }
 
+double Trainer::validate(int64_t epoch) {
+  const int64_t max_length = o_.model.text.max_length;
+  if (validators_.size() == 1) {
+    ValidationResult result =
+        validators_[0].second->run(*built_.model, *built_.text.tokenizer, max_length);
+    result.record["kind"] = "validation";
+    result.record["step"] = state_.global_step;
+    result.record["epoch"] = epoch;
+    metrics_->write(result.record, state_.global_step);
+    log::info("train", "epoch {}: validation text->CAD R@1 {}% (gallery {})", epoch + 1,
+              fixed(100 * result.mean_r1, 2), result.record["gallery"].get<int64_t>());
+    return result.mean_r1;
+  }
+  nlohmann::json record = {{"kind", "validation"},
+                           {"step", state_.global_step},
+                           {"epoch", epoch},
+                           {"select_by", o_.select_by}};
+  double sum = 0, selected = 0;
+  int64_t gallery = 0;
+  std::string line;
+  for (size_t v = 0; v < validators_.size(); ++v) {
+    const auto& [name, validator] = validators_[v];
+    const ValidationResult result =
+        validator->run(*built_.model, *built_.text.tokenizer, max_length);
+    record["sources"][name] = result.record;
+    record[name + "_text_to_cad_r1"] = result.mean_r1;  // a TensorBoard curve per source
+    sum += result.mean_r1;
+    gallery += result.record["gallery"].get<int64_t>();
+    if (static_cast<int>(v) == selected_validator_) selected = result.mean_r1;
+    line += format("{}{} {}% (gallery {})", line.empty() ? "" : ", ", name,
+                   fixed(100 * result.mean_r1, 2), result.record["gallery"].get<int64_t>());
+  }
+  const double mean = sum / static_cast<double>(validators_.size());
+  const double chosen = selected_validator_ >= 0 ? selected : mean;
+  record["text_to_cad_r1"] = chosen;
+  record["gallery"] = gallery;
+  metrics_->write(record, state_.global_step);
+  log::info("train", "epoch {}: validation text->CAD R@1 {}; {} {}%", epoch + 1, line, o_.select_by,
+            fixed(100 * chosen, 2));
+  return chosen;
+}
+
 }  // namespace
+
+std::vector<std::string> source_names(const std::vector<std::string>& data) {
+  std::vector<std::string> names;
+  for (const std::string& entry : data) {
+    fs::path path = fs::path(entry);
+    if (!path.has_filename()) path = path.parent_path();  // "synth/" names "synth"
+    std::string name = fs::is_directory(path) ? path.filename().string() : path.stem().string();
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      throw Error(
+          format("two --data sources are both named '{}' ({}): a source is named by its "
+                 "folder or file name, so give them folders of different names",
+                 name, join(data)));
+    names.push_back(std::move(name));
+  }
+  return names;
+}
 
 TrainSummary train(const TrainOptions& options, Communicator& communicator) {
   check_options(options, communicator);

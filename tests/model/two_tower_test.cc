@@ -211,5 +211,52 @@ TEST(TwoTower, ReadsTheNumbersOfEachTextThroughTheQuantityBranch) {
   EXPECT_THROW(tiny_model(options), Error);
 }
 
+TwoTower tiny_model_in(TextSpace space) {
+  TwoTowerOptions options = plain_options();
+  options.text_space = space;
+  options.text_head_hidden = 10;
+  options.quantity_width = 4;
+  torch::manual_seed(0);
+  options.embed_dim = 12;  // the text width: the pretrained space itself
+  return TwoTower(BRepEncoder(tiny_brep()), torch::nn::AnyModule(MeanText(50, 12)),
+                  /*text_width=*/12, options);
+}
+
+TEST(TwoTower, TheLockedTextSpaceIsThePretrainedEmbeddingWithNothingTrained) {
+  TwoTower model = tiny_model_in(TextSpace::kLocked);
+  for (const auto& item : model->named_parameters())
+    EXPECT_FALSE(item.key().starts_with("text_") || item.key().starts_with("quantity"))
+        << item.key() << ": the locked space has no text head";
+  EXPECT_FALSE(model->reads_quantities());
+  const at::Tensor pooled = at::randn({3, 12});
+  EXPECT_TRUE(at::allclose(model->project_text(pooled),
+                           pooled / pooled.norm(2, 1, /*keepdim=*/true), 1e-5, 1e-6));
+  // The B-Rep side lands in that space: its head maps to the text width.
+  EXPECT_EQ(model->brep_head->weight.size(0), 12);
+}
+
+TEST(TwoTower, TheResidualTextSpaceStartsLockedAndItsCorrectionLearns) {
+  TwoTower model = tiny_model_in(TextSpace::kResidual);
+  const std::vector<std::string> texts = {"a 40 mm flange", "a plate"};
+  const text::QuantityBatch quantities = text::quantity_batch(texts);
+  const at::Tensor pooled = at::randn({2, 12});
+  const at::Tensor out = model->project_text(pooled, quantities);
+  EXPECT_TRUE(at::allclose(out, pooled / pooled.norm(2, 1, /*keepdim=*/true), 1e-5, 1e-6))
+      << "a zero correction at the start";
+  out.sum().backward();
+  ASSERT_TRUE(model->text_head->weight.grad().defined());
+  EXPECT_GT(model->text_head->weight.grad().abs().sum().item<float>(), 0)
+      << "the correction gets a gradient from the start";
+}
+
+TEST(TwoTower, TheLockedSpacesNeedTheTextWidth) {
+  TwoTowerOptions options = plain_options();
+  options.text_space = TextSpace::kLocked;
+  EXPECT_THROW(tiny_model(options), Error) << "embed_dim 8, text width 12";
+  EXPECT_EQ(parse_text_space("residual"), TextSpace::kResidual);
+  EXPECT_EQ(text_space_name(TextSpace::kLocked), "locked");
+  EXPECT_THROW(parse_text_space("frozen"), Error);
+}
+
 }  // namespace
 }  // namespace cadclip::model

@@ -65,6 +65,35 @@ SafetensorsReader open_checkpoint_file(const std::filesystem::path& path);
 // folder lies.
 std::string checkpoint_identity(const std::filesystem::path& path);
 
+// A released model: a checkpoint folder that holds what training changed
+// and names the rest. Its text tower's pretrained weights stay in the
+// installed text model folder, found by their sha256 (text/base.json), and
+// only text tensors that differ from them are kept (text/changed.safetensors).
+struct ExportOptions {
+  std::filesystem::path text_base;  // the pretrained text folder the run started from
+  std::string name;                 // the folder name under the output (e.g. cadclip-minilm-v1)
+  bool fp16 = true;                 // store the B-Rep tower and heads in fp16 (half the size)
+};
+// Writes <out>/<name>/ (model.safetensors, config.json, text/ small files,
+// text/base.json, text/changed.safetensors when a text tensor changed) and
+// the pointer <out>/default.json with the files' sha256 sums; returns the
+// pointer. Throws cadclip::Error when the checkpoint's text tensors are not
+// the base's shape or the base folder has no model.safetensors.
+std::filesystem::path export_model(const std::filesystem::path& checkpoint,
+                                   const std::filesystem::path& out, const ExportOptions& options);
+
+// The pretrained text folder a released model's text/base.json names: the
+// first of $CADCLIP_TEXT_MODEL, the folders base.json lists and
+// /opt/cadclip/models/<name> whose model.safetensors has the recorded
+// sha256. Throws cadclip::Error naming the folders tried and the fix.
+std::filesystem::path find_text_base(const std::filesystem::path& base_json);
+
+// The model cadclip uses when none is named: $CADCLIP_MODEL, else the
+// released model's pointer (models/default.json) in /opt/cadclip/models/cadclip
+// or in the source tree this binary was built from. Throws cadclip::Error
+// saying how to name one when none exists.
+std::filesystem::path default_model();
+
 // The training state of a checkpoint (see resolve_checkpoint), checked as
 // load_model_from_checkpoint checks the weights.
 TrainingState load_training_state(const std::filesystem::path& path);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <c10/core/ScalarType.h>
@@ -20,8 +21,22 @@
 
 namespace cadclip::model {
 
+// Where a text lands in the shared space (docs/MODEL.md, "The text space").
+enum class TextSpace {
+  kHead,      // "head": a trained head (hidden layer, quantity branch) maps the pooled features
+  kLocked,    // "locked": the pretrained sentence embedding itself, nothing trained on the
+              // text side; the B-Rep tower learns to land there (LiT, Zhai et al. 2022)
+  kResidual,  // "residual": the pretrained embedding plus a trained head's correction that
+              // starts at zero, so training begins in the locked space and leaves it only
+              // as far as the loss pulls (weight decay pulls back)
+};
+// "head", "locked" or "residual" -> the TextSpace; throws cadclip::Error otherwise.
+TextSpace parse_text_space(const std::string& name);
+std::string text_space_name(TextSpace space);
+
 struct TwoTowerOptions {
-  int64_t embed_dim = 256;         // shared embedding size of both heads
+  int64_t embed_dim = 256;         // shared embedding size of both heads; locked and residual
+                                   // spaces need the text tower's width (384 for MiniLM-L6)
   double init_temperature = 0.07;  // logit scale starts at 1 / this (14.29)
   double max_logit_scale = 100.0;  // the logit scale never exceeds this
   // 0: the text head is one linear map. > 0: a hidden layer of this width with
@@ -36,6 +51,7 @@ struct TwoTowerOptions {
   // Precision of the text tower's forward: kFloat (fp32), kBFloat16 or kHalf
   // (autocast on the input's device). The B-Rep tower and both heads are fp32.
   c10::ScalarType text_precision = c10::kFloat;
+  TextSpace text_space = TextSpace::kHead;  // how texts map into the shared space
 
   // Throws cadclip::Error naming the field when a value is out of range.
   void validate() const;
@@ -81,8 +97,8 @@ class TwoTowerImpl : public torch::nn::Module {
   TwoTowerOutput forward(const data::BRepBatch& batch, const torch::Tensor& input_ids,
                          const torch::Tensor& attention_mask,
                          const text::QuantityBatch& quantities = {});
-  // Whether encode_text needs the texts' quantities (quantity_width > 0).
-  bool reads_quantities() const { return options_.quantity_width > 0; }
+  // Whether encode_text needs the texts' quantities (a quantity branch is built).
+  bool reads_quantities() const { return static_cast<bool>(quantity); }
 
   // exp(log_logit_scale), clamped at max_logit_scale (no gradient beyond it).
   torch::Tensor logit_scale() const;
@@ -96,7 +112,9 @@ class TwoTowerImpl : public torch::nn::Module {
   std::shared_ptr<torch::nn::Module> text() const { return text_.ptr(); }
 
   torch::nn::Linear brep_head{nullptr};  // d -> embed_dim, no bias
-  QuantityEncoder quantity{nullptr};     // null when quantity_width is 0
+  // The text head: null in the locked space; in the residual space its last
+  // layer starts at zero. quantity is null when quantity_width is 0.
+  QuantityEncoder quantity{nullptr};
   // text_width (+ 2 * quantity_width) -> text_head_hidden; null when 0
   torch::nn::Linear text_hidden{nullptr};
   // (text_head_hidden, or text_width + 2 * quantity_width) -> embed_dim, no bias

@@ -55,6 +55,10 @@ std::shared_ptr<TextEncoder> load_text_encoder(const std::filesystem::path& fold
 // every shape mismatch, or a non-finite weight.
 void load_weights(TextEncoder& encoder, const std::filesystem::path& folder);
 
+// The pretrained text model cadclip trains from when none is named:
+// $CADCLIP_TEXT_MODEL, else /opt/cadclip/models/all-MiniLM-L6-v2 (scripts/setup.sh).
+std::filesystem::path default_text_model_folder();
+
 // Tokenizer, encoder, pooling and length limit of a model folder; a
 // sentence-transformers folder (modules.json) gives its pooling and
 // max_seq_length. Throws cadclip::Error naming the folder and what is wrong.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -27,7 +28,19 @@ inline model::ModelConfig default_train_model() {
 struct TrainOptions {
   // Prepared folders (cadclip prepare / merge), or dataset files listing
   // them, read as one dataset (data::open_prepared).
+  // Each entry is a source of its own (named by its folder or file name, see
+  // source_names), sampled by `shares` and validated apart.
   std::vector<std::string> data;
+  // Sampling share of each source by name (normalised to sum to 1): an epoch
+  // draws that share of its samples from the source, repeating a small source
+  // and cutting a large one. Empty = every training model once per epoch.
+  // When given, every source needs one.
+  std::map<std::string, double> shares;
+  // The source whose validation R@1 picks `best`; "mean" = the mean over sources.
+  std::string select_by = "mean";
+  // A checkpoint whose weights the model starts from (its shape options must
+  // agree, as --resume checks them); "" = from scratch (the text tower pretrained).
+  std::string init;
   std::string out;  // run folder: checkpoints/, metrics.jsonl, tensorboard/
   // The model to train (B-Rep tower, heads, text tower folder and precision).
   model::ModelConfig model = default_train_model();
@@ -36,6 +49,8 @@ struct TrainOptions {
   int64_t batch_size = 64;          // pairs per process and step
   double lr = 5e-4;                 // peak learning rate of the new modules (B-Rep, heads)
   double text_lr = 3e-5;            // peak learning rate of the pretrained text tower
+  int64_t text_train_layers = 0;    // with text_lr > 0: only the last N layers of the text
+                                    // tower train (and their cost is paid); 0 = every layer
   double weight_decay = 0.05;       // AdamW decoupled weight decay (not on norms and biases)
   double warmup = 0.05;             // share of all steps spent warming up linearly
   double grad_clip = 1.0;           // max global gradient norm; 0 = no clipping
@@ -81,6 +96,11 @@ struct TrainSummary {
   double best_validation = -1;  // best mean validation text->CAD R@1
   bool stopped_early = false;   // stop_after_steps reached
 };
+
+// The name of each source of `data`, in order: a folder's or dataset file's
+// name (its last path component, extension dropped). Throws cadclip::Error
+// when two sources would share a name.
+std::vector<std::string> source_names(const std::vector<std::string>& data);
 
 // Runs the whole job on this process (rank) of `communicator`; only rank 0
 // writes checkpoints, metrics and progress. Throws cadclip::Error on bad

@@ -1,0 +1,187 @@
+// A run over several sources: each epoch draws each source's share, each
+// source is validated apart and one picks `best`; --init starts from another
+// checkpoint's weights; the locked text space trains the B-Rep side only; a
+// released model (export_model) loads back to the same model and keeps only
+// the text tensors training changed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cadclip/core/error.h"
+#include "cadclip/data/splits.h"
+#include "cadclip/model/checkpoint_io.h"
+#include "cadclip/model/text_embedding.h"
+#include "cadclip/train/communicator.h"
+#include "cadclip/train/trainer.h"
+#include "tiny_prepared.h"
+
+namespace cadclip::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path test_root() {
+  return fs::temp_directory_path() / ("cadclip_trainer_sources_" + std::to_string(::getpid()));
+}
+
+// A prepared folder of `models` whose last `validation` ones validate.
+fs::path source(const std::string& name, std::vector<int> models, size_t validation) {
+  const fs::path folder = test_root() / name;
+  fs::remove_all(folder);
+  testing::write_tiny_prepared(folder, models);
+  data::Splits splits;
+  for (size_t i = 0; i < models.size(); ++i)
+    (i + validation < models.size() ? splits.train : splits.validation)
+        .push_back(testing::tiny_id(models[i]));
+  data::write_splits(folder / "splits.json", splits);
+  return folder;
+}
+
+TrainOptions tiny_run(const std::vector<fs::path>& data, const std::string& run) {
+  TrainOptions o;
+  for (const fs::path& folder : data) o.data.push_back(folder.string());
+  o.out = (test_root() / run).string();
+  fs::remove_all(o.out);
+  o.model.text_folder = "tests/fixtures/text/bert";
+  o.model.text.max_length = 16;
+  o.batch_size = 4;
+  o.epochs = 2;
+  o.lr = 3e-3;
+  o.text_lr = 0;
+  o.warmup = 0;
+  o.threads = 1;
+  o.seed = 7;
+  o.model.two_tower.embed_dim = 16;
+  o.model.brep.width = 32;
+  o.model.brep.layers = 2;
+  o.model.brep.heads = 2;
+  o.model.brep.ffn_hidden = 48;
+  o.model.brep.face_channels = 8;
+  o.model.brep.edge_width = 8;
+  return o;
+}
+
+std::vector<nlohmann::json> metrics(const TrainOptions& o, const std::string& kind) {
+  std::vector<nlohmann::json> rows;
+  std::ifstream file(fs::path(o.out) / "metrics.jsonl");
+  for (std::string line; std::getline(file, line);) {
+    nlohmann::json row = nlohmann::json::parse(line);
+    if (row.value("kind", "") == kind) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void run(const TrainOptions& o) {
+  auto comm = make_single_process_communicator();
+  train(o, *comm);
+}
+
+TEST(TrainerSources, EachSourceFillsItsShareAndIsValidatedApart) {
+  const fs::path synth = source("synth", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 4);
+  const fs::path real = source("real", {20, 21, 22, 23, 24, 25}, 2);
+  TrainOptions o = tiny_run({synth, real}, "shares");
+  o.shares = {{"synth", 1.0}, {"real", 1.0}};
+  o.select_by = "real";
+  run(o);
+  const auto sources = metrics(o, "sources");
+  ASSERT_EQ(sources.size(), 1u);
+  // 12 training samples (8 + 4), half from each source: the 4 real ones twice.
+  EXPECT_EQ(sources[0]["sources"]["synth"]["draws_per_epoch"], 6);
+  EXPECT_EQ(sources[0]["sources"]["real"]["draws_per_epoch"], 6);
+  EXPECT_EQ(metrics(o, "train").size(), 2u * 3u) << "12 draws an epoch in steps of 4";
+  const auto validations = metrics(o, "validation");
+  ASSERT_EQ(validations.size(), 2u);
+  for (const auto& v : validations) {
+    EXPECT_EQ(v["sources"]["synth"]["gallery"], 4);
+    EXPECT_EQ(v["sources"]["real"]["gallery"], 2);
+    EXPECT_EQ(v["text_to_cad_r1"], v["sources"]["real"]["text_to_cad_r1"]) << "--select-by real";
+  }
+  const nlohmann::json saved = nlohmann::json::parse(std::ifstream(fs::path(o.out) / "options.json"));
+  EXPECT_EQ(saved["shares"]["real"], 1.0) << "the shares are in the run's config";
+
+  TrainOptions missing = tiny_run({synth, real}, "missing");
+  missing.shares = {{"synth", 1.0}};
+  EXPECT_THROW(run(missing), Error) << "every source needs a share";
+  TrainOptions unknown = tiny_run({synth, real}, "unknown");
+  unknown.select_by = "reel";
+  EXPECT_THROW(run(unknown), Error);
+}
+
+TEST(TrainerSources, InitStartsFromAnotherCheckpointsWeights) {
+  const fs::path data = source("init_data", {0, 1, 2, 3, 4, 5, 6, 7}, 0);
+  TrainOptions first = tiny_run({data}, "first");
+  first.validation_split = std::nullopt;
+  run(first);
+  TrainOptions second = tiny_run({data}, "second");
+  second.validation_split = std::nullopt;
+  second.init = (fs::path(first.out) / "checkpoints" / "last.json").string();
+  second.lr = 0;  // nothing moves: the weights stay the ones --init loaded
+  second.epochs = 1;
+  run(second);
+  const testing::TensorBytes a = testing::weight_bytes(first.out);
+  const testing::TensorBytes b = testing::weight_bytes(second.out);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, bytes] : a) EXPECT_TRUE(b.at(name) == bytes) << name;
+
+  TrainOptions other = tiny_run({data}, "other");
+  other.init = second.init;
+  other.model.brep.width = 48;
+  EXPECT_THROW(run(other), Error) << "another model shape";
+}
+
+TEST(TrainerSources, TheLockedTextSpaceTrainsTheBRepSideIntoTheTextTowersSpace) {
+  const fs::path data = source("locked_data", {0, 1, 2, 3, 4, 5, 6, 7}, 2);
+  TrainOptions o = tiny_run({data}, "locked");
+  o.model.two_tower.text_space = model::TextSpace::kLocked;
+  o.model.two_tower.embed_dim = 32;  // the tiny BERT's width
+  run(o);
+  model::BuiltModel built = model::load_model_from_checkpoint(o.out);
+  EXPECT_EQ(built.model->options().text_space, model::TextSpace::kLocked);
+  const std::vector<std::string> caption = {"a plate number 3"};
+  const at::Tensor pretrained = built.text.embed(caption);
+  const at::Tensor text = model::embed_texts(built, caption, text::LengthGrouping{});
+  EXPECT_TRUE(at::allclose(text, pretrained, 1e-4, 1e-5)) << "the pretrained embedding itself";
+}
+
+TEST(TrainerSources, AReleasedModelLoadsBackAndKeepsOnlyWhatTrainingChanged) {
+  const fs::path data = source("export_data", {0, 1, 2, 3, 4, 5, 6, 7}, 0);
+  TrainOptions o = tiny_run({data}, "export_run");
+  o.validation_split = std::nullopt;
+  o.text_lr = 1e-3;
+  o.text_train_layers = 1;
+  run(o);
+  model::ExportOptions e;
+  e.text_base = "tests/fixtures/text/bert";
+  e.name = "tiny-release";
+  e.fp16 = false;
+  const fs::path models = test_root() / "models";
+  const fs::path pointer = model::export_model(o.out, models, e);
+  const fs::path folder = models / "tiny-release";
+  EXPECT_FALSE(fs::exists(folder / "text" / "model.safetensors")) << "the base is not copied";
+  const SafetensorsReader changed = SafetensorsReader::open(folder / "text" / "changed.safetensors");
+  ASSERT_FALSE(changed.tensors().empty());
+  for (const TensorInfo& t : changed.tensors())
+    EXPECT_NE(t.name.find("layer.1."), std::string::npos) << t.name << ": only the last layer trained";
+
+  model::BuiltModel trained = model::load_model_from_checkpoint(o.out);
+  model::BuiltModel released = model::load_model_from_checkpoint(pointer);
+  const std::vector<std::string> texts = {"a flange number 1", "a washer"};
+  EXPECT_TRUE(at::equal(model::embed_texts(trained, texts, text::LengthGrouping{}),
+                        model::embed_texts(released, texts, text::LengthGrouping{})));
+
+  // A damaged file is refused by its recorded checksum.
+  {
+    std::fstream f(folder / "model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-2, std::ios::end);
+    f.put('\x7f');
+  }
+  EXPECT_THROW(model::load_model_from_checkpoint(pointer), Error);
+}
+
+}  // namespace
+}  // namespace cadclip::train
