@@ -344,6 +344,20 @@ size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
       .def_property_readonly(
           "checkpoint_identity", [](const Index& i) { return i.searcher().checkpoint_identity(); },
           "sha256 of the weights the index was built with.")
+      .def_property_readonly(
+          "model",
+          [](const Index& i) {
+            const index::ModelInfo& m = i.searcher().model();
+            py::dict model;
+            model["name"] = m.name;
+            model["sha256"] = m.sha256;
+            model["built_from"] = m.built_from;
+            model["folder"] = m.folder.string();
+            return model;
+          },
+          "The model the index searches with: name (the checkpoint folder it was built from), "
+          "sha256 (of its weights), built_from (that checkpoint's path then) and folder (where "
+          "its weights were loaded from: the copy the index carries, INDEX/models/<sha256>).")
       .def("__repr__", [](const Index& i) {
         return format("Index('{}', parts={}, dim={})", i.searcher().folder().string(),
                       i.searcher().size(), i.searcher().dim());

@@ -143,6 +143,11 @@ int run_search(SearchCommandOptions o) {
     if (!out) throw Error(format("--out {}: cannot write the file; check the folder", o.out));
   }
   if (o.format == "table") {
+    // Which weights answered: the same index copied elsewhere says the same.
+    const index::ModelInfo& model = searcher.model();
+    std::fprintf(out, "index: %s (%s parts), model %s (sha256 %s)\n\n",
+                 searcher.folder().string().c_str(), with_commas(searcher.size()).c_str(),
+                 model.name.c_str(), model.sha256.substr(0, 16).c_str());
     for (size_t i = 0; i < answers.size(); ++i) {
       if (i) std::fprintf(out, "\n");
       print_table(out, answers[i].first, answers[i].second);

@@ -598,16 +598,19 @@ std::string finish_version(detail::IndexWriter& writer, std::optional<detail::Ca
                            const fs::path& out, const IndexOptions& o, const Provenance& made,
                            IndexSummary& summary) {
   int64_t parts = 0;
-  summary.factory =
-      detail::seal_version(*catalog, out,
-                           {made.identity, made.checkpoint.string(), made.library.string(),
-                            made.embed_dim, o.factory, o.search_params},
-                           &parts);
+  summary.factory = detail::seal_version(
+      *catalog, out,
+      {made.identity, made.checkpoint.string(), made.library.string(),
+       made.checkpoint.filename().string(), made.embed_dim, o.factory, o.search_params},
+      &parts);
   debug_kill_point("vectors");
   catalog->commit();
   catalog.reset();
   summary.parts = parts;
   write_text_atomic(out / "options.json", nlohmann::json(o).dump(2) + "\n");
+  // The index carries its weights: it opens wherever the folder is moved or
+  // copied, whatever the working folder, and the checkpoint may go.
+  writer.store_model(made.checkpoint, made.identity);
   debug_kill_point("commit");
   return writer.commit_version().string();
 }
@@ -627,7 +630,8 @@ IndexSummary build_index(const IndexOptions& o) {
                "or a dataset file listing prepared folders",
                o.library));
   const fs::path index_folder = fs::absolute(o.out);
-  const fs::path checkpoint = model::resolve_checkpoint(o.checkpoint);
+  const fs::path checkpoint =
+      fs::absolute(model::resolve_checkpoint(o.checkpoint)).lexically_normal();
   const std::string identity = model::checkpoint_identity(checkpoint);
   // The model first: a checkpoint that is refused (damaged, NaN) leaves the
   // index as it was, before anything was ingested or written.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <string_view>
 #include <thread>
 
@@ -14,6 +15,7 @@
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/log.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "store.h"
 
 namespace cadclip::index::detail {
@@ -61,6 +63,10 @@ fs::path named_version(const fs::path& index) {
 }
 
 }  // namespace
+
+fs::path model_folder(const fs::path& index, const std::string& identity) {
+  return index / kModelsDir / identity;
+}
 
 // ---- FileLock -----------------------------------------------------------------
 
@@ -125,11 +131,13 @@ IndexWriter IndexWriter::open(const fs::path& index, bool wait) {
   IndexWriter writer(index, std::move(*lock));
   // What a killed writer left: a half-built version, a half-written CURRENT.
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(index / kVersionsDir, ec)) {
-    if (entry.path().filename().string().find(kBuilding) == std::string::npos) continue;
-    log::info("index", "removing {}, left by a `cadclip index` that did not finish",
-              entry.path().string());
-    fs::remove_all(entry.path());
+  for (const char* dir : {kVersionsDir, kModelsDir}) {
+    for (const auto& entry : fs::directory_iterator(index / dir, ec)) {
+      if (entry.path().filename().string().find(kBuilding) == std::string::npos) continue;
+      log::info("index", "removing {}, left by a `cadclip index` that did not finish",
+                entry.path().string());
+      fs::remove_all(entry.path());
+    }
   }
   // A file written atomically is <name>.tmp<pid> until it is renamed.
   const auto temporary_of = [](const std::string& name, std::string_view file) {
@@ -173,6 +181,33 @@ fs::path IndexWriter::begin_version() {
   return staging_.path();
 }
 
+void IndexWriter::store_model(const fs::path& checkpoint, const std::string& identity) {
+  const fs::path folder = model_folder(index_, identity);
+  if (fs::exists(folder / "model.safetensors")) {
+    if (model::checkpoint_identity(folder) == identity) return;
+    log::warn("index",
+              "{} holds other weights than its name says (changed since?); copying "
+              "the model again",
+              folder.string());
+  }
+  ScratchDir staging(index_ / kModelsDir / format("{}{}{}", identity, kBuilding, ::getpid()));
+  model::copy_checkpoint_model(checkpoint, staging.path());
+  const std::string copied = model::checkpoint_identity(staging.path());
+  if (copied != identity)
+    throw Error(
+        format("the model copied from {} into the index has weights {}, not {} as recorded; "
+               "the checkpoint changed while the index was being built: run `cadclip index` "
+               "again",
+               checkpoint.string(), copied.substr(0, 16), identity.substr(0, 16)));
+  sync_path(staging.path() / "text");
+  sync_path(staging.path());
+  fs::remove_all(folder);
+  fs::rename(staging.path(), folder);
+  staging.release();
+  sync_path(index_ / kModelsDir);
+  log::info("index", "the index carries its model: {}", folder.string());
+}
+
 fs::path IndexWriter::commit_version() {
   CADCLIP_CHECK(!staging_.path().empty(), "commit_version() without begin_version()");
   const fs::path version = index_ / kVersionsDir / std::to_string(next_);
@@ -189,6 +224,7 @@ fs::path IndexWriter::commit_version() {
     for (const char* name : kUnversioned) fs::remove_all(index_ / name);
   }
   remove_unused_versions(version);
+  remove_unused_models();
   return version;
 }
 
@@ -206,6 +242,24 @@ void IndexWriter::remove_unused_versions(const fs::path& keep) {
       fs::remove_all(entry.path());  // while locked: no reader takes it meanwhile
       continue;
     }
+    fs::remove_all(entry.path());
+  }
+}
+
+void IndexWriter::remove_unused_models() {
+  std::set<std::string> used;
+  for (const auto& entry : fs::directory_iterator(index_ / kVersionsDir)) {
+    if (!version_number(entry.path().filename().string())) continue;
+    const Catalog catalog = Catalog::open(entry.path(), /*create=*/false);
+    if (const std::optional<std::string> identity = catalog.meta("checkpoint_identity"))
+      used.insert(*identity);
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(index_ / kModelsDir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (used.contains(name) || name.find(kBuilding) != std::string::npos) continue;
+    log::info("index", "removing the model {}: no version of the index uses it any more",
+              entry.path().string());
     fs::remove_all(entry.path());
   }
 }

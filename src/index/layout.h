@@ -8,9 +8,14 @@
 //                                 reader of the version holds shared
 //   INDEX/versions/<n>.building-<pid>/   a version being written; left by a killed writer, it is
 //                                 removed by the next one
+//   INDEX/models/<sha256>/        the model a version searches with (model.safetensors,
+//                                 config.json, text/), named by its weights' identity
+//                                 (model::checkpoint_identity), so that versions of one model
+//                                 share a copy and the folder opens wherever it is moved
 //
 // A writer builds the next version beside the current one and makes it
-// current by replacing CURRENT; then it removes the versions no reader holds.
+// current by replacing CURRENT; then it removes the versions no reader holds,
+// and the models no version left names.
 // An index made before versions (catalog.sqlite at the top of INDEX) is read
 // as it is, and the next `cadclip index` turns it into versions/1.
 #pragma once
@@ -27,6 +32,10 @@ inline constexpr const char* kCurrentFile = "CURRENT";
 inline constexpr const char* kLockFile = "lock";
 inline constexpr const char* kVersionsDir = "versions";
 inline constexpr const char* kReaderLock = "reader.lock";
+inline constexpr const char* kModelsDir = "models";
+
+// Where the index `index` keeps the model of weights `identity`.
+std::filesystem::path model_folder(const std::filesystem::path& index, const std::string& identity);
 
 // An flock() on a file, released when destroyed (or moved from).
 class FileLock {
@@ -59,6 +68,11 @@ class IndexWriter {
   std::optional<std::filesystem::path> current() const;
   // An empty folder for the next version.
   std::filesystem::path begin_version();
+  // Makes model_folder(index, identity) hold the model of `checkpoint`
+  // (copied whole, then renamed into place; a copy whose weights are not
+  // `identity` any more is replaced). Called before commit_version, so that
+  // no version is current without its model.
+  void store_model(const std::filesystem::path& checkpoint, const std::string& identity);
   // Makes the version written into begin_version()'s folder the current one,
   // then removes the versions (and an index made before versions) that no
   // reader holds. Returns the version's folder.
@@ -68,6 +82,8 @@ class IndexWriter {
   IndexWriter(std::filesystem::path index, FileLock lock)
       : index_(std::move(index)), lock_(std::move(lock)) {}
   void remove_unused_versions(const std::filesystem::path& keep);
+  // Removes the models that no version left in versions/ was made with.
+  void remove_unused_models();
 
   std::filesystem::path index_;
   FileLock lock_;

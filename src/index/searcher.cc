@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -35,6 +36,7 @@ struct Searcher::State {
   std::string version_name;       // "versions/<n>", "" for an index made before versions
   SearcherOptions options;
   std::string identity;
+  ModelInfo model;
   std::string factory;
   // Shared with the searchers of later versions made with the same weights;
   // forward() is not const, and inference changes nothing.
@@ -114,26 +116,38 @@ std::shared_ptr<const Searcher::State> Searcher::open_state(
   const detail::Catalog catalog = detail::Catalog::open(version, /*create=*/false);
   state->identity = required_meta(catalog, folder, "checkpoint_identity");
   state->factory = required_meta(catalog, folder, "factory");
+  const std::string recorded = required_meta(catalog, folder, "checkpoint");
+  state->model.sha256 = state->identity;
+  state->model.built_from = recorded;
+  state->model.name = catalog.meta("model_name").value_or(fs::path(recorded).filename().string());
+  // The copy the index carries; an index made before indexes carried their
+  // model names the checkpoint by the path it was built from.
+  const fs::path carried = detail::model_folder(state->folder, state->identity);
+  const fs::path checkpoint = !options.checkpoint.empty() ? fs::path(options.checkpoint)
+                              : fs::exists(carried / "model.safetensors") ? carried
+                                                                          : fs::path(recorded);
   if (model && model_identity == state->identity) {
     state->built = std::move(model);
+    state->model.folder = checkpoint;
   } else if (options.load_model) {
-    const std::string recorded = required_meta(catalog, folder, "checkpoint");
-    const std::string checkpoint = options.checkpoint.empty() ? recorded : options.checkpoint;
-    if (options.checkpoint.empty() && !fs::exists(recorded))
+    if (options.checkpoint.empty() && !fs::exists(checkpoint))
       throw Error(
-          format("{}: the checkpoint the index was built with ({}) is gone; pass "
-                 "--checkpoint with the same weights, or rebuild the index",
-                 folder.string(), recorded));
+          format("{}: the index carries no copy of its model ({} is missing), and the checkpoint "
+                 "it was built with ({}) is gone; pass --checkpoint with the same weights "
+                 "(sha256 {}), or rebuild the index with `cadclip index`, which stores the model "
+                 "in the index",
+                 folder.string(), carried.string(), recorded, state->identity.substr(0, 16)));
     const std::string identity = model::checkpoint_identity(checkpoint);
     if (identity != state->identity)
       throw Error(
           format("{} was built with checkpoint {} (weights {}), and {} holds other weights "
                  "({}); search it with that checkpoint, or rebuild the index with "
                  "`cadclip index {} LIBRARY --out {} --overwrite`",
-                 folder.string(), recorded, state->identity.substr(0, 12), checkpoint,
-                 identity.substr(0, 12), checkpoint, folder.string()));
+                 folder.string(), recorded, state->identity.substr(0, 12), checkpoint.string(),
+                 identity.substr(0, 12), checkpoint.string(), folder.string()));
     state->built =
         std::make_shared<model::BuiltModel>(model::load_model_from_checkpoint(checkpoint));
+    state->model.folder = checkpoint;
   }
 
   std::vector<detail::StoredItem> stored = catalog.items();
@@ -173,6 +187,7 @@ int64_t Searcher::dim() const { return state_->vectors.dim(); }
 const fs::path& Searcher::folder() const { return state_->folder; }
 const fs::path& Searcher::version_folder() const { return state_->version.folder; }
 std::string Searcher::checkpoint_identity() const { return state_->identity; }
+const ModelInfo& Searcher::model() const { return state_->model; }
 std::string Searcher::factory() const { return state_->factory; }
 
 const Item* Searcher::find(std::string_view id) const {
@@ -351,38 +366,113 @@ SearchResult Searcher::query_text(std::string_view text, const SearchOptions& op
   return query_texts({std::string(text)}, {options}).front();
 }
 
+namespace {
+
+// A filter passing at most this many rows is answered by scoring those rows'
+// stored vectors directly, one matrix product for the texts that share it:
+// exact, and cheaper than a FAISS search that must skip all other rows.
+constexpr int64_t kDirectScoringRows = 4096;
+
+// The conditions of a filter as one string: texts with equal keys select
+// the same rows.
+std::string conditions_key(const Filter& filter) {
+  std::string key;
+  for (const Condition& c : filter.conditions) key += c.to_string() + "\n";
+  return key;
+}
+
+// queries: [n, d]; embeddings: [N, d] -> for each query the k best of `rows`
+// (ascending row numbers), best first.
+std::vector<std::vector<std::pair<float, int64_t>>> score_rows(const at::Tensor& queries,
+                                                               const at::Tensor& embeddings,
+                                                               const std::vector<int64_t>& rows,
+                                                               int64_t k) {
+  c10::InferenceMode inference;
+  const int64_t n = queries.size(0);
+  std::vector<std::vector<std::pair<float, int64_t>>> out(static_cast<size_t>(n));
+  k = std::min<int64_t>(k, static_cast<int64_t>(rows.size()));
+  if (k <= 0) return out;
+  const at::Tensor index = at::tensor(rows, at::kLong);
+  const at::Tensor scores = queries.matmul(embeddings.index_select(0, index).t());  // [n, m]
+  const auto [best, at_row] = scores.topk(k, /*dim=*/1);
+  const at::Tensor b = best.contiguous(), r = at_row.contiguous();
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t i = 0; i < k; ++i)
+      out[j].emplace_back(b[j][i].item<float>(), rows[r[j][i].item<int64_t>()]);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& texts,
                                                 const std::vector<SearchOptions>& options) const {
   CADCLIP_CHECK(texts.size() == options.size(), "query_texts: one options per text");
-  std::vector<SearchResult> out;
+  std::vector<SearchResult> out(texts.size());
   if (texts.empty()) return out;
   const at::Tensor embedded = embed_texts(texts);
-  const bool plain = std::all_of(options.begin(), options.end(), [](const SearchOptions& o) {
-    return o.filter.empty() && !o.strict_numbers && o.same_size == 0 && !o.ignore_mirrored;
-  });
-  if (plain) {
-    // One FAISS call for all (an exact index reads its vectors once).
-    int64_t k = 1;
-    for (const SearchOptions& o : options) {
-      if (o.k < 1) throw Error(format("k = {} asks for no result; ask for at least 1", o.k));
-      k = std::max(k, o.k);
-    }
-    std::vector<std::vector<Hit>> hits = search_many(embedded, k);
-    for (size_t i = 0; i < hits.size(); ++i) {
-      SearchResult& r = out.emplace_back();
-      if (static_cast<int64_t>(hits[i].size()) > options[i].k) hits[i].resize(options[i].k);
-      r.hits = std::move(hits[i]);
-      r.candidates = size();
-    }
-    return out;
-  }
+  // Texts whose conditions are the same select the same rows: each such
+  // group is one search (one FAISS call, or one product over the passing
+  // rows), whatever the number of texts in it.
+  std::map<std::string, std::vector<size_t>> groups;
+  std::vector<Filter> applied(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
-    Filter applied = options[i].filter;
-    if (options[i].strict_numbers) {
+    const SearchOptions& o = options[i];
+    if (o.k < 1) throw Error(format("k = {} asks for no result; ask for at least 1", o.k));
+    applied[i] = o.filter;
+    if (o.strict_numbers) {
       for (Condition& c : conditions_stated_in(texts[i]))
-        applied.conditions.push_back(std::move(c));
+        applied[i].conditions.push_back(std::move(c));
     }
-    out.push_back(run(embedded[static_cast<int64_t>(i)], options[i], std::move(applied), nullptr));
+    if (o.same_size != 0 || o.ignore_mirrored) {
+      // Part controls on a text: run() refuses them with its message.
+      out[i] = run(embedded[static_cast<int64_t>(i)], o, std::move(applied[i]), nullptr);
+      continue;
+    }
+    groups[conditions_key(applied[i])].push_back(i);
+  }
+  for (const auto& [key, members] : groups) {
+    const Filter& conditions = applied[members.front()];
+    int64_t k = 1;
+    for (const size_t i : members) k = std::max(k, options[i].k);
+    k = std::min({k, state_->options.max_k, size()});
+    const at::Tensor queries =
+        embedded
+            .index_select(
+                0, at::tensor(std::vector<int64_t>(members.begin(), members.end()), at::kLong))
+            .contiguous();
+    const int64_t n = queries.size(0);
+    const float* q = queries.data_ptr<float>();
+    std::vector<std::vector<std::pair<float, int64_t>>> found;
+    int64_t candidates = size();
+    if (key.empty()) {
+      found = state_->vectors.search_many(q, n, k);
+    } else {
+      const detail::RowSet rows = state_->columns.select(conditions.conditions);
+      candidates = rows.count;
+      if (rows.count <= kDirectScoringRows) {
+        std::vector<int64_t> passing;
+        passing.reserve(static_cast<size_t>(rows.count));
+        for (int64_t r = 0; r < size(); ++r)
+          if (rows.has(r)) passing.push_back(r);
+        found = score_rows(queries, state_->embeddings, passing, k);
+      } else {
+        found = state_->vectors.search_many(q, n, k, &rows);
+      }
+    }
+    for (size_t j = 0; j < members.size(); ++j) {
+      const size_t i = members[j];
+      SearchResult& result = out[i];
+      result.candidates = candidates;
+      for (const auto& [score, row] : found[j]) {
+        if (static_cast<int64_t>(result.hits.size()) >= options[i].k) break;
+        // Best first: the first hit below the minimum score ends them.
+        if (applied[i].min_score && score < *applied[i].min_score) break;
+        result.hits.push_back(
+            {static_cast<int64_t>(result.hits.size()) + 1, score, &state_->items[row]});
+      }
+      result.applied = std::move(applied[i]);
+    }
   }
   return out;
 }

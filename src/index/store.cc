@@ -418,22 +418,58 @@ void configure_batched_search() {
 
 }  // namespace
 
-std::vector<std::vector<std::pair<float, int64_t>>> VectorIndex::search_many(const float* q,
-                                                                             int64_t n,
-                                                                             int64_t k) const {
+std::vector<std::vector<std::pair<float, int64_t>>> VectorIndex::search_many(
+    const float* q, int64_t n, int64_t k, const RowSet* rows) const {
   k = std::min<int64_t>(k, size());
+  if (rows) k = std::min<int64_t>(k, rows->count);
   std::vector<std::vector<std::pair<float, int64_t>>> out(static_cast<size_t>(n));
   if (k <= 0 || n <= 0) return out;
   configure_batched_search();
   omp_set_num_threads(1);  // as in search(): the caller's threads are the parallelism
   std::vector<float> scores(n * k);
-  std::vector<faiss::Index::idx_t> rows(n * k);
-  impl_->index->search(n, q, k, scores.data(), rows.data());
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t i = j * k; i < (j + 1) * k; ++i) {
-      if (rows[i] >= 0) out[j].emplace_back(scores[i], rows[i]);
+  std::vector<faiss::Index::idx_t> found(n * k);
+  // True when every query got its k results.
+  auto collect = [&] {
+    bool whole = true;
+    for (int64_t j = 0; j < n; ++j) {
+      out[j].clear();
+      for (int64_t i = j * k; i < (j + 1) * k; ++i)
+        if (found[i] >= 0) out[j].emplace_back(scores[i], found[i]);
+      whole &= static_cast<int64_t>(out[j].size()) == k;
     }
+    return whole;
+  };
+  if (!rows) {
+    impl_->index->search(n, q, k, scores.data(), found.data());
+    collect();
+    return out;
   }
+  // The same selector, and the same reasoning, as search().
+  faiss::IDSelectorBitmap selector(static_cast<size_t>(size()), rows->bits.data());
+  const faiss::Index* index = impl_->index.get();
+  if (const auto* ivf = dynamic_cast<const faiss::IndexIVF*>(index)) {
+    faiss::SearchParametersIVF params;
+    params.sel = &selector;
+    const double share = static_cast<double>(rows->count) / static_cast<double>(size());
+    params.nprobe = static_cast<size_t>(std::min<double>(
+        static_cast<double>(ivf->nlist), std::ceil(static_cast<double>(ivf->nprobe) / share)));
+    ivf->search(n, q, k, scores.data(), found.data(), &params);
+    if (!collect() && params.nprobe < ivf->nlist) {
+      params.nprobe = ivf->nlist;
+      ivf->search(n, q, k, scores.data(), found.data(), &params);
+      collect();
+    }
+    return out;
+  }
+  if (const auto* hnsw = dynamic_cast<const faiss::IndexHNSW*>(index)) index = hnsw->storage;
+  if (dynamic_cast<const faiss::IndexFlat*>(index) == nullptr)
+    throw Error(format(
+        "filters need a Flat, IVF or HNSW index; this index is none of them: rebuild it with "
+        "`cadclip index --factory auto`"));
+  faiss::SearchParameters params;
+  params.sel = &selector;
+  index->search(n, q, k, scores.data(), found.data(), &params);
+  collect();
   return out;
 }
 
@@ -482,6 +518,7 @@ std::string seal_version(Catalog& catalog, const fs::path& out, const VersionFac
   vectors.set_search_params(search_params);
   catalog.set_meta("checkpoint_identity", facts.checkpoint_identity);
   catalog.set_meta("checkpoint", facts.checkpoint);
+  catalog.set_meta("model_name", facts.model_name);
   catalog.set_meta("factory", factory);
   catalog.set_meta("search_params", search_params);
   catalog.set_meta("embed_dim", std::to_string(d));

@@ -92,8 +92,11 @@ class VectorIndex {
                                                 const RowSet* rows = nullptr) const;
   // q: [n, d] -> n lists as search() gives them, in one FAISS call on the
   // calling thread (an exact index reads its vectors once, through BLAS).
-  std::vector<std::vector<std::pair<float, int64_t>>> search_many(const float* q, int64_t n,
-                                                                  int64_t k) const;
+  // With `rows`, every query searches only those rows, as search() does,
+  // still in one call (an inverted file that finds too few for some query
+  // searches the batch once more with every list).
+  std::vector<std::vector<std::pair<float, int64_t>>> search_many(
+      const float* q, int64_t n, int64_t k, const RowSet* rows = nullptr) const;
 
  private:
   struct Impl;
@@ -111,6 +114,7 @@ std::string default_search_params(const std::string& search_params, const std::s
 // What a version records about where its vectors came from.
 struct VersionFacts {
   std::string checkpoint_identity, checkpoint, library;
+  std::string model_name;  // the checkpoint folder's name ("best-step912"), for people
   int64_t embed_dim = 0;
   std::string factory = "auto";  // as IndexOptions::factory
   std::string search_params;     // as IndexOptions::search_params

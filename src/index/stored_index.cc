@@ -4,6 +4,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/model/checkpoint_io.h"
 #include "layout.h"
 #include "store.h"
 
@@ -17,7 +18,11 @@ StoredIndex read_stored_index(const fs::path& index) {
   StoredIndex out;
   out.checkpoint_identity = catalog.meta("checkpoint_identity").value_or("");
   out.checkpoint = catalog.meta("checkpoint").value_or("");
+  // The copy the index carries, which stays where the index is.
+  const fs::path carried = detail::model_folder(fs::absolute(index), out.checkpoint_identity);
+  if (!out.checkpoint_identity.empty() && fs::exists(carried)) out.checkpoint = carried.string();
   out.library = catalog.meta("library").value_or("");
+  out.model_name = catalog.meta("model_name").value_or("");
   out.embed_dim = std::stoll(catalog.meta("embed_dim").value_or("0"));
   for (detail::StoredItem& s : catalog.items()) {
     StoredPart& part = out.parts.emplace_back();
@@ -40,6 +45,10 @@ fs::path write_stored_index(const fs::path& index, const StoredIndex& contents,
       throw Error(format("{}: part '{}' has an embedding of size {}, embed_dim is {}",
                          index.string(), p.item.id, p.embedding.size(), contents.embed_dim));
   }
+  const bool have_model = !contents.checkpoint.empty() && fs::exists(contents.checkpoint);
+  std::string model_name = contents.model_name;
+  if (model_name.empty() && have_model)
+    model_name = model::resolve_checkpoint(contents.checkpoint).filename().string();
   detail::IndexWriter writer = detail::IndexWriter::open(fs::absolute(index), options.wait);
   const fs::path out = writer.begin_version();
   {
@@ -54,9 +63,12 @@ fs::path write_stored_index(const fs::path& index, const StoredIndex& contents,
     }
     detail::seal_version(catalog, out,
                          {contents.checkpoint_identity, contents.checkpoint, contents.library,
-                          contents.embed_dim, options.factory, options.search_params});
+                          model_name, contents.embed_dim, options.factory, options.search_params});
     catalog.commit();
   }
+  // Parts embedded by weights that are at hand: the index carries them, as
+  // one `cadclip index` writes does.
+  if (have_model) writer.store_model(contents.checkpoint, contents.checkpoint_identity);
   return writer.commit_version();
 }
 

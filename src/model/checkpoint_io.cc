@@ -386,6 +386,26 @@ fs::path export_model(const fs::path& checkpoint, const fs::path& out,
   return pointer_file;
 }
 
+void copy_checkpoint_model(const fs::path& path, const fs::path& to) {
+  const fs::path folder = resolve_checkpoint(path);
+  fs::create_directories(to / "text");
+  fs::copy_file(folder / "model.safetensors", to / "model.safetensors",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(folder / "config.json", to / "config.json", fs::copy_options::overwrite_existing);
+  // A released model names its pretrained text weights (base.json) and keeps
+  // only what training changed.
+  for (const char* weights : {"model.safetensors", "base.json", "changed.safetensors"})
+    if (fs::exists(folder / "text" / weights))
+      fs::copy_file(folder / "text" / weights, to / "text" / weights,
+                    fs::copy_options::overwrite_existing);
+  for (const char* file : kTextFiles) {
+    const fs::path source = folder / "text" / file;
+    if (!fs::exists(source)) continue;  // each folder has only some of them
+    fs::create_directories((to / "text" / file).parent_path());
+    fs::copy_file(source, to / "text" / file, fs::copy_options::overwrite_existing);
+  }
+}
+
 void save_checkpoint(const fs::path& run_folder, const std::string& name, const BuiltModel& built,
                      const TrainingState& state) {
   const auto all = named_state(*built.model);

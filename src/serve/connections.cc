@@ -30,6 +30,10 @@ constexpr size_t kMaxHead = 32 * 1024;
 // the client, still sending, gets to read the answer.
 constexpr double kDrainSeconds = 5;
 constexpr int64_t kMaxDrain = 64 << 20;
+// A connection over the limits is held this long at most for its request
+// head, and then for the client to read its 503 and close: a refusal costs a
+// socket for about two seconds, never a thread.
+constexpr double kRefusalSeconds = 1;
 
 // What the worker answering a request knows about it, for the handlers and the log.
 struct RequestContext {
@@ -289,6 +293,7 @@ struct HttpServer::Connection {
   bool large = false;        // its body is read by the worker
   bool holds_large = false;  // counted in large_bodies_
   int requests = 0;          // answered on this connection
+  std::string refusal;       // over the limits: answered 503 with this once its request is in
   int64_t drained = 0, drain_limit = 0;
 
   size_t buffered() const { return buffer.size() - pos; }
@@ -483,6 +488,12 @@ int HttpServer::open_connections() const {
   return open_;
 }
 
+void HttpServer::widen_listen_backlog() {
+  if (::listen(svr_sock_, o_.listen_backlog) != 0)
+    log::warn("serve", "cannot widen the listen backlog to {}: {}", o_.listen_backlog,
+              std::strerror(errno));
+}
+
 bool HttpServer::process_and_close_socket(socket_t sock) {
   admit(sock);
   return true;
@@ -494,40 +505,51 @@ void HttpServer::admit(int fd) {
   socket_address(fd, /*peer=*/true, peer, port);
   std::string refusal;
   {
-    std::lock_guard lock(mutex_);
-    if (stopping_) {
-      ::close(fd);
-      return;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (stopping_) {
+        ::close(fd);
+        return;
+      }
+      const int from_client = per_client_.contains(peer) ? per_client_[peer] : 0;
+      if (open_ < o_.max_connections && from_client < o_.max_client_connections) {
+        ++open_;
+        ++per_client_[peer];
+        break;
+      }
+      // Refused, but answered: closing a socket whose request is unread
+      // resets it, and the client cannot tell that from a crash. So the
+      // connection is held until its request is in and its 503 is read.
+      if (refusing_ < o_.max_refusing) {
+        ++refusing_;
+        refusal = open_ >= o_.max_connections
+                      ? format(
+                            "the server has {} connections open, as many as it holds "
+                            "(--max-connections); try again shortly",
+                            open_)
+                      : format(
+                            "{} connections from {} are open, as many as one client may hold "
+                            "(--max-client-connections); close some and try again",
+                            from_client, peer);
+        break;
+      }
+      // Even the refusals are at their bound: accept no more until one
+      // ends; meanwhile the kernel's listen backlog holds new connections.
+      // A server told to stop (httplib's stop() drops the listening socket)
+      // waits no longer.
+      if (svr_sock_ == INVALID_SOCKET) {
+        ::close(fd);
+        return;
+      }
+      slot_.wait_for(lock, std::chrono::milliseconds(100));
     }
-    if (open_ >= o_.max_connections) {
-      refusal = format(
-          "the server has {} connections open, as many as it holds (--max-connections); try "
-          "again shortly",
-          open_);
-    } else if (per_client_[peer] >= o_.max_client_connections) {
-      refusal = format(
-          "{} connections from {} are open, as many as one client may hold "
-          "(--max-client-connections); close some and try again",
-          per_client_[peer], peer);
-    } else {
-      ++open_;
-      ++per_client_[peer];
-    }
-    if (per_client_[peer] == 0) per_client_.erase(peer);
-  }
-  if (!refusal.empty()) {
-    const std::string id = new_request_id();
-    log::info("serve", "{} connection from {} refused -> 503: {}", id, peer, refusal);
-    log_access(id, peer, "", "", "", 503, 0, 0);
-    send_now(fd, http_error_response(503, refusal, id, "Retry-After: 1\r\n"));
-    ::close(fd);
-    return;
   }
   auto c = std::make_shared<Connection>();
   c->fd = fd;
   c->peer = peer;
   c->peer_port = port;
-  c->deadline = Clock::now() + seconds(o_.header_timeout_s);
+  c->refusal = std::move(refusal);
+  c->deadline = Clock::now() + seconds(c->refusal.empty() ? o_.header_timeout_s : kRefusalSeconds);
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(c));
@@ -617,6 +639,11 @@ bool HttpServer::examine(const std::shared_ptr<Connection>& c) {
     c->phase = Connection::Phase::kHead;
     c->deadline = now + seconds(o_.header_timeout_s);
   }
+  if (!c->refusal.empty()) {
+    const bool head_in = head_end(c->buffer, c->pos) != std::string::npos;
+    if (!head_in && !c->eof && c->buffered() <= kMaxHead) return false;
+    return refuse(c, 503, c->refusal, "Retry-After: 1\r\n");
+  }
   if (c->head_length == 0) {
     const size_t end = head_end(c->buffer, c->pos);
     if (end == std::string::npos) {
@@ -691,7 +718,9 @@ bool HttpServer::examine(const std::shared_ptr<Connection>& c) {
 
 // A client too slow to send its request gets a 408 and is not waited for again.
 void HttpServer::on_deadline(const std::shared_ptr<Connection>& c) {
-  if (c->phase == Connection::Phase::kHead) {
+  if (!c->refusal.empty() && c->phase == Connection::Phase::kHead) {
+    refuse(c, 503, c->refusal, "Retry-After: 1\r\n");
+  } else if (c->phase == Connection::Phase::kHead) {
     refuse(c, 408,
            format("the request line and headers did not arrive within {} s (--header-timeout)",
                   o_.header_timeout_s));
@@ -724,7 +753,7 @@ bool HttpServer::refuse(const std::shared_ptr<Connection>& c, int status,
   ::shutdown(c->fd, SHUT_WR);
   c->phase = Connection::Phase::kDrain;
   c->drain_limit = kMaxDrain;
-  c->deadline = Clock::now() + seconds(kDrainSeconds);
+  c->deadline = Clock::now() + seconds(c->refusal.empty() ? kDrainSeconds : kRefusalSeconds);
   return false;
 }
 
@@ -812,11 +841,16 @@ void HttpServer::close_connection(Connection& c) {
   if (c.fd < 0) return;
   {
     std::lock_guard lock(mutex_);
-    --open_;
-    if (--per_client_[c.peer] <= 0) per_client_.erase(c.peer);
+    if (!c.refusal.empty()) {
+      --refusing_;
+    } else {
+      --open_;
+      if (--per_client_[c.peer] <= 0) per_client_.erase(c.peer);
+    }
   }
   ::close(c.fd);
   c.fd = -1;
+  slot_.notify_one();
 }
 
 void HttpServer::shutdown_all() {
@@ -826,6 +860,7 @@ void HttpServer::shutdown_all() {
     shut_down_ = stopping_ = true;
   }
   work_.notify_all();
+  slot_.notify_all();
   const char byte = 1;
   [[maybe_unused]] const ssize_t n = ::write(wake_[1], &byte, 1);
   if (reception_.joinable()) reception_.join();

@@ -32,6 +32,11 @@ struct ConnectionOptions {
   double write_timeout_s = 30;        // an answer that cannot be sent for this long is dropped
   int max_connections = 512;          // open connections, all clients together
   int max_client_connections = 64;    // open connections from one client address
+  int max_refusing = 256;             // connections beyond those limits held at once only to be
+                                      // answered 503 (their request read first); beyond these,
+                                      // accepting pauses and the kernel queues new ones
+  int listen_backlog = 1024;          // connections the kernel holds before they are accepted
+                                      // (capped by net.core.somaxconn)
   int64_t max_body_bytes = 20 << 20;  // a larger Content-Length is refused with 413
   int max_large_bodies = 2;           // bodies over kBufferedBody read by workers at once
   int keep_alive_max = 1000;          // requests answered on one connection
@@ -72,8 +77,13 @@ class HttpServer : public httplib::Server {
   explicit HttpServer(const ConnectionOptions& options);
   ~HttpServer() override;
 
-  // Connections open right now (waiting in reception or being answered).
+  // Connections open right now (waiting in reception or being answered),
+  // not counting those held only to be refused.
   int open_connections() const;
+  // Call after bind_to_port (or bind_to_any_port): httplib listens with a
+  // backlog of 5, and a connection that finds the backlog full is left
+  // half-open, or reset, before this server has seen it.
+  void widen_listen_backlog();
 
  private:
   class InlineQueue;
@@ -117,8 +127,10 @@ class HttpServer : public httplib::Server {
   std::vector<std::shared_ptr<Connection>> incoming_;  // to be watched by reception
   std::deque<std::shared_ptr<Connection>> ready_;      // requests waiting for a worker
   std::condition_variable work_;
+  std::condition_variable slot_;           // a connection closed: admit() may take the next
   std::map<std::string, int> per_client_;  // open connections by client address
   int open_ = 0;
+  int refusing_ = 0;      // connections held only to be answered 503
   int large_bodies_ = 0;  // large bodies being read or answered
 
   std::thread reception_;

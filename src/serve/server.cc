@@ -478,6 +478,7 @@ class Api {
                {"dim", s->dim()},
                {"factory", s->factory()},
                {"checkpoint", s->checkpoint_identity().substr(0, 16)},
+               {"model", {{"name", s->model().name}, {"sha256", s->model().sha256}}},
                {"fields", s->fields()},
                {"part_upload", index::can_ingest_parts()},
                {"limits",
@@ -896,6 +897,7 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   if (port < 0)
     throw Error(format("cannot listen on {}:{}; is the port in use? choose another with --port",
                        o.host, o.port));
+  server.widen_listen_backlog();
   {
     std::lock_guard lock(g_server_mutex);
     if (g_stop_requested) {

@@ -343,5 +343,68 @@ TEST(MirroredSearch, IgnoreMirroredLeavesOutMirrorImagesOnly) {
   fs::remove_all(root);
 }
 
+// Text queries of one batch (the server's encoder batches) are searched
+// together: one search per distinct filter, scoring the passing rows
+// directly when few pass, one FAISS call with a selector when many do.
+// Either way each text gets what it gets searched alone.
+TEST(BatchedFilteredSearch, TextsSearchedTogetherGetWhatEachGetsAlone) {
+  at::set_num_threads(1);
+  const fs::path root = testing::fresh_folder("cadclip_batched_filtered_test");
+  testing::write_checkpoint(root / "run", 0);
+  StoredIndex library;
+  library.checkpoint = (root / "run").string();
+  library.checkpoint_identity = model::checkpoint_identity(root / "run");
+  library.embed_dim = kDim;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal;
+  for (int i = 0; i < 6000; ++i) {  // enough for a filter past direct scoring's bound
+    StoredPart part;
+    part.item = part_item(i);
+    float norm = 0;
+    for (int d = 0; d < kDim; ++d) {
+      part.embedding.push_back(normal(rng));
+      norm += part.embedding.back() * part.embedding.back();
+    }
+    for (float& v : part.embedding) v /= std::sqrt(norm);
+    library.parts.push_back(std::move(part));
+  }
+  write_stored_index(root / "flat", library, {.factory = "Flat"});
+  write_stored_index(root / "ivf", library,
+                     {.factory = "IVF32,Flat", .search_params = "nprobe=32"});
+  // holes>=1 passes 5,333 rows (a FAISS selector), material=steel 1,500 and
+  // project=apollo 60 (scored directly); one filter comes three times.
+  const std::vector<std::string> filters = {"",         "holes>=1",       "material=steel",
+                                            "holes>=1", "project=apollo", "",
+                                            "holes>=1", "material=steel"};
+  std::vector<std::string> texts;
+  std::vector<SearchOptions> options;
+  for (size_t i = 0; i < filters.size(); ++i) {
+    texts.push_back(testing::caption_texts()[i % testing::caption_texts().size()]);
+    SearchOptions& o = options.emplace_back();
+    o.k = i % 2 ? 10 : 3;
+    o.filter = parse_filter(filters[i]);
+  }
+  options[6].filter.min_score = 0.2;
+  for (const char* kind : {"flat", "ivf"}) {
+    SCOPED_TRACE(kind);
+    const Searcher searcher = Searcher::open(root / kind);
+    const std::vector<SearchResult> together = searcher.query_texts(texts, options);
+    ASSERT_EQ(together.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      SCOPED_TRACE(filters[i]);
+      const SearchResult alone = searcher.query_vector(searcher.embed_text(texts[i]), options[i]);
+      EXPECT_EQ(together[i].candidates, alone.candidates);
+      EXPECT_EQ(together[i].applied.to_string(), alone.applied.to_string());
+      ASSERT_EQ(together[i].hits.size(), alone.hits.size());
+      for (size_t h = 0; h < alone.hits.size(); ++h) {
+        EXPECT_EQ(together[i].hits[h].item->id, alone.hits[h].item->id) << "rank " << h + 1;
+        EXPECT_NEAR(together[i].hits[h].score, alone.hits[h].score, 1e-5);
+        EXPECT_EQ(together[i].hits[h].rank, static_cast<int64_t>(h) + 1);
+      }
+    }
+  }
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace cadclip::index

@@ -169,6 +169,82 @@ TEST_F(IndexTest, RefusesAnotherCheckpoint) {
   EXPECT_THROW(Searcher::open(root_ / "prepared"), Error);  // no index at all
 }
 
+// An index carries the model it was built with: built from one working
+// folder with relative paths, moved to another folder, its checkpoint
+// deleted, and searched from a third folder, it gives the same answers and
+// names the same model; versions of one model share one copy of it.
+TEST_F(IndexTest, AMovedIndexOpensFromAnyFolderWithTheSameAnswers) {
+  // The working folder is the process's: put back whatever happens.
+  struct WorkingFolder {
+    fs::path was = fs::current_path();
+    ~WorkingFolder() { fs::current_path(was); }
+  } restore;
+  fs::create_directories(root_ / "third");
+  fs::current_path(root_);
+  IndexOptions relative = options("prepared", "built/index");
+  relative.checkpoint = "run/checkpoints/last.json";
+  build_index(relative);
+  const std::string identity = model::checkpoint_identity(root_ / "run");
+  std::map<std::string, std::vector<std::pair<std::string, float>>> before;
+  auto answers = [](const Searcher& searcher) {
+    std::map<std::string, std::vector<std::pair<std::string, float>>> out;
+    for (const std::string& text : testing::caption_texts())
+      for (const Hit& h : searcher.search_text(text, 8))
+        out[text].emplace_back(h.item->id, static_cast<float>(h.score));
+    for (const Hit& h : searcher.search_like_item("m3", 8))
+      out["like m3"].emplace_back(h.item->id, static_cast<float>(h.score));
+    return out;
+  };
+  {
+    const Searcher searcher = Searcher::open("built/index");
+    before = answers(searcher);
+    EXPECT_EQ(searcher.model().sha256, identity);
+  }
+  fs::create_directories(root_ / "elsewhere");
+  fs::rename(root_ / "built" / "index", root_ / "elsewhere" / "moved");
+  fs::remove_all(root_ / "run");  // the checkpoint is gone: only the index's copy is left
+  fs::current_path(root_ / "third");
+  const fs::path moved = root_ / "elsewhere" / "moved";
+  {
+    const Searcher searcher = Searcher::open(moved);
+    EXPECT_EQ(answers(searcher), before);
+    const ModelInfo& m = searcher.model();
+    EXPECT_EQ(m.sha256, identity);
+    EXPECT_EQ(m.name, "last-step0");  // the checkpoint folder save_checkpoint wrote
+    EXPECT_EQ(m.folder, moved / "models" / identity);
+  }
+  // The command line, from the third folder, says which model answered.
+  const std::string command = std::string(CADCLIP_BINARY) + " --log-level warn search " +
+                              moved.string() + " 'M6 hex nut' -k 8 2>&1";
+  std::string table;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+    table.append(buffer.data(), n);
+  EXPECT_EQ(::pclose(pipe), 0) << table;
+  EXPECT_NE(table.find("model last-step0 (sha256 " + identity.substr(0, 16) + ")"),
+            std::string::npos)
+      << table;
+  // A second version of the same model shares the copy; a rebuild with other
+  // weights replaces it once no version uses it.
+  fs::current_path(restore.was);  // the tiny model names its text folder by a relative path
+  IndexOptions again = options(root_ / "prepared", moved);
+  testing::write_checkpoint(root_ / "run", 0);
+  EXPECT_EQ(build_index(again).unchanged, 8);
+  const auto models = [&] {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(moved / "models"))
+      names.push_back(entry.path().filename().string());
+    return names;
+  };
+  EXPECT_EQ(models(), std::vector<std::string>{identity});
+  testing::write_checkpoint(root_ / "other", 1);
+  again.checkpoint = (root_ / "other").string();
+  again.overwrite = true;
+  build_index(again);
+  EXPECT_EQ(models(), std::vector<std::string>{model::checkpoint_identity(root_ / "other")});
+}
+
 TEST_F(IndexTest, UpdateEmbedsOnlyChangesOfAPreparedLibrary) {
   build_index(options(root_ / "prepared", root_ / "index"));
   IndexSummary s = build_index(options(root_ / "prepared", root_ / "index"));

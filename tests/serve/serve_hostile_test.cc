@@ -9,7 +9,10 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <latch>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -356,6 +359,91 @@ TEST_F(ServeLimitsTest, OneClientHoldsAtMostItsShareOfConnections) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   for (const int fd : held) ::close(fd);
+}
+
+// What one client of a crowd saw: an HTTP status, or how its connection failed.
+struct CrowdAnswer {
+  int status = 0;           // 0 = no HTTP answer
+  bool reset = false;       // the connection was reset (ECONNRESET, EPIPE)
+  bool no_connect = false;  // connect() failed
+  bool retry_after = false;
+};
+
+// `clients` threads connect at the same moment and each sends one search,
+// reading its answer for up to 30 s.
+std::vector<CrowdAnswer> crowd(int port, int clients) {
+  std::vector<CrowdAnswer> answers(static_cast<size_t>(clients));
+  std::latch go(clients);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&, i] {
+      CrowdAnswer& a = answers[static_cast<size_t>(i)];
+      go.arrive_and_wait();
+      const int fd = connect_to(port);
+      if (fd < 0) {
+        a.no_connect = true;
+        return;
+      }
+      timeval timeout{30, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+      const std::string request = "GET /api/search?q=hex+nut+" + std::to_string(i) +
+                                  "&k=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+      if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0)
+        a.reset = errno == ECONNRESET || errno == EPIPE;
+      std::string answer;
+      char buffer[4096];
+      ssize_t n;
+      while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) answer.append(buffer, n);
+      if (n < 0 && errno == ECONNRESET) a.reset = true;
+      ::close(fd);
+      a.status = status_of(answer);
+      a.retry_after = answer.find("\r\nRetry-After: ") != std::string::npos;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return answers;
+}
+
+// 200 clients at once, on the defaults and with a small --max-connections:
+// every one is answered, 200 or 503 with Retry-After, and none is reset.
+TEST_F(ServeLimitsTest, TwoHundredClientsAtOnceAreAllAnsweredNoneReset) {
+  for (const std::vector<std::string>& limits :
+       {std::vector<std::string>{}, std::vector<std::string>{"--max-connections", "40"}}) {
+    std::vector<std::string> args = {"serve", (root_ / "index").string(), "--port", "0"};
+    args.insert(args.end(), limits.begin(), limits.end());
+    server_.start(args, (root_ / "serve.log").string());
+    // With the small bound, 30 idle connections leave the crowd 10 slots,
+    // so that the bound is surely reached.
+    std::vector<int> idle;
+    for (int i = 0; !limits.empty() && i < 30; ++i) idle.push_back(connect_to(server_.port()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<CrowdAnswer> answers = crowd(server_.port(), 200);
+    for (const int fd : idle) ::close(fd);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::map<int, int> statuses;
+    int resets = 0, no_connects = 0, without_retry_after = 0;
+    for (const CrowdAnswer& a : answers) {
+      ++statuses[a.status];
+      resets += a.reset;
+      no_connects += a.no_connect;
+      without_retry_after += a.status == 503 && !a.retry_after;
+    }
+    const std::string seen = cadclip::format(
+        "{}: 200 x{}, 503 x{}, no answer x{}, resets {}, failed connects {} in {} s",
+        limits.empty() ? "defaults" : "--max-connections 40", statuses[200], statuses[503],
+        statuses[0], resets, no_connects, seconds);
+    std::printf("%s\n", seen.c_str());
+    EXPECT_EQ(resets, 0) << seen;
+    EXPECT_EQ(no_connects, 0) << seen;
+    EXPECT_EQ(statuses[200] + statuses[503], 200) << seen;
+    EXPECT_GT(statuses[200], 0) << seen;
+    EXPECT_EQ(without_retry_after, 0) << seen;
+    if (!limits.empty()) EXPECT_GT(statuses[503], 0) << seen;  // the bound was reached
+    EXPECT_LT(seconds, 60) << seen;
+    server_.stop();
+  }
 }
 
 }  // namespace

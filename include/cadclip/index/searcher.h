@@ -74,8 +74,20 @@ struct SearchResult {
   int64_t mirrored_left_out = 0;  // mirror images of the query part left out
 };
 
+// The model an index searches with.
+struct ModelInfo {
+  std::string name;              // the checkpoint folder it was built from ("best-step912")
+  std::string sha256;            // its weights' identity (model::checkpoint_identity), hex
+  std::string built_from;        // the checkpoint's path when the index was built
+  std::filesystem::path folder;  // where its weights were loaded from: the copy the index
+                                 // carries (<index>/models/<sha256>), or --checkpoint; empty
+                                 // when opened without the model
+};
+
 struct SearcherOptions {
-  std::string checkpoint;     // empty = the one the index records; another one is refused
+  std::string checkpoint;     // empty = the copy the index carries (or, for an index made
+                              // before indexes carried their model, the one it records);
+                              // other weights are refused
   int64_t max_k = 1000;       // k is clipped to this and to the index size
   std::string worker_binary;  // cadclip executable that ingests part files; empty = this one
   std::string search_params;  // FAISS search parameters ("nprobe=32"); empty = the index's own
@@ -95,6 +107,7 @@ class Searcher {
   const std::filesystem::path& folder() const;          // the index folder, as opened
   const std::filesystem::path& version_folder() const;  // its version this searcher holds
   std::string checkpoint_identity() const;
+  const ModelInfo& model() const;
   std::string factory() const;
   const Item* find(std::string_view id) const;
 

@@ -21,8 +21,11 @@ struct StoredPart {
 
 struct StoredIndex {
   std::string checkpoint_identity;  // of the weights that embedded the parts
-  std::string checkpoint;           // where those weights are (searching loads them)
+  std::string checkpoint;           // where those weights are (searching loads them); read:
+                                    // the copy the index carries (<index>/models/<identity>)
   std::string library;              // what the parts came from, for people
+  std::string model_name;           // the checkpoint folder's name, for people; "" = the name of
+                                    // the folder `checkpoint` resolves to
   int64_t embed_dim = 0;
   std::vector<StoredPart> parts;  // read: ordered by id
 };
@@ -39,9 +42,9 @@ struct StoredIndexWriteOptions {
 
 // Writes `contents` as the next version of the index folder (created when
 // missing) and swaps it in as `cadclip index` does, copying each part's
-// thumbnail file. Throws cadclip::Error for a repeated id or an embedding
-// whose size is not embed_dim; the current version is then unchanged.
-// Returns the new version's folder.
+// thumbnail file and, when `checkpoint` is there, its model. Throws cadclip::Error for a repeated
+// id or an embedding whose size is not embed_dim; the current version is then unchanged. Returns
+// the new version's folder.
 std::filesystem::path write_stored_index(const std::filesystem::path& index,
                                          const StoredIndex& contents,
                                          const StoredIndexWriteOptions& options = {});
