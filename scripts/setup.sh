@@ -65,6 +65,17 @@ if [ ! -f "$minilm/model.safetensors" ]; then
   say "linked $minilm -> $src"
 fi
 
+# --- The released model (models/), where cadclip looks when none is named ---
+# A build tree finds its own checkout's models/; this link serves the Python
+# module and binaries run from elsewhere.
+released=$models/cadclip
+checkout_models=$(cd "$here/.." && pwd)/models
+if [ -f "$checkout_models/default.json" ] && [ "$(readlink "$released" || true)" != "$checkout_models" ]; then
+  mkdir -p "$models"
+  ln -sfn "$checkout_models" "$released"
+  say "linked $released -> $checkout_models"
+fi
+
 # --- Checks that save hours later --------------------------------------------
 abi=$("$venv/bin/python" -c 'import torch; print(int(torch.compiled_with_cxx11_abi()))')
 if [ "$abi" != 1 ]; then
