@@ -79,9 +79,10 @@ void define_synth(CLI::App& command, Runner& run) {
       ->check(CLI::NonNegativeNumber);
   command.add_option("--max-attempts", options->synth.max_attempts,
                      "Parameter draws per part before giving up (a rejected draw is counted)");
-  command.add_option("--family", options->synth.families,
-                     "Make only this family (repeatable; with --kind standard: this standard-part group, "
-                     "e.g. hex_bolt); default: all in turn");
+  command.add_option(
+      "--family", options->synth.families,
+      "Make only this family (repeatable; with --kind standard: this standard-part group, "
+      "e.g. hex_bolt); default: all in turn");
   command
       .add_option("--kind", options->synth.kind,
                   "families (parametric parts as STEP), programs (sketch-and-extrude programs as "

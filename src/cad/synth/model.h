@@ -46,8 +46,8 @@ inline constexpr uint64_t kTagParams = 1;
 inline constexpr uint64_t kTagCaption = 2;
 inline constexpr uint64_t kTagNoise = 3;
 inline constexpr uint64_t kTagSplit = 4;
-inline constexpr uint64_t kTagFamily = 5;  // which program family part i is
-inline constexpr uint64_t kTagKind = 6;    // in a mixed set: whether part i is a program
+inline constexpr uint64_t kTagFamily = 5;    // which program family part i is
+inline constexpr uint64_t kTagKind = 6;      // in a mixed set: whether part i is a program
 inline constexpr uint64_t kTagStandard = 7;  // the order of a standard-part group's catalog
 
 // A draw that cannot become a valid part (does not fit, an OCCT operation

@@ -80,9 +80,8 @@ struct StandardCaption {
   std::string text;
   nlohmann::json facts;  // {"family": group, what the text states}
 };
-std::vector<StandardCaption> standard_captions(const StandardItem& item,
-                                               const StandardBuilt& built, uint64_t seed,
-                                               uint64_t index);
+std::vector<StandardCaption> standard_captions(const StandardItem& item, const StandardBuilt& built,
+                                               uint64_t seed, uint64_t index);
 // Every text the captions could give a part, per level: for tests and for the docs' examples.
 std::vector<std::vector<std::string>> standard_caption_choices(const StandardItem& item,
                                                                const StandardBuilt& built);

@@ -58,8 +58,7 @@ StandardBuilt build_ball_bearing(const StandardItem& item) {
   const double w = (D - d) / 2, dw = std::min(0.6 * w, 0.7 * B), rb = dw / 2;
   const double rm = (d + D) / 4, ri = rm - 0.4 * dw, ro = rm + 0.4 * dw;
   const int balls = static_cast<int>(std::floor(kPi / std::asin(std::min(1.0, 1.25 * rb / rm))));
-  const TopoDS_Shape inner =
-      turned_z({{d / 2, 0, r}, {ri, 0}, {ri, B}, {d / 2, B, r}});
+  const TopoDS_Shape inner = turned_z({{d / 2, 0, r}, {ri, 0}, {ri, B}, {d / 2, B, r}});
   const TopoDS_Shape outer = turned_z({{ro, 0}, {D / 2, 0, r}, {D / 2, B, r}, {ro, B}});
   std::vector<TopoDS_Shape> tools = {outer};
   for (int i = 0; i < balls; ++i) {
@@ -67,8 +66,14 @@ StandardBuilt build_ball_bearing(const StandardItem& item) {
     tools.push_back(sphere(gp_Pnt(rm * std::cos(a), rm * std::sin(a), B / 2), rb));
   }
   StandardBuilt built;
-  built.dims = {{"d", d}, {"D", D}, {"B", B}, {"r", r}, {"ball_diameter", dw},
-                {"balls", balls}, {"pitch_diameter", 2 * rm}, {"inner_land", 2 * ri},
+  built.dims = {{"d", d},
+                {"D", D},
+                {"B", B},
+                {"r", r},
+                {"ball_diameter", dw},
+                {"balls", balls},
+                {"pitch_diameter", 2 * rm},
+                {"inner_land", 2 * ri},
                 {"outer_land", 2 * ro}};
   if (!item.variant.empty()) {
     const bool shield = item.variant == "ZZ";

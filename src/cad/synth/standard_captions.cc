@@ -44,16 +44,17 @@ Levels hex_bolt(const StandardItem& it, const StandardBuilt& b, nlohmann::json& 
   facts["old_standard"] = din ? it.standard : old;
   facts["new_standard"] = iso;
   const std::string other = din ? iso : old;
-  std::string history = din ? it.standard + " is withdrawn and replaced by " + iso +
-                                  (same ? "" : ", whose " + size + " has " +
-                                                   n(t.number(it.row, "s")) + " mm across flats")
-                            : same ? "the same part as the old " + old
-                                   : "replaces " + old;
+  std::string history =
+      din ? it.standard + " is withdrawn and replaced by " + iso +
+                (same ? ""
+                      : ", whose " + size + " has " + n(t.number(it.row, "s")) + " mm across flats")
+      : same ? "the same part as the old " + old
+             : "replaces " + old;
   Levels L;
-  L[kAbstract] = {{"a hex head bolt, " + d + " mm thread, " + l + " mm long", {"d", "l"}},
-                  {"a bolt with a hexagon head, " + d + " mm thread, " + l + " mm long, " + thread,
-                   {"d", "l"}},
-                  {"a " + l + " mm long hexagon bolt for " + d + " mm holes", {"d", "l"}}};
+  L[kAbstract] = {
+      {"a hex head bolt, " + d + " mm thread, " + l + " mm long", {"d", "l"}},
+      {"a bolt with a hexagon head, " + d + " mm thread, " + l + " mm long, " + thread, {"d", "l"}},
+      {"a " + l + " mm long hexagon bolt for " + d + " mm holes", {"d", "l"}}};
   L[kBeginner] = {{sl + " hex bolt", {"size", "l"}},
                   {size + " bolt " + l + " mm long", {"size", "l"}},
                   {"hex head bolt " + size + " x " + l, {"size", "l"}},
@@ -65,8 +66,8 @@ Levels hex_bolt(const StandardItem& it, const StandardBuilt& b, nlohmann::json& 
       {std::string(partial ? "hex bolt " : "hex cap screw ") + size + " x " + l + " to " +
            it.standard + (same || din ? " (" + other + ")" : ""),
        {"standard", "size", "l"}},
-      {std::string(partial ? "partly" : "fully") + " threaded hex " + (partial ? "bolt " : "screw ") +
-           sl + ", " + s + " mm across flats",
+      {std::string(partial ? "partly" : "fully") + " threaded hex " +
+           (partial ? "bolt " : "screw ") + sl + ", " + s + " mm across flats",
        {"size", "l", "s"}}};
   if (same && !din) L[kIntermediate].push_back({old + " " + sl, {"old_standard", "size", "l"}});
   L[kExpert] = {
@@ -93,30 +94,27 @@ Levels socket_screw(const StandardItem& it, const StandardBuilt& b, nlohmann::js
   facts["old_standard"] = "DIN 912";
   facts["new_standard"] = "ISO 4762";
   Levels L;
-  L[kAbstract] = {{"a socket head cap screw, " + d + " mm thread, " + l + " mm long", {"d", "l"}},
-                  {"a screw with a round head and a hex socket, " + d + " mm thread and " + l +
-                       " mm long",
-                   {"d", "l"}},
-                  {"a cylinder head screw for a " + s + " mm hex key, " + l + " mm long",
-                   {"s", "l"}}};
+  L[kAbstract] = {
+      {"a socket head cap screw, " + d + " mm thread, " + l + " mm long", {"d", "l"}},
+      {"a screw with a round head and a hex socket, " + d + " mm thread and " + l + " mm long",
+       {"d", "l"}},
+      {"a cylinder head screw for a " + s + " mm hex key, " + l + " mm long", {"s", "l"}}};
   L[kBeginner] = {{sl + " socket head screw", {"size", "l"}},
                   {size + " allen bolt " + l + " mm long", {"size", "l"}},
                   {size + " cap screw, " + l + " mm", {"size", "l"}},
                   {sl + " SHCS", {"size", "l"}}};
-  L[kIntermediate] = {
-      {"ISO 4762 " + sl, {"standard", "size", "l"}},
-      {"DIN 912 " + sl, {"old_standard", "size", "l"}},
-      {"hex socket head cap screw " + size + " x " + l + " (ISO 4762 / DIN 912)",
-       {"standard", "old_standard", "size", "l"}},
-      {"socket cap screw " + sl + ", " + s + " mm hex key", {"size", "l", "s"}}};
-  L[kExpert] = {
-      {"Hexagon socket head cap screw ISO 4762 - " + size + " x " + l + " - 12.9",
-       {"standard", "size", "l"}},
-      {"Hexagon socket head cap screw ISO 4762 - " + size + " x " + l +
-           " - 8.8 (formerly DIN 912): head " + n(b.dims["dk"]) + " mm across and " +
-           n(b.dims["k"]) + " mm high, " + s + " mm hexagon socket " + n(b.dims["t"]) +
-           " mm deep, thread pitch " + n(b.dims["P"]) + " mm",
-       {"standard", "old_standard", "size", "l", "dk", "k", "s", "t", "P"}}};
+  L[kIntermediate] = {{"ISO 4762 " + sl, {"standard", "size", "l"}},
+                      {"DIN 912 " + sl, {"old_standard", "size", "l"}},
+                      {"hex socket head cap screw " + size + " x " + l + " (ISO 4762 / DIN 912)",
+                       {"standard", "old_standard", "size", "l"}},
+                      {"socket cap screw " + sl + ", " + s + " mm hex key", {"size", "l", "s"}}};
+  L[kExpert] = {{"Hexagon socket head cap screw ISO 4762 - " + size + " x " + l + " - 12.9",
+                 {"standard", "size", "l"}},
+                {"Hexagon socket head cap screw ISO 4762 - " + size + " x " + l +
+                     " - 8.8 (formerly DIN 912): head " + n(b.dims["dk"]) + " mm across and " +
+                     n(b.dims["k"]) + " mm high, " + s + " mm hexagon socket " + n(b.dims["t"]) +
+                     " mm deep, thread pitch " + n(b.dims["P"]) + " mm",
+                 {"standard", "old_standard", "size", "l", "dk", "k", "s", "t", "P"}}};
   L[kName] = {{sl + " socket head cap screw", {"size", "l"}},
               {"DIN 912 " + sl, {"old_standard", "size", "l"}},
               {"ISO4762_" + sl, {"standard", "size", "l"}},
@@ -142,8 +140,10 @@ Levels hex_nut(const StandardItem& it, const StandardBuilt& b, nlohmann::json& f
   const std::string history = din ? "withdrawn, replaced by ISO 4032" : "replaces " + old;
   Levels L;
   L[kAbstract] = {
-      {"a " + std::string(thin ? "thin hexagon nut" : nyloc ? "self-locking hexagon nut"
-                                                              : "hexagon nut") +
+      {"a " +
+           std::string(thin    ? "thin hexagon nut"
+                       : nyloc ? "self-locking hexagon nut"
+                               : "hexagon nut") +
            " for an " + d + " mm bolt",
        {"d"}},
       {"a hex nut, " + d + " mm thread, " + s + " mm across flats and " + height + " mm high",
@@ -158,11 +158,11 @@ Levels hex_nut(const StandardItem& it, const StandardBuilt& b, nlohmann::json& f
                       {std_ + " " + size + " " + kind, {"standard", "size"}},
                       {kind + " " + size + " to " + std_ + " (" + history + ")",
                        {"standard", "old_standard", "size"}}};
-  L[kExpert] = {{noun + " " + std_ + " - " + size + " - 8", {"standard", "size"}},
-                {noun + " " + std_ + " - " + size + " - 8 (" + history + "): " + s +
-                     " mm across flats, " + height + " mm high, thread pitch " +
-                     n(b.dims["P"]) + " mm",
-                 {"standard", "old_standard", "size", "s", nyloc ? "h" : "m", "P"}}};
+  L[kExpert] = {
+      {noun + " " + std_ + " - " + size + " - 8", {"standard", "size"}},
+      {noun + " " + std_ + " - " + size + " - 8 (" + history + "): " + s + " mm across flats, " +
+           height + " mm high, thread pitch " + n(b.dims["P"]) + " mm",
+       {"standard", "old_standard", "size", "s", nyloc ? "h" : "m", "P"}}};
   L[kName] = {{size + " " + kind, {"size"}},
               {std_ + " " + size, {"standard", "size"}},
               {no_space(std_) + "_" + size, {"standard", "size"}},
@@ -182,22 +182,20 @@ Levels plain_washer(const StandardItem& it, const StandardBuilt& b, nlohmann::js
   facts["old_standard"] = old;
   facts["new_standard"] = std_;
   Levels L;
-  L[kAbstract] = {{"a flat washer for an " + nominal + " mm bolt, " + d2 + " mm across and " + h +
-                       " mm thick",
-                   {"d", "d2", "h"}},
-                  {"a thin ring with a " + d1 + " mm hole, " + d2 + " mm outside, " + h +
-                       " mm thick",
-                   {"d1", "d2", "h"}}};
+  L[kAbstract] = {
+      {"a flat washer for an " + nominal + " mm bolt, " + d2 + " mm across and " + h + " mm thick",
+       {"d", "d2", "h"}},
+      {"a thin ring with a " + d1 + " mm hole, " + d2 + " mm outside, " + h + " mm thick",
+       {"d1", "d2", "h"}}};
   L[kBeginner] = {{"washer " + size, {"size"}},
                   {size + " " + kind, {"size"}},
                   {d1 + " x " + d2 + " x " + h + " washer", {"d1", "d2", "h"}}};
   if (large) L[kBeginner].push_back({size + " penny washer", {"size"}});
-  L[kIntermediate] = {
-      {std_ + " " + size, {"standard", "size"}},
-      {old + " " + size, {"old_standard", "size"}},
-      {"plain washer " + size + " to " + std_ + " (replaces " + old + ")",
-       {"standard", "old_standard", "size"}}};
-  const std::string noun = large ? "Plain washer, large series"
+  L[kIntermediate] = {{std_ + " " + size, {"standard", "size"}},
+                      {old + " " + size, {"old_standard", "size"}},
+                      {"plain washer " + size + " to " + std_ + " (replaces " + old + ")",
+                       {"standard", "old_standard", "size"}}};
+  const std::string noun = large       ? "Plain washer, large series"
                            : chamfered ? "Plain washer, chamfered, normal series"
                                        : "Plain washer, normal series";
   L[kExpert] = {{"Washer " + std_ + " - " + nominal + " - 200 HV", {"standard", "d"}},
@@ -234,19 +232,17 @@ Levels ball_bearing(const StandardItem& it, const StandardBuilt& b, nlohmann::js
                   {"bearing " + dims, {"d", "D", "B"}},
                   {"a " + des + " ball bearing", {"designation"}},
                   {tag + " ball bearing, " + d + " mm bore", {"d", "variant"}}};
-  L[kIntermediate] = {
-      {"deep groove ball bearing " + des, {"designation"}},
-      {des + " deep groove ball bearing, " + d + " x " + D + " x " + B + " mm",
-       {"designation", "d", "D", "B"}},
-      {t.cell(it.row, "series") + " series ball bearing " + alt + ", " + tag,
-       {"designation", "variant"}}};
-  L[kExpert] = {
-      {"Deep groove ball bearing " + des + " (ISO 15): d = " + d + " mm, D = " + D + " mm, B = " +
-           B + " mm, r = " + n(b.dims["r"]) + " mm",
-       {"designation", "d", "D", "B", "r"}},
-      {"Single row deep groove ball bearing " + des + ", boundary dimensions " + d + " x " + D +
-           " x " + B + " mm to ISO 15, " + closure,
-       {"designation", "d", "D", "B", "variant"}}};
+  L[kIntermediate] = {{"deep groove ball bearing " + des, {"designation"}},
+                      {des + " deep groove ball bearing, " + d + " x " + D + " x " + B + " mm",
+                       {"designation", "d", "D", "B"}},
+                      {t.cell(it.row, "series") + " series ball bearing " + alt + ", " + tag,
+                       {"designation", "variant"}}};
+  L[kExpert] = {{"Deep groove ball bearing " + des + " (ISO 15): d = " + d + " mm, D = " + D +
+                     " mm, B = " + B + " mm, r = " + n(b.dims["r"]) + " mm",
+                 {"designation", "d", "D", "B", "r"}},
+                {"Single row deep groove ball bearing " + des + ", boundary dimensions " + d +
+                     " x " + D + " x " + B + " mm to ISO 15, " + closure,
+                 {"designation", "d", "D", "B", "variant"}}};
   L[kName] = {{des, {"designation"}},
               {des + " bearing", {"designation"}},
               {"bearing " + dims, {"d", "D", "B"}},
@@ -261,9 +257,9 @@ Levels dowel_pin(const StandardItem& it, const StandardBuilt& b, nlohmann::json&
   facts["old_standard"] = "DIN 6325";
   facts["new_standard"] = "ISO 8734";
   Levels L;
-  L[kAbstract] = {{"a dowel pin, " + d + " mm in diameter and " + l + " mm long", {"d", "l"}},
-                  {"a hardened steel pin " + d + " mm thick, " + l + " mm long, chamfered ends",
-                   {"d", "l"}}};
+  L[kAbstract] = {
+      {"a dowel pin, " + d + " mm in diameter and " + l + " mm long", {"d", "l"}},
+      {"a hardened steel pin " + d + " mm thick, " + l + " mm long, chamfered ends", {"d", "l"}}};
   L[kBeginner] = {{"dowel pin " + dl, {"d", "l"}},
                   {d + " mm dowel pin " + l + " mm long", {"d", "l"}},
                   {dl + " dowel", {"d", "l"}}};
@@ -272,8 +268,10 @@ Levels dowel_pin(const StandardItem& it, const StandardBuilt& b, nlohmann::json&
                       {"parallel pin " + d + " m6 x " + l + " to ISO 8734 (replaces DIN 6325)",
                        {"standard", "old_standard", "d", "l"}}};
   L[kExpert] = {{"Parallel pin ISO 8734 - " + d + " x " + l + " - A - St", {"standard", "d", "l"}},
-                {"Parallel pin ISO 8734 - " + d + " m6 x " + l + " - A - St, hardened, ends "
-                 "chamfered " + n(b.dims["c"]) + " mm",
+                {"Parallel pin ISO 8734 - " + d + " m6 x " + l +
+                     " - A - St, hardened, ends "
+                     "chamfered " +
+                     n(b.dims["c"]) + " mm",
                  {"standard", "d", "l", "c"}}};
   L[kName] = {{"dowel pin " + dl, {"d", "l"}},
               {"ISO8734_" + dl, {"standard", "d", "l"}},
@@ -284,8 +282,7 @@ Levels dowel_pin(const StandardItem& it, const StandardBuilt& b, nlohmann::json&
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
-  facts = {{"family", item.group}, {"standard", item.standard},
-           {"designation", item.designation}};
+  facts = {{"family", item.group}, {"standard", item.standard}, {"designation", item.designation}};
   for (auto it = built.dims.begin(); it != built.dims.end(); ++it) facts[it.key()] = it.value();
   if (item.length > 0) facts["l"] = item.length;
   auto has = [&](const char* key) {
@@ -305,9 +302,8 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
 
 }  // namespace
 
-std::vector<StandardCaption> standard_captions(const StandardItem& item,
-                                               const StandardBuilt& built, uint64_t seed,
-                                               uint64_t index) {
+std::vector<StandardCaption> standard_captions(const StandardItem& item, const StandardBuilt& built,
+                                               uint64_t seed, uint64_t index) {
   nlohmann::json all;
   const Levels levels = choices(item, built, all);
   Rng rng(seed, index, kTagCaption);

@@ -27,8 +27,9 @@ std::string size_text(double value) { return num_text(value); }
 
 // ISO 4014 and DIN 931: thread length b for a bolt of length l.
 double thread_length(const StandardTable& t, size_t row, double l) {
-  return l <= 125 ? t.number(row, "b_125") : l <= 200 ? t.number(row, "b_200")
-                                                      : t.number(row, "b_over");
+  return l <= 125   ? t.number(row, "b_125")
+         : l <= 200 ? t.number(row, "b_200")
+                    : t.number(row, "b_over");
 }
 
 bool din_differs(const StandardTable& t, size_t row) {
@@ -77,21 +78,22 @@ StandardBuilt build_hex_bolt(const StandardItem& item) {
   const double b = partial ? thread_length(t, row, l) : l;
   // The shank reaches half into the head so that the fuse overlaps instead of touching.
   std::vector<P2> profile = {{0, 0}, {r3, 0, tip_chamfer(pitch)}, {r3, b}};
-  if (partial) profile.insert(profile.end(), {{r, b}, {r, l + k / 2}});
-  else profile.push_back({r3, l + k / 2});
+  if (partial)
+    profile.insert(profile.end(), {{r, b}, {r, l + k / 2}});
+  else
+    profile.push_back({r3, l + k / 2});
   profile.push_back({0, l + k / 2});
   const TopoDS_Shape shank = turned_z(profile);
   // Head: the hexagon, its top corners turned off at 30 degrees from the across-flats circle.
   const double e = 2 * s / std::sqrt(3.0), reach = e / 2 + 0.5;
-  const TopoDS_Shape chamfer =
-      turned_z({{0, l}, {reach, l}, {reach, l + k - (reach - s / 2) * kTan30}, {s / 2, l + k},
-                {0, l + k}});
+  const TopoDS_Shape chamfer = turned_z(
+      {{0, l}, {reach, l}, {reach, l + k - (reach - s / 2) * kTan30}, {s / 2, l + k}, {0, l + k}});
   const TopoDS_Shape head = common(hex_prism(s, l, l + k), chamfer);
   StandardBuilt built;
   built.shape = fuse(head, {shank});
   built.extent[0] = e, built.extent[1] = s, built.extent[2] = l + k;
-  built.dims = {{"d", d}, {"P", pitch}, {"s", s}, {"k", k}, {"e", e}, {"l", l}, {"b", b},
-                {"d3", 2 * r3}};
+  built.dims = {{"d", d}, {"P", pitch}, {"s", s}, {"k", k},
+                {"e", e}, {"l", l},     {"b", b}, {"d3", 2 * r3}};
   return built;
 }
 
@@ -115,14 +117,16 @@ StandardBuilt build_socket_screw(const StandardItem& item) {
   const double b = std::min(l, t.number(row, "b"));
   // The head's top edge is chamfered (ISO 4762 leaves its form open): 45 degrees, 0.1 k.
   std::vector<P2> profile = {{0, 0}, {r3, 0, tip_chamfer(pitch)}, {r3, b}};
-  if (b < l) profile.insert(profile.end(), {{r, b}, {r, l}});
-  else profile.push_back({r3, l});
+  if (b < l)
+    profile.insert(profile.end(), {{r, b}, {r, l}});
+  else
+    profile.push_back({r3, l});
   profile.insert(profile.end(), {{dk / 2, l}, {dk / 2, l + k, 0.1 * k}, {0, l + k}});
   StandardBuilt built;
   built.shape = cut(turned_z(profile), {hex_prism(s, l + k - depth, l + k + 1)});
   built.extent[0] = dk, built.extent[1] = dk, built.extent[2] = l + k;
-  built.dims = {{"d", d}, {"P", pitch}, {"dk", dk}, {"k", k},   {"s", s},
-                {"t", depth}, {"l", l}, {"b", b},   {"d3", 2 * r3}};
+  built.dims = {{"d", d},     {"P", pitch}, {"dk", dk}, {"k", k},      {"s", s},
+                {"t", depth}, {"l", l},     {"b", b},   {"d3", 2 * r3}};
   return built;
 }
 
@@ -130,8 +134,8 @@ std::vector<StandardItem> dowel_pin_catalog() {
   const StandardTable& t = standard_table(kPinTable);
   std::vector<StandardItem> items;
   // ISO 8734's length series runs in finer steps than the screws' below 30 mm.
-  const std::vector<double> series = {5,  6,  8,  10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
-                                      32, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 100};
+  const std::vector<double> series = {5,  6,  8,  10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32,
+                                      35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 100};
   for (size_t row = 0; row < t.rows.size(); ++row)
     for (double l : series)
       if (l >= t.number(row, "l_min") && l <= t.number(row, "l_max"))

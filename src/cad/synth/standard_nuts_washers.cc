@@ -21,10 +21,14 @@ const double kTan30 = std::tan(30.0 * 3.14159265358979323846 / 180);
 TopoDS_Shape chamfered_hex(double s, double z0, double z1, bool bottom, bool top) {
   const double reach = s / std::sqrt(3.0) + 0.5, drop = (reach - s / 2) * kTan30;
   std::vector<P2> profile = {{0, z0}};
-  if (bottom) profile.insert(profile.end(), {{s / 2, z0}, {reach, z0 + drop}});
-  else profile.push_back({reach, z0});
-  if (top) profile.insert(profile.end(), {{reach, z1 - drop}, {s / 2, z1}});
-  else profile.push_back({reach, z1});
+  if (bottom)
+    profile.insert(profile.end(), {{s / 2, z0}, {reach, z0 + drop}});
+  else
+    profile.push_back({reach, z0});
+  if (top)
+    profile.insert(profile.end(), {{reach, z1 - drop}, {s / 2, z1}});
+  else
+    profile.push_back({reach, z1});
   profile.push_back({0, z1});
   return common(hex_prism(s, z0, z1), turned_z(profile));
 }
@@ -37,7 +41,8 @@ std::vector<StandardItem> hex_nut_catalog() {
   for (size_t row = 0; row < t.rows.size(); ++row) {
     const std::string size = t.cell(row, "size");
     auto add = [&](const char* standard) {
-      items.push_back({"hex_nut", standard, kNutTable, row, 0, "", std::string(standard) + " " + size});
+      items.push_back(
+          {"hex_nut", standard, kNutTable, row, 0, "", std::string(standard) + " " + size});
     };
     add("ISO 4032");
     if (t.has(row, "m_4035")) add("ISO 4035");
@@ -59,7 +64,7 @@ StandardBuilt build_hex_nut(const StandardItem& item) {
   const double m = t.number(row, din ? "m_din" : item.standard == "ISO 4035" ? "m_4035" : "m_4032");
   const double D1 = D - 1.0825 * pitch;
   StandardBuilt built;
-  built.dims = {{"D", D}, {"P", pitch}, {"s", s}, {"m", m}, {"e", 2 * s / std::sqrt(3.0)},
+  built.dims = {{"D", D},  {"P", pitch}, {"s", s}, {"m", m}, {"e", 2 * s / std::sqrt(3.0)},
                 {"D1", D1}};
   TopoDS_Shape body;
   double height = m;

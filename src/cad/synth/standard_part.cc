@@ -67,9 +67,9 @@ TopoDS_Shape hex_prism(double s, double z0, double z1) {
 
 std::vector<double> standard_lengths(double lo, double hi) {
   // The nominal lengths of ISO 4014, ISO 4017 and ISO 4762 (their tables' l column).
-  static const std::vector<double> kSeries = {5,  6,  8,   10,  12,  16,  20,  25,  30,  35, 40,
-                                              45, 50, 55,  60,  65,  70,  80,  90,  100, 110,
-                                              120, 130, 140, 150, 160, 180, 200};
+  static const std::vector<double> kSeries = {5,   6,   8,   10,  12,  16,  20,  25, 30, 35,
+                                              40,  45,  50,  55,  60,  65,  70,  80, 90, 100,
+                                              110, 120, 130, 140, 150, 160, 180, 200};
   std::vector<double> out;
   for (double l : kSeries)
     if (l >= lo && l <= hi) out.push_back(l);
@@ -77,8 +77,8 @@ std::vector<double> standard_lengths(double lo, double hi) {
 }
 
 SynthPart make_standard_part(const SynthOptions& options, int64_t index) {
-  std::vector<std::string> keys = options.kind == "standard" ? options.families
-                                                             : std::vector<std::string>{};
+  std::vector<std::string> keys =
+      options.kind == "standard" ? options.families : std::vector<std::string>{};
   if (keys.empty())
     for (const StandardGroup& group : standard_groups()) keys.push_back(group.key);
   const size_t slot = static_cast<size_t>(index) % keys.size();
@@ -89,7 +89,8 @@ SynthPart make_standard_part(const SynthOptions& options, int64_t index) {
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   Rng shuffle(options.seed, slot, kTagStandard);
   for (size_t i = order.size(); i > 1; --i)
-    std::swap(order[i - 1], order[static_cast<size_t>(shuffle.integer(0, static_cast<int>(i) - 1))]);
+    std::swap(order[i - 1],
+              order[static_cast<size_t>(shuffle.integer(0, static_cast<int>(i) - 1))]);
   const StandardItem& item =
       catalog[order[(static_cast<size_t>(index) / keys.size()) % catalog.size()]];
 
@@ -103,16 +104,17 @@ SynthPart make_standard_part(const SynthOptions& options, int64_t index) {
     built = group.build(item);
     measured = measure_valid_solid(built.shape);
   } catch (const Reject& e) {
-    throw Error(format("standard part {} ({}) did not build: {}; this is a bug in its builder "
-                       "or its table row",
-                       part.id, item.designation, e.what()));
+    throw Error(
+        format("standard part {} ({}) did not build: {}; this is a bug in its builder "
+               "or its table row",
+               part.id, item.designation, e.what()));
   }
   for (int axis = 0; axis < 3; ++axis)
     if (std::abs(measured.extent(axis) - built.extent[axis]) > 1e-3)
-      throw Error(format("standard part {} ({}): bounding box side {} is {} mm on the solid but {} "
-                         "mm by the table; this is a bug in its builder",
-                         part.id, item.designation, "xyz"[axis], measured.extent(axis),
-                         built.extent[axis]));
+      throw Error(format(
+          "standard part {} ({}): bounding box side {} is {} mm on the solid but {} "
+          "mm by the table; this is a bug in its builder",
+          part.id, item.designation, "xyz"[axis], measured.extent(axis), built.extent[axis]));
   Result<data::BRepGraph> graph = ingest_shape(built.shape, part.id, "synthetic:mm", {});
   if (!graph)
     throw Error(format("standard part {} ({}) could not be featurized: {}", part.id,

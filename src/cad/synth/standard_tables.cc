@@ -15,8 +15,8 @@ std::vector<std::string> split_line(std::string_view line) {
   size_t start = 0;
   for (;;) {
     const size_t comma = line.find(',', start);
-    cells.emplace_back(line.substr(start, comma == std::string_view::npos ? line.npos
-                                                                           : comma - start));
+    cells.emplace_back(
+        line.substr(start, comma == std::string_view::npos ? line.npos : comma - start));
     if (comma == std::string_view::npos) return cells;
     start = comma + 1;
   }
@@ -104,8 +104,8 @@ const StandardTable& standard_table(const std::string& file) {
   }();
   const auto it = kTables.find(file);
   if (it == kTables.end())
-    throw Error(format("no standard table {} is built in; the tables are data/standards/*.csv",
-                       file));
+    throw Error(
+        format("no standard table {} is built in; the tables are data/standards/*.csv", file));
   return it->second;
 }
 

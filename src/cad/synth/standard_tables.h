@@ -12,9 +12,9 @@
 namespace cadclip::cad::synth {
 
 struct StandardTable {
-  std::string file;                           // "hex_bolts.csv"
-  std::vector<std::string> notes;             // the '#' lines, without '# ' (sources first)
-  std::vector<std::string> columns;           // header names
+  std::string file;                            // "hex_bolts.csv"
+  std::vector<std::string> notes;              // the '#' lines, without '# ' (sources first)
+  std::vector<std::string> columns;            // header names
   std::vector<std::vector<std::string>> rows;  // cells as written; "" = no such size
 
   size_t column(const std::string& name) const;  // throws cadclip::Error for unknown names

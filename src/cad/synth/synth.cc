@@ -81,14 +81,14 @@ void check_options(const SynthOptions& options) {
     options.kind == "standard" ? (void)synth::standard_group(key) : (void)synth::family(key);
   if (options.kind != "families" && options.kind != "programs" && options.kind != "mixed" &&
       options.kind != "standard")
-    throw Error(
-        format("--kind is '{}'; give families, programs, standard or mixed", options.kind));
+    throw Error(format("--kind is '{}'; give families, programs, standard or mixed", options.kind));
   if (!(options.standard_share >= 0 && options.standard_share <= 1))
     throw Error(format("--standard-share is {}; give a share between 0 and 1 (0.1 = a tenth)",
                        options.standard_share));
   if (options.kind == "mixed" && options.program_share + options.standard_share > 1)
-    throw Error(format("--program-share {} and --standard-share {} add up to more than 1; lower one",
-                       options.program_share, options.standard_share));
+    throw Error(
+        format("--program-share {} and --standard-share {} add up to more than 1; lower one",
+               options.program_share, options.standard_share));
   if (!(options.program_test_share >= 0 && options.program_test_share <= 0.9))
     throw Error(
         format("synth: --program-test-share {} is outside [0, 0.9]", options.program_test_share));
@@ -112,7 +112,6 @@ double extent_for(const std::string& key, const Measured& m) {
   if (key == "height" || key == "thickness") return m.extent(2);
   return -1;
 }
-
 
 void check_against_measure(Built& built, const Measured& m) {
   for (synth::Dim& dim : built.desc.dims) {
@@ -404,7 +403,9 @@ struct DatasetTables {
       // are the test split, designations never trained on; the rest 90/10.
       const bool held_out = part.params.at("heldout_row").get<bool>();
       return split_of_hash
-          .emplace(part.geometry_hash, held_out ? "test" : u < 0.9 ? "train" : "validation")
+          .emplace(part.geometry_hash, held_out  ? "test"
+                                       : u < 0.9 ? "train"
+                                                 : "validation")
           .first->second;
     }
     // 10% validation, and a test share of 10% (programs: --program-test-share).
@@ -496,7 +497,11 @@ nlohmann::json manifest_json(const SynthOptions& options, const SynthReport& rep
     nlohmann::json tables = nlohmann::json::object();
     for (const auto& [file, text] : synth::embedded_standard_files())
       tables[file] = synth::standard_table(file).notes;
+    nlohmann::json catalog = nlohmann::json::object();
+    for (const synth::StandardGroup& group : synth::standard_groups())
+      catalog[group.key] = synth::standard_catalog(group.key).size();
     standard = {{"tables", tables},
+                {"catalog", catalog},
                 {"heldout_rule",
                  "rows 2, 7, 12, ... (from 0) of every table are held out: all their parts are "
                  "test parts; the other rows' parts split 90/10 train/validation"},

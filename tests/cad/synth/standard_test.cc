@@ -157,8 +157,8 @@ TEST(StandardParts, EveryGroupBuildsValidSolidsWithTheTablesBoundingBox) {
       EXPECT_GT(m.volume, 0) << what;
       const std::array<double, 3> box = table_box(part);
       for (int axis = 0; axis < 3; ++axis)
-        EXPECT_NEAR(m.extent[axis], box[static_cast<size_t>(axis)], 0.01) << what << " axis "
-                                                                          << axis;
+        EXPECT_NEAR(m.extent[axis], box[static_cast<size_t>(axis)], 0.01)
+            << what << " axis " << axis;
     }
     EXPECT_GE(standards.size(), 1u) << group.key;
   }
@@ -224,8 +224,9 @@ TEST(StandardCaptions, FactsStateWhatTheTextSays) {
                   std::string::npos)
             << caption.text;
       if (caption.facts.contains("designation"))
-        EXPECT_NE(caption.text.find(caption.facts.at("designation").get<std::string>().substr(0, 3)),
-                  std::string::npos)
+        EXPECT_NE(
+            caption.text.find(caption.facts.at("designation").get<std::string>().substr(0, 3)),
+            std::string::npos)
             << caption.text;
     }
   }
@@ -254,8 +255,8 @@ TEST(StandardParts, HeldOutRowsAreTheTestSplitAndNeverTrained) {
     EXPECT_EQ(held, cad::synth::standard_row_held_out(p.at("row_index").get<size_t>()));
     const std::string split = split_of.at(part.at("id").get<std::string>());
     EXPECT_EQ(split == "test", held) << part.at("designation");
-    const std::string row = p.at("table").get<std::string>() + ":" +
-                            p.at("row").at("size").get<std::string>();
+    const std::string row =
+        p.at("table").get<std::string>() + ":" + p.at("row").at("size").get<std::string>();
     (split == "train" ? trained_rows : test_rows).insert(row);
   }
   EXPECT_FALSE(test_rows.empty());
@@ -291,8 +292,7 @@ TEST(StandardParts, AZeroShareLeavesAMixedSetAsItWasAndAShareAddsThem) {
   // A non-standard part is the same part whatever the standard share.
   for (int64_t i = 0; i < 16; ++i) {
     options.standard_share = 0.25;
-    if (cad::synth_part_is_standard(options, i) || cad::synth_part_is_program(options, i))
-      continue;
+    if (cad::synth_part_is_standard(options, i) || cad::synth_part_is_program(options, i)) continue;
     const cad::SynthPart with = cad::make_synth_part(options, i);
     options.standard_share = 0;
     const cad::SynthPart without = cad::make_synth_part(options, i);
