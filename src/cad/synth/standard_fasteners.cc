@@ -77,12 +77,9 @@ StandardBuilt build_hex_bolt(const StandardItem& item) {
   const double l = item.length, r3 = minor_diameter(d, pitch) / 2, r = d / 2;
   const double b = partial ? thread_length(t, row, l) : l;
   // The shank reaches half into the head so that the fuse overlaps instead of touching.
-  std::vector<P2> profile = {{0, 0}, {r3, 0, tip_chamfer(pitch)}, {r3, b}};
-  if (partial)
-    profile.insert(profile.end(), {{r, b}, {r, l + k / 2}});
-  else
-    profile.push_back({r3, l + k / 2});
-  profile.push_back({0, l + k / 2});
+  std::vector<P2> profile = {{0, 0}, {r3, 0, tip_chamfer(pitch)}};
+  if (partial) profile.insert(profile.end(), {{r3, b}, {r, b}});
+  profile.insert(profile.end(), {{partial ? r : r3, l + k / 2}, {0, l + k / 2}});
   const TopoDS_Shape shank = turned_z(profile);
   // Head: the hexagon, its top corners turned off at 30 degrees from the across-flats circle.
   const double e = 2 * s / std::sqrt(3.0), reach = e / 2 + 0.5;
@@ -117,10 +114,7 @@ StandardBuilt build_socket_screw(const StandardItem& item) {
   const double b = std::min(l, t.number(row, "b"));
   // The head's top edge is chamfered (ISO 4762 leaves its form open): 45 degrees, 0.1 k.
   std::vector<P2> profile = {{0, 0}, {r3, 0, tip_chamfer(pitch)}, {r3, b}};
-  if (b < l)
-    profile.insert(profile.end(), {{r, b}, {r, l}});
-  else
-    profile.push_back({r3, l});
+  if (b < l) profile.insert(profile.end(), {{r, b}, {r, l}});
   profile.insert(profile.end(), {{dk / 2, l}, {dk / 2, l + k, 0.1 * k}, {0, l + k}});
   StandardBuilt built;
   built.shape = cut(turned_z(profile), {hex_prism(s, l + k - depth, l + k + 1)});
