@@ -39,7 +39,7 @@ struct StandardGroup {
   StandardBuilt (*build)(const StandardItem& item);
 };
 
-// The groups, in the order parts cycle through them.
+// The groups, in the order their catalogs are joined.
 const std::vector<StandardGroup>& standard_groups();
 // Throws cadclip::Error listing the keys for an unknown one.
 const StandardGroup& standard_group(const std::string& key);
@@ -86,7 +86,7 @@ std::vector<StandardCaption> standard_captions(const StandardItem& item, const S
 std::vector<std::vector<std::string>> standard_caption_choices(const StandardItem& item,
                                                                const StandardBuilt& built);
 
-// Part `index` of a set: the group by index, the entry by a fixed shuffle of its catalog.
+// Part `index` of a set: entry `index` (mod their size) of a fixed shuffle of the catalogs.
 SynthPart make_standard_part(const SynthOptions& options, int64_t index);
 
 }  // namespace cadclip::cad::synth

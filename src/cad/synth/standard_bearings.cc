@@ -1,16 +1,18 @@
 // Single-row deep groove ball bearings (ISO 15 boundary dimensions: d, D, B,
 // r), open, with two metal shields (ZZ) or two seals (2RS), as one solid:
-// inner ring, outer ring and balls fused, the balls sunk into both rings as
-// into their grooves. ISO 15 leaves the inside open; the rule here (and in
+// inner ring, outer ring and the row of balls as one torus of the ball
+// diameter, fused, sunk into both rings as into their grooves (single
+// spheres fused into the rings did not survive a STEP round trip as valid
+// solids). ISO 15 leaves the inside open; the rule here (and in
 // docs/SYNTHETIC.md), with w = (D - d) / 2 the ring section:
 //   ball diameter Dw = min(0.6 w, 0.7 B) on the pitch circle dm = (d + D) / 2,
-//   ring land diameters dm -/+ 0.8 Dw (each ring holds a tenth of Dw of the ball),
-//   as many balls as fit 1.25 Dw apart;
+//   ring land diameters dm -/+ 0.8 Dw (each ring holds a tenth of Dw of the ball row);
 //   ZZ: shields 0.05 B thick, 0.05 B in from each face, gap 0.15 of the land
 //   gap to the inner ring; 2RS: seals 0.08 B thick, 0.02 B in, 0.1 mm from the
 //   inner ring (so that no closed void is left inside the solid).
-#include <BRepPrimAPI_MakeSphere.hxx>
+#include <BRepPrimAPI_MakeTorus.hxx>
 #include <Standard_Failure.hxx>
+#include <gp_Ax2.hxx>
 
 #include <cmath>
 
@@ -22,13 +24,13 @@ namespace cadclip::cad::synth {
 namespace {
 
 constexpr const char* kBearingTable = "ball_bearings.csv";
-constexpr double kPi = 3.14159265358979323846;
 
-TopoDS_Shape sphere(const gp_Pnt& centre, double radius) {
+// The ball row: a torus of tube radius `rb` on the pitch circle of radius `rm`, at height z.
+TopoDS_Shape ball_row(double rm, double rb, double z) {
   try {
-    return BRepPrimAPI_MakeSphere(centre, radius).Shape();
+    return BRepPrimAPI_MakeTorus(gp_Ax2(gp_Pnt(0, 0, z), gp_Dir(0, 0, 1)), rm, rb).Shape();
   } catch (const Standard_Failure& e) {
-    throw Reject(std::string("sphere failed in Open CASCADE: ") + e.GetMessageString());
+    throw Reject(std::string("torus failed in Open CASCADE: ") + e.GetMessageString());
   }
 }
 
@@ -57,21 +59,15 @@ StandardBuilt build_ball_bearing(const StandardItem& item) {
   const double B = t.number(item.row, "B"), r = t.number(item.row, "r");
   const double w = (D - d) / 2, dw = std::min(0.6 * w, 0.7 * B), rb = dw / 2;
   const double rm = (d + D) / 4, ri = rm - 0.4 * dw, ro = rm + 0.4 * dw;
-  const int balls = static_cast<int>(std::floor(kPi / std::asin(std::min(1.0, 1.25 * rb / rm))));
   const TopoDS_Shape inner = turned_z({{d / 2, 0, r}, {ri, 0}, {ri, B}, {d / 2, B, r}});
   const TopoDS_Shape outer = turned_z({{ro, 0}, {D / 2, 0, r}, {D / 2, B, r}, {ro, B}});
-  std::vector<TopoDS_Shape> tools = {outer};
-  for (int i = 0; i < balls; ++i) {
-    const double a = 2 * kPi * i / balls;
-    tools.push_back(sphere(gp_Pnt(rm * std::cos(a), rm * std::sin(a), B / 2), rb));
-  }
+  std::vector<TopoDS_Shape> tools = {outer, ball_row(rm, rb, B / 2)};
   StandardBuilt built;
   built.dims = {{"d", d},
                 {"D", D},
                 {"B", B},
                 {"r", r},
                 {"ball_diameter", dw},
-                {"balls", balls},
                 {"pitch_diameter", 2 * rm},
                 {"inner_land", 2 * ri},
                 {"outer_land", 2 * ro}};

@@ -1,7 +1,6 @@
-// One standard part: the group by the part's index, the catalog entry by a
-// fixed shuffle of the group's catalog (so that a set smaller than the
-// catalog repeats no designation), the solid checked against the table's
-// bounding box, the STEP text and the captions.
+// One standard part: the catalog entry by a fixed shuffle of the groups'
+// catalogs (so that a set smaller than the catalogs repeats no designation), the solid checked
+// against the table's bounding box, the STEP text and the captions.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -81,18 +80,20 @@ SynthPart make_standard_part(const SynthOptions& options, int64_t index) {
       options.kind == "standard" ? options.families : std::vector<std::string>{};
   if (keys.empty())
     for (const StandardGroup& group : standard_groups()) keys.push_back(group.key);
-  const size_t slot = static_cast<size_t>(index) % keys.size();
-  const StandardGroup& group = standard_group(keys[slot]);
-  const std::vector<StandardItem>& catalog = standard_catalog(group.key);
-  // A shuffle per group and seed; part k of the group takes entry k of it.
-  std::vector<size_t> order(catalog.size());
+  // The catalogs of the groups one after another, in a shuffle fixed by the
+  // seed; part i takes entry i (mod the total) of it.
+  std::vector<const StandardItem*> entries;
+  for (const std::string& key : keys)
+    for (const StandardItem& item : standard_catalog(standard_group(key).key))
+      entries.push_back(&item);
+  std::vector<size_t> order(entries.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  Rng shuffle(options.seed, slot, kTagStandard);
+  Rng shuffle(options.seed, keys.size(), kTagStandard);
   for (size_t i = order.size(); i > 1; --i)
     std::swap(order[i - 1],
               order[static_cast<size_t>(shuffle.integer(0, static_cast<int>(i) - 1))]);
-  const StandardItem& item =
-      catalog[order[(static_cast<size_t>(index) / keys.size()) % catalog.size()]];
+  const StandardItem& item = *entries[order[static_cast<size_t>(index) % entries.size()]];
+  const StandardGroup& group = standard_group(item.group);
 
   SynthPart part;
   part.id = part_id(index);
