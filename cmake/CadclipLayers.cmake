@@ -55,3 +55,17 @@ function(cadclip_embed_web target)
     COMMENT "Embedding web/ into ${target}")
   target_sources(${target} PRIVATE "${_out}")
 endfunction()
+
+# Builds the dimension tables of data/standards/ into `target` (see
+# cmake/embed_standards.cmake).
+function(cadclip_embed_standards target)
+  file(GLOB _files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/data/standards/*.csv")
+  set(_out "${CMAKE_BINARY_DIR}/generated/standard_tables_data.cc")
+  add_custom_command(
+    OUTPUT "${_out}"
+    COMMAND "${CMAKE_COMMAND}" "-DDATA_DIR=${PROJECT_SOURCE_DIR}/data/standards" "-DOUT=${_out}"
+            -P "${PROJECT_SOURCE_DIR}/cmake/embed_standards.cmake"
+    DEPENDS ${_files} "${PROJECT_SOURCE_DIR}/cmake/embed_standards.cmake"
+    COMMENT "Embedding data/standards/ into ${target}")
+  target_sources(${target} PRIVATE "${_out}")
+endfunction()

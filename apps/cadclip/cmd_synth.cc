@@ -79,16 +79,24 @@ void define_synth(CLI::App& command, Runner& run) {
       ->check(CLI::NonNegativeNumber);
   command.add_option("--max-attempts", options->synth.max_attempts,
                      "Parameter draws per part before giving up (a rejected draw is counted)");
-  command.add_option("--family", options->synth.families,
-                     "Make only this family (repeatable); default: all families in turn");
+  command.add_option(
+      "--family", options->synth.families,
+      "Make only this family (repeatable; with --kind standard: this standard-part group, "
+      "e.g. hex_bolt); default: all in turn");
   command
       .add_option("--kind", options->synth.kind,
                   "families (parametric parts as STEP), programs (sketch-and-extrude programs as "
-                  "DeepCAD JSON, Text2CAD-style captions) or mixed")
-      ->check(CLI::IsMember({"families", "programs", "mixed"}));
+                  "DeepCAD JSON, Text2CAD-style captions), standard (standard parts from the "
+                  "standards' tables as STEP, captioned by designation) or mixed")
+      ->check(CLI::IsMember({"families", "programs", "standard", "mixed"}));
   command
       .add_option("--program-share", options->synth.program_share,
                   "With --kind mixed: the share of parts that are programs (0.5 = half)")
+      ->check(CLI::Range(0.0, 1.0));
+  command
+      .add_option("--standard-share", options->synth.standard_share,
+                  "With --kind mixed: the share of parts that are standard parts (default 0.1; 0 "
+                  "= none, the mixed set as it was before)")
       ->check(CLI::Range(0.0, 1.0));
   command
       .add_option("--program-test-share", options->synth.program_test_share,

@@ -19,9 +19,13 @@ struct SynthOptions {
   double noise = 0;                     // probability in [0, 1] that a caption is made noisy
   int workers = 0;                      // modelling threads; 0 = one per core
   int max_attempts = 50;                // parameter draws per part before the job gives up
-  std::vector<std::string> families;    // make only these families; empty = all, in turn
-  std::string kind = "families";        // "families" (STEP), "programs" (DeepCAD JSON) or "mixed"
+  std::vector<std::string> families;    // make only these families (kind "standard": these
+                                        // standard-part groups); empty = all, in turn
+  std::string kind = "families";        // "families" (STEP), "programs" (DeepCAD JSON),
+                                        // "standard" (standard parts, STEP) or "mixed"
   double program_share = 0.5;           // kind "mixed": the share of parts that are programs
+  double standard_share = 0.1;          // kind "mixed": the share that are standard parts
+                                        // (0 = the mixed set made before they existed)
   double program_test_share = 0.1;      // programs' share in the test split (validation stays
                                         // 10%; families always split 80/10/10)
   std::string caption_units = "units";  // programs' captions: "units" (Text2CAD's normalised
@@ -43,9 +47,12 @@ struct SynthCaption {
 
 struct SynthPart {
   std::string id;               // "synth_00000042"
-  std::string kind = "family";  // "family" (a STEP part) or "program" (a DeepCAD JSON program)
-  std::string family;           // family key: one of synth_families(), or a program family
-  nlohmann::json params;    // construction parameters (mm, degrees, counts; a program's summary)
+  std::string kind = "family";  // "family" (a STEP part), "program" (a DeepCAD JSON program)
+                                // or "standard" (a standard part from its table, STEP)
+  std::string family;           // family key: one of synth_families(), a program family or a
+                                // standard-part group
+  nlohmann::json params;    // construction parameters (mm, degrees, counts; a program's summary;
+                            // a standard part's standard, designation and table row)
   nlohmann::json measured;  // measured on the built solid: bbox, volume, holes
   std::string step;         // kind "family": the STEP file (AP214, millimetres, fixed header)
   std::string json;         // kind "program": the DeepCAD JSON file (metres)
@@ -64,8 +71,9 @@ struct SynthPart {
 // Family keys, in the order parts cycle through them.
 const std::vector<std::string>& synth_families();
 
-// Whether part `index` is a program: a fixed function of (seed, index).
+// Whether part `index` is a program, or a standard part: fixed functions of (seed, index).
 bool synth_part_is_program(const SynthOptions& options, int64_t index);
+bool synth_part_is_standard(const SynthOptions& options, int64_t index);
 
 // Part `index` of the set that `options` describes, independent of every other
 // part (so workers may make parts in any order), from parameter draw

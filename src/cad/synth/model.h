@@ -46,8 +46,9 @@ inline constexpr uint64_t kTagParams = 1;
 inline constexpr uint64_t kTagCaption = 2;
 inline constexpr uint64_t kTagNoise = 3;
 inline constexpr uint64_t kTagSplit = 4;
-inline constexpr uint64_t kTagFamily = 5;  // which program family part i is
-inline constexpr uint64_t kTagKind = 6;    // in a mixed set: whether part i is a program
+inline constexpr uint64_t kTagFamily = 5;    // which program family part i is
+inline constexpr uint64_t kTagKind = 6;      // in a mixed set: whether part i is a program
+inline constexpr uint64_t kTagStandard = 7;  // the order of a standard-part group's catalog
 
 // A draw that cannot become a valid part (does not fit, an OCCT operation
 // failed, the solid is invalid): the next draw replaces it.
@@ -150,6 +151,10 @@ struct Measured {
 };
 // Throws Reject when the shape is not one valid, closed solid of positive volume.
 Measured measure_valid_solid(const TopoDS_Shape& shape);
+// The manifest's "measured" entry (synth.cc).
+nlohmann::json measured_json(const Measured& m);
+// "synth_00000042" (synth.cc).
+std::string part_id(int64_t index);
 // The part as an AP214 STEP file in millimetres, with a fixed header (name,
 // time stamp, author) so that the same part gives the same bytes.
 std::string step_text(const TopoDS_Shape& shape, const std::string& name);

@@ -18,6 +18,8 @@
 #include "cad/occt_shape.h"
 #include "cad/synth/model.h"
 #include "cad/synth/program.h"
+#include "cad/synth/standard.h"
+#include "cad/synth/standard_tables.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
@@ -28,6 +30,8 @@ namespace cadclip::cad {
 
 using synth::Built;
 using synth::Measured;
+using synth::measured_json;
+using synth::part_id;
 using synth::Reject;
 using synth::Rng;
 
@@ -40,6 +44,29 @@ const std::vector<std::string>& synth_families() {
   return kKeys;
 }
 
+namespace synth {
+
+std::string part_id(int64_t index) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "synth_%08lld", static_cast<long long>(index));
+  return text;
+}
+
+nlohmann::json measured_json(const Measured& m) {
+  auto r3 = [](double v) { return std::round(v * 1000) / 1000; };
+  nlohmann::json holes = nlohmann::json::array();
+  for (const auto& [d, n] : m.holes) holes.push_back({{"diameter", r3(d)}, {"count", n}});
+  return {
+      {"bbox",
+       {r3(m.bbox[0]), r3(m.bbox[1]), r3(m.bbox[2]), r3(m.bbox[3]), r3(m.bbox[4]), r3(m.bbox[5])}},
+      {"volume_mm3", std::round(m.volume * 10) / 10},
+      {"area_mm2", std::round(m.area * 10) / 10},
+      {"faces", m.faces},
+      {"holes", holes}};
+}
+
+}  // namespace synth
+
 namespace {
 
 void check_options(const SynthOptions& options) {
@@ -49,9 +76,19 @@ void check_options(const SynthOptions& options) {
     throw Error(format("--noise is {}; give a probability between 0 and 1", options.noise));
   if (options.max_attempts < 1)
     throw Error(format("--max-attempts is {}; give at least 1", options.max_attempts));
-  for (const std::string& key : options.families) synth::family(key);  // throws for unknown keys
-  if (options.kind != "families" && options.kind != "programs" && options.kind != "mixed")
-    throw Error(format("--kind is '{}'; give families, programs or mixed", options.kind));
+  // Throw for unknown keys; --kind standard names standard-part groups.
+  for (const std::string& key : options.families)
+    options.kind == "standard" ? (void)synth::standard_group(key) : (void)synth::family(key);
+  if (options.kind != "families" && options.kind != "programs" && options.kind != "mixed" &&
+      options.kind != "standard")
+    throw Error(format("--kind is '{}'; give families, programs, standard or mixed", options.kind));
+  if (!(options.standard_share >= 0 && options.standard_share <= 1))
+    throw Error(format("--standard-share is {}; give a share between 0 and 1 (0.1 = a tenth)",
+                       options.standard_share));
+  if (options.kind == "mixed" && options.program_share + options.standard_share > 1)
+    throw Error(
+        format("--program-share {} and --standard-share {} add up to more than 1; lower one",
+               options.program_share, options.standard_share));
   if (!(options.program_test_share >= 0 && options.program_test_share <= 0.9))
     throw Error(
         format("synth: --program-test-share {} is outside [0, 0.9]", options.program_test_share));
@@ -67,12 +104,6 @@ void check_options(const SynthOptions& options) {
         "families or mixed with --family");
 }
 
-std::string part_id(int64_t index) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "synth_%08lld", static_cast<long long>(index));
-  return text;
-}
-
 // Dims under bounding-box keys take the measured extent; a disagreement with
 // the parameters means the model is not what the caption would say.
 double extent_for(const std::string& key, const Measured& m) {
@@ -80,19 +111,6 @@ double extent_for(const std::string& key, const Measured& m) {
   if (key == "width" || key == "outer_diameter" || key == "across_flats") return m.extent(1);
   if (key == "height" || key == "thickness") return m.extent(2);
   return -1;
-}
-
-nlohmann::json measured_json(const Measured& m) {
-  auto r3 = [](double v) { return std::round(v * 1000) / 1000; };
-  nlohmann::json holes = nlohmann::json::array();
-  for (const auto& [d, n] : m.holes) holes.push_back({{"diameter", r3(d)}, {"count", n}});
-  return {
-      {"bbox",
-       {r3(m.bbox[0]), r3(m.bbox[1]), r3(m.bbox[2]), r3(m.bbox[3]), r3(m.bbox[4]), r3(m.bbox[5])}},
-      {"volume_mm3", std::round(m.volume * 10) / 10},
-      {"area_mm2", std::round(m.area * 10) / 10},
-      {"faces", m.faces},
-      {"holes", holes}};
 }
 
 void check_against_measure(Built& built, const Measured& m) {
@@ -123,16 +141,26 @@ void check_against_measure(Built& built, const Measured& m) {
 }  // namespace
 
 bool synth_part_is_program(const SynthOptions& options, int64_t index) {
-  if (options.kind == "families") return false;
+  if (options.kind == "families" || options.kind == "standard") return false;
   if (options.kind == "programs") return true;
   return Rng(options.seed, static_cast<uint64_t>(index), synth::kTagKind).uniform() <
          options.program_share;
+}
+
+// The same draw as synth_part_is_program from its other end, so that a share
+// of 0 leaves every other part of a mixed set as it was.
+bool synth_part_is_standard(const SynthOptions& options, int64_t index) {
+  if (options.kind == "standard") return true;
+  if (options.kind != "mixed" || options.standard_share <= 0) return false;
+  return Rng(options.seed, static_cast<uint64_t>(index), synth::kTagKind).uniform() >=
+         1 - options.standard_share;
 }
 
 SynthPart make_synth_part(const SynthOptions& options, int64_t index, int first_attempt) {
   check_options(options);
   if (synth_part_is_program(options, index))
     return synth::make_program_part(options, index, first_attempt);
+  if (synth_part_is_standard(options, index)) return synth::make_standard_part(options, index);
   const std::vector<std::string>& keys =
       options.families.empty() ? synth_families() : options.families;
   const synth::FamilyInfo& info = synth::family(keys[static_cast<size_t>(index) % keys.size()]);
@@ -370,6 +398,16 @@ struct DatasetTables {
   // splits predate the rule).
   std::string split_of(const SynthOptions& options, size_t i, const SynthPart& part) {
     const double u = Rng(options.seed, i, synth::kTagSplit).uniform();
+    if (part.kind == "standard") {
+      // Whole table rows are held out (synth::standard_row_held_out): their parts
+      // are the test split, designations never trained on; the rest 90/10.
+      const bool held_out = part.params.at("heldout_row").get<bool>();
+      return split_of_hash
+          .emplace(part.geometry_hash, held_out  ? "test"
+                                       : u < 0.9 ? "train"
+                                                 : "validation")
+          .first->second;
+    }
     // 10% validation, and a test share of 10% (programs: --program-test-share).
     const double test = part.kind == "program" ? options.program_test_share : 0.1;
     std::string split = u < 0.9 - test ? "train" : u < 1 - test ? "validation" : "test";
@@ -412,6 +450,11 @@ struct DatasetTables {
       entry["program_hash"] = part.program_hash;
       entry["truth"] = part.truth;
     }
+    if (part.kind == "standard") {
+      entry["kind"] = "standard";
+      entry["file"] = part.file_name();
+      entry["designation"] = part.params.at("designation");
+    }
     part_list.push_back(entry);
   }
 };
@@ -419,6 +462,7 @@ struct DatasetTables {
 nlohmann::json manifest_json(const SynthOptions& options, const SynthReport& report,
                              DatasetTables& tables, const ProgramDistribution& distribution) {
   const bool families_only = options.kind == "families";
+  nlohmann::json standard;  // the tables and rules, when the set may hold standard parts
   nlohmann::json& splits = tables.splits;
   nlohmann::json option_json = {{"count", options.count},
                                 {"seed", options.seed},
@@ -446,6 +490,23 @@ nlohmann::json manifest_json(const SynthOptions& options, const SynthReport& rep
     counts["duplicate_programs_redrawn"] = distribution.duplicate_program;
     counts["duplicate_geometry_redrawn"] = distribution.duplicate_geometry;
   }
+  // Recorded only when standard parts can occur, so that a mixed set with
+  // --standard-share 0 keeps the manifest it had before standard parts existed.
+  if (options.kind == "standard" || (options.kind == "mixed" && options.standard_share > 0)) {
+    option_json["standard_share"] = options.standard_share;
+    nlohmann::json tables = nlohmann::json::object();
+    for (const auto& [file, text] : synth::embedded_standard_files())
+      tables[file] = synth::standard_table(file).notes;
+    nlohmann::json catalog = nlohmann::json::object();
+    for (const synth::StandardGroup& group : synth::standard_groups())
+      catalog[group.key] = synth::standard_catalog(group.key).size();
+    standard = {{"tables", tables},
+                {"catalog", catalog},
+                {"heldout_rule",
+                 "rows 2, 7, 12, ... (from 0) of every table are held out: all their parts are "
+                 "test parts; the other rows' parts split 90/10 train/validation"},
+                {"threads", "plain cylinders at the minor diameter (ISO 724)"}};
+  }
   nlohmann::json manifest = {
       {"generator", "cadclip synth"},
       {"format_version", 1},
@@ -467,6 +528,7 @@ nlohmann::json manifest_json(const SynthOptions& options, const SynthReport& rep
                             {"prepare", "cadclip prepare DIR/parts --assume-unit m ..."},
                             {"distribution", distribution.json()}};
   }
+  if (!standard.is_null()) manifest["standard"] = standard;
   return manifest;
 }
 
@@ -547,7 +609,9 @@ SynthStats synth_stats(const std::filesystem::path& dir) {
   // Programs and STEP families are told apart by their captions' register, so
   // a program plate and a family plate are different families here.
   for (const auto& part : manifest.at("parts"))
-    family_of[part.at("id")] = (part.value("kind", "family") == "program" ? "program:" : "") +
+    family_of[part.at("id")] = (part.value("kind", "family") == "program"    ? "program:"
+                                : part.value("kind", "family") == "standard" ? "standard:"
+                                                                             : "") +
                                part.at("family").get<std::string>();
   if (manifest.contains("programs"))
     stats.program_distribution = manifest["programs"]["distribution"];

@@ -1,0 +1,331 @@
+// Captions of standard parts, written as engineers write them: the plain
+// description (abstract), short forms (beginner: "M8x40 hex bolt", "M8 bolt
+// 40 mm long"), designations with the old and new standard numbers
+// (intermediate: "DIN 933 M8x40"), the full designation of the standard with
+// its table dimensions (expert: "Hexagon head screw ISO 4017 - M8 x 40 - 8.8")
+// and what a file would be called (name: "608ZZ", "ISO4017_M8x40").
+#include <algorithm>
+#include <array>
+
+#include "cad/synth/model.h"
+#include "cad/synth/standard.h"
+#include "cad/synth/standard_tables.h"
+
+namespace cadclip::cad::synth {
+namespace {
+
+// One way to write the part, and the fact keys it states.
+struct Say {
+  std::string text;
+  std::vector<std::string> keys;
+};
+using Levels = std::array<std::vector<Say>, 5>;  // kCaptionLevels order
+enum { kAbstract, kBeginner, kIntermediate, kExpert, kName };
+
+std::string n(double value) { return num_text(value); }
+std::string n(const nlohmann::json& value) { return num_text(value.get<double>()); }
+std::string no_space(std::string text) {
+  std::erase(text, ' ');
+  return text;
+}
+
+// ISO 4014/4017 (and the DIN standards they replaced): bolts and screws with a hexagon head.
+Levels hex_bolt(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const bool partial = it.standard == "ISO 4014" || it.standard == "DIN 931";
+  const bool din = it.standard.starts_with("DIN");
+  const std::string iso = partial ? "ISO 4014" : "ISO 4017", old = partial ? "DIN 931" : "DIN 933";
+  const bool same = t.number(it.row, "s_din") == t.number(it.row, "s") &&
+                    t.number(it.row, "k_din") == t.number(it.row, "k");
+  const std::string size = t.cell(it.row, "size"), l = n(it.length), d = n(b.dims["d"]);
+  const std::string sl = size + "x" + l, s = n(b.dims["s"]), k = n(b.dims["k"]);
+  const std::string noun = partial ? "Hexagon head bolt" : "Hexagon head screw";
+  const std::string thread = partial ? "threaded part of the way" : "threaded up to the head";
+  facts["old_standard"] = din ? it.standard : old;
+  facts["new_standard"] = iso;
+  const std::string other = din ? iso : old;
+  std::string history =
+      din ? it.standard + " is withdrawn and replaced by " + iso +
+                (same ? ""
+                      : ", whose " + size + " has " + n(t.number(it.row, "s")) + " mm across flats")
+      : same ? "the same part as the old " + old
+             : "replaces " + old;
+  Levels L;
+  L[kAbstract] = {
+      {"a hex head bolt, " + d + " mm thread, " + l + " mm long", {"d", "l"}},
+      {"a bolt with a hexagon head, " + d + " mm thread, " + l + " mm long, " + thread, {"d", "l"}},
+      {"a " + l + " mm long hexagon bolt for " + d + " mm holes", {"d", "l"}}};
+  L[kBeginner] = {{sl + " hex bolt", {"size", "l"}},
+                  {size + " bolt " + l + " mm long", {"size", "l"}},
+                  {"hex head bolt " + size + " x " + l, {"size", "l"}},
+                  {"an " + size + " hex bolt, " + l + " mm", {"size", "l"}}};
+  L[kIntermediate] = {
+      {it.standard + " " + sl, {"standard", "size", "l"}},
+      {it.standard + " " + sl + " " + (partial ? "hexagon head bolt" : "hexagon head screw"),
+       {"standard", "size", "l"}},
+      {std::string(partial ? "hex bolt " : "hex cap screw ") + size + " x " + l + " to " +
+           it.standard + (same || din ? " (" + other + ")" : ""),
+       {"standard", "size", "l"}},
+      {std::string(partial ? "partly" : "fully") + " threaded hex " +
+           (partial ? "bolt " : "screw ") + sl + ", " + s + " mm across flats",
+       {"size", "l", "s"}}};
+  if (same && !din) L[kIntermediate].push_back({old + " " + sl, {"old_standard", "size", "l"}});
+  L[kExpert] = {
+      {noun + " " + it.standard + " - " + size + " x " + l + " - 8.8", {"standard", "size", "l"}},
+      {noun + " " + it.standard + " - " + size + " x " + l + " - 8.8 (" + history + "): " + s +
+           " mm across flats, head height " + k + " mm, thread pitch " + n(b.dims["P"]) + " mm",
+       {"standard", "size", "l", "s", "k", "P"}},
+      {noun + " " + it.standard + " " + sl + ", s = " + s + " mm, k = " + k + " mm" +
+           (partial ? ", thread length b = " + n(b.dims["b"]) + " mm" : ", thread to the head"),
+       {"standard", "size", "l", "s", "k"}}};
+  L[kName] = {{sl + " hex bolt", {"size", "l"}},
+              {it.standard + " " + sl, {"standard", "size", "l"}},
+              {no_space(it.standard) + "_" + sl, {"standard", "size", "l"}},
+              {"hex screw " + sl, {"size", "l"}}};
+  if (same && !din) L[kName].push_back({old + " " + sl, {"old_standard", "size", "l"}});
+  return L;
+}
+
+// ISO 4762 (DIN 912 before it): socket head cap screws.
+Levels socket_screw(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string size = t.cell(it.row, "size"), l = n(it.length), d = n(b.dims["d"]);
+  const std::string sl = size + "x" + l, s = n(b.dims["s"]);
+  facts["old_standard"] = "DIN 912";
+  facts["new_standard"] = "ISO 4762";
+  Levels L;
+  L[kAbstract] = {
+      {"a socket head cap screw, " + d + " mm thread, " + l + " mm long", {"d", "l"}},
+      {"a screw with a round head and a hex socket, " + d + " mm thread and " + l + " mm long",
+       {"d", "l"}},
+      {"a cylinder head screw for a " + s + " mm hex key, " + l + " mm long", {"s", "l"}}};
+  L[kBeginner] = {{sl + " socket head screw", {"size", "l"}},
+                  {size + " allen bolt " + l + " mm long", {"size", "l"}},
+                  {size + " cap screw, " + l + " mm", {"size", "l"}},
+                  {sl + " SHCS", {"size", "l"}}};
+  L[kIntermediate] = {{"ISO 4762 " + sl, {"standard", "size", "l"}},
+                      {"DIN 912 " + sl, {"old_standard", "size", "l"}},
+                      {"hex socket head cap screw " + size + " x " + l + " (ISO 4762 / DIN 912)",
+                       {"standard", "old_standard", "size", "l"}},
+                      {"socket cap screw " + sl + ", " + s + " mm hex key", {"size", "l", "s"}}};
+  L[kExpert] = {{"Hexagon socket head cap screw ISO 4762 - " + size + " x " + l + " - 12.9",
+                 {"standard", "size", "l"}},
+                {"Hexagon socket head cap screw ISO 4762 - " + size + " x " + l +
+                     " - 8.8 (formerly DIN 912): head " + n(b.dims["dk"]) + " mm across and " +
+                     n(b.dims["k"]) + " mm high, " + s + " mm hexagon socket " + n(b.dims["t"]) +
+                     " mm deep, thread pitch " + n(b.dims["P"]) + " mm",
+                 {"standard", "old_standard", "size", "l", "dk", "k", "s", "t", "P"}}};
+  L[kName] = {{sl + " socket head cap screw", {"size", "l"}},
+              {"DIN 912 " + sl, {"old_standard", "size", "l"}},
+              {"ISO4762_" + sl, {"standard", "size", "l"}},
+              {"SHCS " + sl, {"size", "l"}},
+              {sl + " allen bolt", {"size", "l"}}};
+  return L;
+}
+
+// ISO 4032, ISO 4035, ISO 7040 and DIN 934: hexagon nuts.
+Levels hex_nut(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string size = t.cell(it.row, "size"), d = n(b.dims["D"]), s = n(b.dims["s"]);
+  const std::string& std_ = it.standard;
+  const bool thin = std_ == "ISO 4035", nyloc = std_ == "ISO 7040", din = std_ == "DIN 934";
+  const std::string kind = thin ? "thin nut" : nyloc ? "nyloc nut" : "hex nut";
+  const std::string noun = thin    ? "Hexagon thin nut"
+                           : nyloc ? "Prevailing torque hexagon nut with non-metallic insert"
+                                   : "Hexagon nut";
+  const std::string old = thin ? "DIN 439" : nyloc ? "DIN 982" : "DIN 934";
+  const std::string height = n(nyloc ? b.dims["h"] : b.dims["m"]);
+  facts["old_standard"] = old;
+  facts["new_standard"] = din ? "ISO 4032" : std_;
+  const std::string history = din ? "withdrawn, replaced by ISO 4032" : "replaces " + old;
+  Levels L;
+  L[kAbstract] = {
+      {"a " +
+           std::string(thin    ? "thin hexagon nut"
+                       : nyloc ? "self-locking hexagon nut"
+                               : "hexagon nut") +
+           " for an " + d + " mm bolt",
+       {"d"}},
+      {"a hex nut, " + d + " mm thread, " + s + " mm across flats and " + height + " mm high",
+       {"d", "s", nyloc ? "h" : "m"}}};
+  if (nyloc) L[kAbstract].push_back({"a lock nut with a nylon ring, " + d + " mm thread", {"d"}});
+  L[kBeginner] = {{size + " " + kind, {"size"}},
+                  {"nut " + size, {"size"}},
+                  {size + " nut, " + s + " mm spanner", {"size", "s"}}};
+  if (thin) L[kBeginner].push_back({size + " jam nut", {"size"}});
+  if (nyloc) L[kBeginner].push_back({size + " lock nut", {"size"}});
+  L[kIntermediate] = {{std_ + " " + size, {"standard", "size"}},
+                      {std_ + " " + size + " " + kind, {"standard", "size"}},
+                      {kind + " " + size + " to " + std_ + " (" + history + ")",
+                       {"standard", "old_standard", "size"}}};
+  L[kExpert] = {
+      {noun + " " + std_ + " - " + size + " - 8", {"standard", "size"}},
+      {noun + " " + std_ + " - " + size + " - 8 (" + history + "): " + s + " mm across flats, " +
+           height + " mm high, thread pitch " + n(b.dims["P"]) + " mm",
+       {"standard", "old_standard", "size", "s", nyloc ? "h" : "m", "P"}}};
+  L[kName] = {{size + " " + kind, {"size"}},
+              {std_ + " " + size, {"standard", "size"}},
+              {no_space(std_) + "_" + size, {"standard", "size"}},
+              {"nut " + size, {"size"}}};
+  return L;
+}
+
+// ISO 7089, ISO 7090 and ISO 7093: plain washers.
+Levels plain_washer(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string size = t.cell(it.row, "size"), nominal = n(t.number(it.row, "d"));
+  const std::string d1 = n(b.dims["d1"]), d2 = n(b.dims["d2"]), h = n(b.dims["h"]);
+  const std::string& std_ = it.standard;
+  const bool large = std_ == "ISO 7093", chamfered = std_ == "ISO 7090";
+  const std::string old = large ? "DIN 9021" : chamfered ? "DIN 125-B" : "DIN 125-A";
+  const std::string kind = large ? "large washer" : chamfered ? "chamfered washer" : "flat washer";
+  facts["old_standard"] = old;
+  facts["new_standard"] = std_;
+  Levels L;
+  L[kAbstract] = {
+      {"a flat washer for an " + nominal + " mm bolt, " + d2 + " mm across and " + h + " mm thick",
+       {"d", "d2", "h"}},
+      {"a thin ring with a " + d1 + " mm hole, " + d2 + " mm outside, " + h + " mm thick",
+       {"d1", "d2", "h"}}};
+  L[kBeginner] = {{"washer " + size, {"size"}},
+                  {size + " " + kind, {"size"}},
+                  {d1 + " x " + d2 + " x " + h + " washer", {"d1", "d2", "h"}}};
+  if (large) L[kBeginner].push_back({size + " penny washer", {"size"}});
+  L[kIntermediate] = {{std_ + " " + size, {"standard", "size"}},
+                      {old + " " + size, {"old_standard", "size"}},
+                      {"plain washer " + size + " to " + std_ + " (replaces " + old + ")",
+                       {"standard", "old_standard", "size"}}};
+  const std::string noun = large       ? "Plain washer, large series"
+                           : chamfered ? "Plain washer, chamfered, normal series"
+                                       : "Plain washer, normal series";
+  L[kExpert] = {{"Washer " + std_ + " - " + nominal + " - 200 HV", {"standard", "d"}},
+                {noun + " " + std_ + " - " + nominal + " - 200 HV (replaces " + old +
+                     "): d1 = " + d1 + " mm, d2 = " + d2 + " mm, h = " + h + " mm",
+                 {"standard", "old_standard", "d", "d1", "d2", "h"}}};
+  L[kName] = {{"washer " + size, {"size"}},
+              {size + " " + kind, {"size"}},
+              {std_ + " " + nominal, {"standard", "d"}},
+              {no_space(std_) + "_" + size, {"standard", "size"}}};
+  return L;
+}
+
+// ISO 15: deep groove ball bearings, open, ZZ or 2RS.
+Levels ball_bearing(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string base = t.cell(it.row, "designation"), des = it.designation;
+  const std::string d = n(b.dims["d"]), D = n(b.dims["D"]), B = n(b.dims["B"]);
+  const std::string dims = d + "x" + D + "x" + B;
+  const std::string& v = it.variant;
+  const std::string closure = v == "ZZ"    ? "with metal shields on both sides"
+                              : v == "2RS" ? "with rubber seals on both sides"
+                                           : "open on both sides";
+  const std::string tag = v == "ZZ" ? "shielded" : v == "2RS" ? "sealed" : "open";
+  const std::string alt = v == "ZZ" ? base + "-2Z" : v == "2RS" ? base + " 2RS" : base + " open";
+  facts["variant"] = v.empty() ? "open" : v;
+  Levels L;
+  L[kAbstract] = {{"a ball bearing, " + d + " mm bore, " + D + " mm outside, " + B + " mm wide",
+                   {"d", "D", "B"}},
+                  {"a ball bearing " + closure + " for a " + d + " mm shaft", {"d", "variant"}},
+                  {"a " + tag + " bearing ring " + D + " mm across with a " + d + " mm hole",
+                   {"d", "D", "variant"}}};
+  L[kBeginner] = {{des + " bearing", {"designation"}},
+                  {"bearing " + dims, {"d", "D", "B"}},
+                  {"a " + des + " ball bearing", {"designation"}},
+                  {tag + " ball bearing, " + d + " mm bore", {"d", "variant"}}};
+  L[kIntermediate] = {{"deep groove ball bearing " + des, {"designation"}},
+                      {des + " deep groove ball bearing, " + d + " x " + D + " x " + B + " mm",
+                       {"designation", "d", "D", "B"}},
+                      {t.cell(it.row, "series") + " series ball bearing " + alt + ", " + tag,
+                       {"designation", "variant"}}};
+  L[kExpert] = {{"Deep groove ball bearing " + des + " (ISO 15): d = " + d + " mm, D = " + D +
+                     " mm, B = " + B + " mm, r = " + n(b.dims["r"]) + " mm",
+                 {"designation", "d", "D", "B", "r"}},
+                {"Single row deep groove ball bearing " + des + ", boundary dimensions " + d +
+                     " x " + D + " x " + B + " mm to ISO 15, " + closure,
+                 {"designation", "d", "D", "B", "variant"}}};
+  L[kName] = {{des, {"designation"}},
+              {des + " bearing", {"designation"}},
+              {"bearing " + dims, {"d", "D", "B"}},
+              {dims + " bearing", {"d", "D", "B"}},
+              {alt, {"designation"}}};
+  return L;
+}
+
+// ISO 8734 (DIN 6325 before it): hardened parallel pins.
+Levels dowel_pin(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const std::string d = n(b.dims["d"]), l = n(it.length), dl = d + "x" + l;
+  facts["old_standard"] = "DIN 6325";
+  facts["new_standard"] = "ISO 8734";
+  Levels L;
+  L[kAbstract] = {
+      {"a dowel pin, " + d + " mm in diameter and " + l + " mm long", {"d", "l"}},
+      {"a hardened steel pin " + d + " mm thick, " + l + " mm long, chamfered ends", {"d", "l"}}};
+  L[kBeginner] = {{"dowel pin " + dl, {"d", "l"}},
+                  {d + " mm dowel pin " + l + " mm long", {"d", "l"}},
+                  {dl + " dowel", {"d", "l"}}};
+  L[kIntermediate] = {{"ISO 8734 " + dl, {"standard", "d", "l"}},
+                      {"DIN 6325 " + dl + " m6", {"old_standard", "d", "l"}},
+                      {"parallel pin " + d + " m6 x " + l + " to ISO 8734 (replaces DIN 6325)",
+                       {"standard", "old_standard", "d", "l"}}};
+  L[kExpert] = {{"Parallel pin ISO 8734 - " + d + " x " + l + " - A - St", {"standard", "d", "l"}},
+                {"Parallel pin ISO 8734 - " + d + " m6 x " + l +
+                     " - A - St, hardened, ends "
+                     "chamfered " +
+                     n(b.dims["c"]) + " mm",
+                 {"standard", "d", "l", "c"}}};
+  L[kName] = {{"dowel pin " + dl, {"d", "l"}},
+              {"ISO8734_" + dl, {"standard", "d", "l"}},
+              {"pin " + d + "x" + l, {"d", "l"}}};
+  return L;
+}
+
+// The texts of every level and the values of every key they may state.
+Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(item.table);
+  facts = {{"family", item.group}, {"standard", item.standard}, {"designation", item.designation}};
+  for (auto it = built.dims.begin(); it != built.dims.end(); ++it) facts[it.key()] = it.value();
+  if (item.length > 0) facts["l"] = item.length;
+  auto has = [&](const char* key) {
+    return std::find(t.columns.begin(), t.columns.end(), key) != t.columns.end();
+  };
+  if (has("size")) facts["size"] = t.cell(item.row, "size");
+  // The nominal diameter is "d" for every group (a nut's thread D as well).
+  if (has("d")) facts["d"] = t.number(item.row, "d");
+  if (has("D")) facts[item.group == "hex_nut" ? "d" : "D"] = t.number(item.row, "D");
+  if (item.group == "hex_bolt") return hex_bolt(item, built, facts);
+  if (item.group == "socket_head_cap_screw") return socket_screw(item, built, facts);
+  if (item.group == "hex_nut") return hex_nut(item, built, facts);
+  if (item.group == "plain_washer") return plain_washer(item, built, facts);
+  if (item.group == "ball_bearing") return ball_bearing(item, built, facts);
+  return dowel_pin(item, built, facts);
+}
+
+}  // namespace
+
+std::vector<StandardCaption> standard_captions(const StandardItem& item, const StandardBuilt& built,
+                                               uint64_t seed, uint64_t index) {
+  nlohmann::json all;
+  const Levels levels = choices(item, built, all);
+  Rng rng(seed, index, kTagCaption);
+  std::vector<StandardCaption> out;
+  for (const std::vector<Say>& options : levels) {
+    const Say& say = rng.pick(options);
+    nlohmann::json facts = {{"family", item.group}};
+    for (const std::string& key : say.keys) facts[key] = all.at(key);
+    out.push_back({say.text, facts});
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> standard_caption_choices(const StandardItem& item,
+                                                               const StandardBuilt& built) {
+  nlohmann::json all;
+  std::vector<std::vector<std::string>> out;
+  for (const std::vector<Say>& options : choices(item, built, all)) {
+    out.emplace_back();
+    for (const Say& say : options) out.back().push_back(say.text);
+  }
+  return out;
+}
+
+}  // namespace cadclip::cad::synth

@@ -1,0 +1,322 @@
+// Standard parts: the tables against the published standards, a valid solid
+// of every group whose bounding box is the table's, designation captions,
+// held-out table rows, and mixed sets with and without standard parts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "cad/synth/model.h"
+#include "cad/synth/standard.h"
+#include "cad/synth/standard_tables.h"
+#include "cadclip/cad/synth.h"
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "geometry_oracle.h"
+
+namespace fs = std::filesystem;
+using namespace cadclip;
+using cad::synth::standard_table;
+
+namespace {
+
+// The row of `table` whose first column is `key`.
+size_t row_of(const cad::synth::StandardTable& table, const std::string& key) {
+  for (size_t row = 0; row < table.rows.size(); ++row)
+    if (table.rows[row][0] == key) return row;
+  ADD_FAILURE() << key << " not in " << table.file;
+  return 0;
+}
+
+double cell(const std::string& file, const std::string& key, const std::string& column) {
+  const cad::synth::StandardTable& t = standard_table(file);
+  return t.number(row_of(t, key), column);
+}
+
+const cad::synth::StandardItem& item_named(const std::string& group,
+                                           const std::string& designation) {
+  for (const cad::synth::StandardItem& item : cad::synth::standard_catalog(group))
+    if (item.designation == designation) return item;
+  throw std::runtime_error(designation + " is not in the catalog of " + group);
+}
+
+bool contains(const std::vector<std::string>& texts, const std::string& text) {
+  return std::find(texts.begin(), texts.end(), text) != texts.end();
+}
+
+}  // namespace
+
+// Values written from the published tables, not read from data/standards/.
+TEST(StandardTables, RowsAgreeWithThePublishedStandards) {
+  // ISO 4017:2014 M8: s 13, k 5.3, e min 14.38; M12: s 18 (DIN 933: 19), k 7.5 (DIN 933: 8).
+  EXPECT_EQ(cell("hex_bolts.csv", "M8", "s"), 13);
+  EXPECT_EQ(cell("hex_bolts.csv", "M8", "k"), 5.3);
+  EXPECT_EQ(cell("hex_bolts.csv", "M8", "e_min"), 14.38);
+  EXPECT_EQ(cell("hex_bolts.csv", "M8", "P"), 1.25);
+  EXPECT_EQ(cell("hex_bolts.csv", "M12", "s"), 18);
+  EXPECT_EQ(cell("hex_bolts.csv", "M12", "s_din"), 19);
+  EXPECT_EQ(cell("hex_bolts.csv", "M10", "s_din"), 17);
+  EXPECT_EQ(cell("hex_bolts.csv", "M12", "k_din"), 8);
+  // ISO 4014: b = 2d + 6 for l <= 125 (M10: 26).
+  EXPECT_EQ(cell("hex_bolts.csv", "M10", "b_125"), 26);
+  // ISO 4762:2004 M6: dk 10, k 6, s 5, t 3; M10: dk 16, s 8, t 5.
+  EXPECT_EQ(cell("socket_head_cap_screws.csv", "M6", "dk"), 10);
+  EXPECT_EQ(cell("socket_head_cap_screws.csv", "M6", "k"), 6);
+  EXPECT_EQ(cell("socket_head_cap_screws.csv", "M6", "s"), 5);
+  EXPECT_EQ(cell("socket_head_cap_screws.csv", "M6", "t"), 3);
+  EXPECT_EQ(cell("socket_head_cap_screws.csv", "M10", "s"), 8);
+  // ISO 4032:2012 M8: s 13, m 6.8; ISO 4035 M8: m 4; ISO 7040 M8: h 9.5; DIN 934 M10: s 17, m 8.
+  EXPECT_EQ(cell("hex_nuts.csv", "M8", "m_4032"), 6.8);
+  EXPECT_EQ(cell("hex_nuts.csv", "M8", "m_4035"), 4);
+  EXPECT_EQ(cell("hex_nuts.csv", "M8", "h_7040"), 9.5);
+  EXPECT_EQ(cell("hex_nuts.csv", "M10", "s_din"), 17);
+  EXPECT_EQ(cell("hex_nuts.csv", "M10", "m_din"), 8);
+  // ISO 7089:2000 M8: 8.4 / 16 / 1.6; ISO 7093-1 M8: 8.4 / 24 / 2; M10: 10.5 / 20 / 2.
+  EXPECT_EQ(cell("plain_washers.csv", "M8", "d1"), 8.4);
+  EXPECT_EQ(cell("plain_washers.csv", "M8", "d2"), 16);
+  EXPECT_EQ(cell("plain_washers.csv", "M8", "h"), 1.6);
+  EXPECT_EQ(cell("plain_washers.csv", "M8", "d2_large"), 24);
+  EXPECT_EQ(cell("plain_washers.csv", "M10", "d2"), 20);
+  // ISO 15: 608 8 x 22 x 7, 6204 20 x 47 x 14, 6305 25 x 62 x 17, 6000 10 x 26 x 8.
+  EXPECT_EQ(cell("ball_bearings.csv", "608", "d"), 8);
+  EXPECT_EQ(cell("ball_bearings.csv", "608", "D"), 22);
+  EXPECT_EQ(cell("ball_bearings.csv", "608", "B"), 7);
+  EXPECT_EQ(cell("ball_bearings.csv", "6204", "D"), 47);
+  EXPECT_EQ(cell("ball_bearings.csv", "6204", "B"), 14);
+  EXPECT_EQ(cell("ball_bearings.csv", "6305", "D"), 62);
+  EXPECT_EQ(cell("ball_bearings.csv", "6000", "D"), 26);
+  // ISO 8734:1997 d 6: c 1.2.
+  EXPECT_EQ(cell("dowel_pins.csv", "6", "c"), 1.2);
+}
+
+TEST(StandardTables, EveryTableNamesItsSourceAndBadTablesAreClearErrors) {
+  for (const auto& [file, text] : cad::synth::embedded_standard_files()) {
+    const cad::synth::StandardTable& t = standard_table(file);
+    bool source = false;
+    for (const std::string& note : t.notes) source |= note.starts_with("source: ");
+    EXPECT_TRUE(source) << file;
+  }
+  EXPECT_THROW(cad::synth::parse_standard_table("x.csv", "a,b\n1,2,3\n"), Error);
+  EXPECT_THROW(cad::synth::parse_standard_table("x.csv", "# only a note\n"), Error);
+  EXPECT_THROW(standard_table("no_such.csv"), Error);
+  const auto t = cad::synth::parse_standard_table("x.csv", "size,d\nM8,\n");
+  EXPECT_THROW(t.number(0, "d"), Error);
+  EXPECT_THROW(t.number(0, "nope"), Error);
+}
+
+// The table's bounding box, computed here from the row the part records.
+std::array<double, 3> table_box(const cad::SynthPart& part) {
+  const nlohmann::json& p = part.params;
+  const nlohmann::json& row = p.at("row");
+  const std::string standard = p.at("standard");
+  auto at = [&](const char* key) { return row.at(key).get<double>(); };
+  const double hex = 2 / std::sqrt(3.0), l = p.value("length", 0.0);
+  if (part.family == "hex_bolt") {
+    const bool din = standard.starts_with("DIN");
+    const double s = at(din ? "s_din" : "s"), k = at(din ? "k_din" : "k");
+    return {hex * s, s, l + k};
+  }
+  if (part.family == "socket_head_cap_screw") return {at("dk"), at("dk"), l + at("k")};
+  if (part.family == "hex_nut") {
+    const bool din = standard == "DIN 934";
+    const double s = at(din ? "s_din" : "s");
+    const double h = standard == "ISO 7040"   ? at("h_7040")
+                     : din                    ? at("m_din")
+                     : standard == "ISO 4035" ? at("m_4035")
+                                              : at("m_4032");
+    return {hex * s, s, h};
+  }
+  if (part.family == "plain_washer") {
+    const bool large = standard == "ISO 7093";
+    return {at(large ? "d2_large" : "d2"), at(large ? "d2_large" : "d2"),
+            at(large ? "h_large" : "h")};
+  }
+  if (part.family == "ball_bearing") return {at("D"), at("D"), at("B")};
+  return {at("d"), at("d"), l};
+}
+
+TEST(StandardParts, EveryGroupBuildsValidSolidsWithTheTablesBoundingBox) {
+  for (const cad::synth::StandardGroup& group : cad::synth::standard_groups()) {
+    cad::SynthOptions options;
+    options.kind = "standard";
+    options.families = {group.key};
+    std::set<std::string> standards;
+    for (int64_t i = 0; i < 6; ++i) {
+      const cad::SynthPart part = cad::make_synth_part(options, i);
+      ASSERT_EQ(part.kind, "standard");
+      ASSERT_EQ(part.family, group.key);
+      ASSERT_EQ(part.captions.size(), 5u);
+      standards.insert(part.params.at("standard").get<std::string>());
+      const std::string what = part.params.at("designation").get<std::string>();
+      const test::OracleMeasure m = test::oracle_measure(part.step);
+      EXPECT_TRUE(m.valid) << what;
+      EXPECT_EQ(m.solids, 1) << what;
+      EXPECT_GT(m.volume, 0) << what;
+      const std::array<double, 3> box = table_box(part);
+      for (int axis = 0; axis < 3; ++axis)
+        EXPECT_NEAR(m.extent[axis], box[static_cast<size_t>(axis)], 0.01)
+            << what << " axis " << axis;
+    }
+    EXPECT_GE(standards.size(), 1u) << group.key;
+  }
+}
+
+TEST(StandardParts, BearingVariantsAreDifferentSolidsAndNutsHaveTheirHole) {
+  const cad::synth::StandardGroup& bearings = cad::synth::standard_group("ball_bearing");
+  double volume[3];
+  int i = 0;
+  for (const char* name : {"608", "608ZZ", "608-2RS"}) {
+    const cad::synth::StandardBuilt built = bearings.build(item_named("ball_bearing", name));
+    volume[i++] = test::oracle_measure_shape(built.shape).volume;
+  }
+  EXPECT_LT(volume[0], volume[1]);  // shields add material
+  EXPECT_LT(volume[1], volume[2]);  // seals are thicker and reach the inner ring
+  const test::OracleMeasure nut = test::oracle_measure_shape(
+      cad::synth::build_hex_nut(item_named("hex_nut", "ISO 4032 M8")).shape);
+  ASSERT_EQ(nut.holes.size(), 1u);
+  // The minor diameter D1 = D - 1.0825 P (ISO 724): 8 - 1.0825 * 1.25.
+  EXPECT_NEAR(nut.holes[0].first, 8 - 1.0825 * 1.25, 0.01);
+}
+
+TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
+  const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
+  const auto bolt_texts = cad::synth::standard_caption_choices(
+      bolt, cad::synth::standard_group("hex_bolt").build(bolt));
+  ASSERT_EQ(bolt_texts.size(), 5u);
+  EXPECT_TRUE(contains(bolt_texts[0], "a hex head bolt, 8 mm thread, 40 mm long"));
+  EXPECT_TRUE(contains(bolt_texts[1], "M8x40 hex bolt"));
+  EXPECT_TRUE(contains(bolt_texts[1], "M8 bolt 40 mm long"));
+  EXPECT_TRUE(contains(bolt_texts[2], "ISO 4017 M8x40"));
+  EXPECT_TRUE(contains(bolt_texts[3], "Hexagon head screw ISO 4017 - M8 x 40 - 8.8"));
+  EXPECT_TRUE(contains(bolt_texts[4], "ISO4017_M8x40"));
+  // M6 has the same head in DIN 933, so its ISO part carries the old number too.
+  const auto& m6 = item_named("hex_bolt", "ISO 4017 M6x20");
+  const auto m6_texts =
+      cad::synth::standard_caption_choices(m6, cad::synth::standard_group("hex_bolt").build(m6));
+  EXPECT_TRUE(contains(m6_texts[2], "DIN 933 M6x20"));
+  // M10's DIN 933 head is 17 mm across flats: its own part, and its captions say so.
+  const auto& din = item_named("hex_bolt", "DIN 933 M10x40");
+  const auto din_built = cad::synth::standard_group("hex_bolt").build(din);
+  EXPECT_EQ(din_built.dims.at("s"), 17);
+  const auto din_texts = cad::synth::standard_caption_choices(din, din_built);
+  EXPECT_NE(din_texts[3][1].find("replaced by ISO 4017"), std::string::npos) << din_texts[3][1];
+
+  const auto& bearing = item_named("ball_bearing", "608ZZ");
+  const auto bearing_texts = cad::synth::standard_caption_choices(
+      bearing, cad::synth::standard_group("ball_bearing").build(bearing));
+  EXPECT_TRUE(contains(bearing_texts[1], "bearing 8x22x7"));
+  EXPECT_TRUE(contains(bearing_texts[4], "608ZZ"));
+  EXPECT_TRUE(contains(bearing_texts[1], "608ZZ bearing"));
+}
+
+TEST(StandardCaptions, FactsStateWhatTheTextSays) {
+  cad::SynthOptions options;
+  options.kind = "standard";
+  for (int64_t i = 0; i < 12; ++i) {
+    const cad::SynthPart part = cad::make_synth_part(options, i);
+    for (const cad::SynthCaption& caption : part.captions) {
+      EXPECT_EQ(caption.facts.at("family"), part.family);
+      if (caption.facts.contains("l"))
+        EXPECT_NE(caption.text.find(cad::synth::num_text(caption.facts.at("l").get<double>())),
+                  std::string::npos)
+            << caption.text;
+      if (caption.facts.contains("designation"))
+        EXPECT_NE(
+            caption.text.find(caption.facts.at("designation").get<std::string>().substr(0, 3)),
+            std::string::npos)
+            << caption.text;
+    }
+  }
+}
+
+TEST(StandardParts, HeldOutRowsAreTheTestSplitAndNeverTrained) {
+  cad::SynthOptions options;
+  options.kind = "standard";
+  options.count = 60;
+  options.seed = 2;
+  options.families = {"plain_washer", "hex_nut", "dowel_pin"};  // quick to model
+  const fs::path dir = fs::temp_directory_path() / "cadclip_standard_test_split";
+  fs::remove_all(dir);
+  const cad::SynthReport report = cad::write_synth_dataset(options, dir);
+  EXPECT_EQ(report.parts, 60);
+  const auto splits = nlohmann::json::parse(read_text_file(dir / "splits.json"));
+  const auto manifest = nlohmann::json::parse(read_text_file(dir / "manifest.json"));
+  std::map<std::string, std::string> split_of;
+  for (const char* split : {"train", "validation", "test"})
+    for (const auto& id : splits.at(split)) split_of[id.get<std::string>()] = split;
+  std::set<std::string> trained_rows, test_rows;
+  for (const auto& part : manifest.at("parts")) {
+    EXPECT_EQ(part.at("kind"), "standard");
+    const nlohmann::json& p = part.at("params");
+    const bool held = p.at("heldout_row").get<bool>();
+    EXPECT_EQ(held, cad::synth::standard_row_held_out(p.at("row_index").get<size_t>()));
+    const std::string split = split_of.at(part.at("id").get<std::string>());
+    EXPECT_EQ(split == "test", held) << part.at("designation");
+    const std::string row =
+        p.at("table").get<std::string>() + ":" + p.at("row").at("size").get<std::string>();
+    if (split != "validation") (split == "train" ? trained_rows : test_rows).insert(row);
+  }
+  EXPECT_FALSE(test_rows.empty());
+  for (const std::string& row : test_rows) EXPECT_EQ(trained_rows.count(row), 0u) << row;
+  EXPECT_TRUE(manifest.at("standard").at("tables").contains("hex_bolts.csv"));
+  // A set smaller than the catalog repeats no designation.
+  EXPECT_EQ(manifest.at("counts").at("duplicates"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(StandardParts, AZeroShareLeavesAMixedSetAsItWasAndAShareAddsThem) {
+  cad::SynthOptions options;
+  options.kind = "mixed";
+  options.count = 16;
+  options.seed = 9;
+  options.families = {"washer", "spacer", "plate"};
+  options.standard_share = 0;
+  int standard = 0;
+  for (int64_t i = 0; i < 400; ++i) standard += cad::synth_part_is_standard(options, i);
+  EXPECT_EQ(standard, 0);
+  options.standard_share = 0.25;
+  int programs_before = 0, programs_after = 0;
+  for (int64_t i = 0; i < 400; ++i) {
+    standard += cad::synth_part_is_standard(options, i);
+    programs_after += cad::synth_part_is_program(options, i);
+    // Nothing that was a program stops being one, and no part is both.
+    EXPECT_FALSE(cad::synth_part_is_program(options, i) && cad::synth_part_is_standard(options, i));
+  }
+  options.standard_share = 0;
+  for (int64_t i = 0; i < 400; ++i) programs_before += cad::synth_part_is_program(options, i);
+  EXPECT_EQ(programs_before, programs_after);
+  EXPECT_NEAR(standard, 100, 30);
+  // A non-standard part is the same part whatever the standard share.
+  for (int64_t i = 0; i < 16; ++i) {
+    options.standard_share = 0.25;
+    if (cad::synth_part_is_standard(options, i) || cad::synth_part_is_program(options, i)) continue;
+    const cad::SynthPart with = cad::make_synth_part(options, i);
+    options.standard_share = 0;
+    const cad::SynthPart without = cad::make_synth_part(options, i);
+    EXPECT_EQ(with.step, without.step) << i;
+    EXPECT_EQ(with.captions[0].text, without.captions[0].text) << i;
+  }
+}
+
+TEST(StandardParts, BadOptionsAreClearErrors) {
+  cad::SynthOptions options;
+  options.kind = "standard";
+  options.families = {"flange"};
+  try {
+    cad::make_synth_part(options, 0);
+    ADD_FAILURE() << "an unknown group was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hex_bolt"), std::string::npos) << e.what();
+  }
+  options.families = {};
+  options.kind = "mixed";
+  options.program_share = 0.8;
+  options.standard_share = 0.3;
+  EXPECT_THROW(cad::make_synth_part(options, 0), Error);
+  options.standard_share = -0.1;
+  EXPECT_THROW(cad::make_synth_part(options, 0), Error);
+}
