@@ -24,7 +24,7 @@ struct SynthOptions {
   std::string kind = "families";        // "families" (STEP), "programs" (DeepCAD JSON),
                                         // "standard" (standard parts, STEP) or "mixed"
   double program_share = 0.5;           // kind "mixed": the share of parts that are programs
-  double standard_share = 0.1;          // kind "mixed": the share that are standard parts
+  double standard_share = 0;            // kind "mixed": the share that are standard parts
                                         // (0 = the mixed set made before they existed)
   double program_test_share = 0.1;      // programs' share in the test split (validation stays
                                         // 10%; families always split 80/10/10)
