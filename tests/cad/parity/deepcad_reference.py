@@ -141,6 +141,11 @@ def _rot(v, angle):
     return (c * v[0] - s * v[1], s * v[0] + c * v[1])
 
 
+# Lengths beyond this (mm) are no part's; an arc of zero sweep with such a radius
+# is the straight line between its ends.
+FAR_MM = 1e9
+
+
 class Curve:
     """One sketch curve in local 2-D: a line or arc between two ends, or a circle."""
 
@@ -160,6 +165,11 @@ def _curve(json_curve, where, unit):
     if kind == "Arc3D":
         center = _pt2(json_curve, "center_point", where, unit)
         radius = _number(json_curve, "radius", where) * unit
+        sweep = _number(json_curve, "end_angle", where) - _number(json_curve, "start_angle", where)
+        if abs(radius) > FAR_MM and abs(sweep) <= 1e-9:
+            # A straight segment stored as an arc of zero sweep about a far centre.
+            return Curve("line", _pt2(json_curve, "start_point", where, unit),
+                         _pt2(json_curve, "end_point", where, unit))
         ref = _vec3(json_curve, "reference_vector", where)[:2]
         length = math.hypot(*ref)
         if length == 0:
@@ -476,7 +486,7 @@ def profile_face(sketch, profile_id, where, unit, warnings):
                     coords.append(_pt2(c, key, where, unit))
             if "radius" in c and isinstance(c["radius"], (int, float)):
                 coords.append((abs(c["radius"]) * unit, 0.0))
-    extent = max((max(abs(x), abs(y)) for x, y in coords), default=0.0)
+    extent = max((v for x, y in coords for v in (abs(x), abs(y)) if v <= FAR_MM), default=0.0)
     tol = 1e-6 * max(extent, 1e-9)
     gap_tol = GAP_RELATIVE * max(extent, 1e-9)
 
