@@ -8,7 +8,6 @@
 #include <BRepAlgoAPI_Cut.hxx>
 #include <BRepAlgoAPI_Fuse.hxx>
 #include <BRepBndLib.hxx>
-#include <BRep_Builder.hxx>
 #include <BRepBuilderAPI_MakeEdge.hxx>
 #include <BRepBuilderAPI_MakeFace.hxx>
 #include <BRepBuilderAPI_MakeVertex.hxx>
@@ -18,6 +17,7 @@
 #include <BRepGProp.hxx>
 #include <BRepPrimAPI_MakePrism.hxx>
 #include <BRepTools.hxx>
+#include <BRep_Builder.hxx>
 #include <Bnd_Box.hxx>
 #include <GC_MakeArcOfCircle.hxx>
 #include <GProp_GProps.hxx>
@@ -29,8 +29,8 @@
 #include <Standard_Failure.hxx>
 #include <TopExp.hxx>
 #include <TopExp_Explorer.hxx>
-#include <TopTools_ListOfShape.hxx>
 #include <TopTools_IndexedMapOfShape.hxx>
+#include <TopTools_ListOfShape.hxx>
 #include <TopoDS.hxx>
 #include <TopoDS_Compound.hxx>
 #include <TopoDS_Face.hxx>
@@ -45,8 +45,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -182,8 +182,8 @@ std::optional<Curve> parse_curve(const Json& json, const std::string& where, dou
     if (curve.radius < -tolerance)
       throw SequenceError(format("{}: a circle of negative radius {} mm", where, curve.radius));
     if (curve.radius <= tolerance) {
-      warnings.push_back(format("{}: dropped a circle of radius 0 (centre {})", where,
-                                point_text(curve.center)));
+      warnings.push_back(
+          format("{}: dropped a circle of radius 0 (centre {})", where, point_text(curve.center)));
       return std::nullopt;
     }
   } else if (type == "Arc3D") {
@@ -321,8 +321,9 @@ std::vector<Curve> chain(std::vector<Curve> curves, double tolerance, double gap
   std::string broken;
   if (auto exact = try_chain(curves, tolerance, gap, broken)) return *exact;
   if (auto closed = try_chain(curves, gap_limit, gap, broken)) {
-    warnings.push_back(format("{}: closed gaps of up to {} mm between the loop's curves (limit {} mm)",
-                              where, gap, gap_limit));
+    warnings.push_back(
+        format("{}: closed gaps of up to {} mm between the loop's curves (limit {} mm)", where, gap,
+               gap_limit));
     return *closed;
   }
   throw SequenceError(format(
@@ -474,7 +475,8 @@ TopoDS_Face loop_face(const Loop& loop, const gp_Pln& plane, const Frame& frame,
   if (loop.area < 0) wire.Reverse();
   BRepBuilderAPI_MakeFace face(plane, wire, /*Inside=*/true);
   if (!face.IsDone() || !BRepCheck_Analyzer(face.Face()).IsValid())
-    throw SequenceError(format("{}: the loop crosses itself (its face fails BRepCheck)", loop_where));
+    throw SequenceError(
+        format("{}: the loop crosses itself (its face fails BRepCheck)", loop_where));
   return face.Face();
 }
 
@@ -513,9 +515,8 @@ TopoDS_Shape profile_region(const std::vector<Loop>& loops, size_t outer, const 
   cut.SetTools(tools);
   cut.Build();
   if (!cut.IsDone() || cut.HasErrors() || cut.Shape().IsNull())
-    throw SequenceError(
-        format("{}: the loops touch, and OCCT's planar boolean of outer loop less holes failed",
-               where));
+    throw SequenceError(format(
+        "{}: the loops touch, and OCCT's planar boolean of outer loop less holes failed", where));
   // Slivers below this share of the outer loop's area are what is left of a
   // hole drawn on the outer loop's own curves, not material.
   const double outer_area = face_area(outer_face);
@@ -546,7 +547,8 @@ TopoDS_Shape profile_region(const std::vector<Loop>& loops, size_t outer, const 
   const std::string which =
       touching.empty()
           ? "its holes touch each other"
-          : "hole " + touching + " is not inside the outer loop (it touches, crosses or lies outside it)";
+          : "hole " + touching +
+                " is not inside the outer loop (it touches, crosses or lies outside it)";
   if (faces == 0) {
     warnings.push_back(format(
         "{}: skipped the profile: {} and the holes cover all of the outer loop loops[{}], so "
@@ -587,17 +589,18 @@ TopoDS_Shape make_profile_face(const Json& profile, const Frame& frame, const st
     const bool is_outer = loops_json[i].value("is_outer", false);
     if (curves.empty() && !curves_json.empty()) {
       if (is_outer) {
-        warnings.push_back(format(
-            "{}: skipped the profile: its outer loop loops[{}] has only curves of zero size", where,
-            i));
+        warnings.push_back(
+            format("{}: skipped the profile: its outer loop loops[{}] has only curves of zero size",
+                   where, i));
         return TopoDS_Shape();
       }
-      warnings.push_back(format("{}: dropped the loop: all its curves are of zero size", loop_where));
+      warnings.push_back(
+          format("{}: dropped the loop: all its curves are of zero size", loop_where));
       continue;
     }
     Loop loop;
-    loop.curves = merged_circle(chain(std::move(curves), tolerance, gap_limit, loop_where, warnings),
-                                tolerance);
+    loop.curves = merged_circle(
+        chain(std::move(curves), tolerance, gap_limit, loop_where, warnings), tolerance);
     loop.area = signed_area(loop.curves);
     loop.index = i;
     // A loop that runs out and back over the same path (an arc quantised
@@ -607,10 +610,10 @@ TopoDS_Shape make_profile_face(const Json& profile, const Frame& frame, const st
     const double extent = loop_extent(loop.curves);
     if (std::abs(loop.area) / 2 <= tolerance * extent) {
       if (is_outer) {
-        warnings.push_back(format(
-            "{}: skipped the profile: its outer loop loops[{}] encloses no area (its curves "
-            "run out and back over one path)",
-            where, i));
+        warnings.push_back(
+            format("{}: skipped the profile: its outer loop loops[{}] encloses no area (its curves "
+                   "run out and back over one path)",
+                   where, i));
         return TopoDS_Shape();
       }
       warnings.push_back(format(
@@ -622,9 +625,8 @@ TopoDS_Shape make_profile_face(const Json& profile, const Frame& frame, const st
     flagged_outer.push_back(is_outer);
   }
   if (loops.empty()) {
-    warnings.push_back(
-        format("{}: skipped the profile: all its curves are of zero size, so it encloses no area",
-               where));
+    warnings.push_back(format(
+        "{}: skipped the profile: all its curves are of zero size, so it encloses no area", where));
     return TopoDS_Shape();
   }
   // The outer loop: the one flagged is_outer, or the largest when the flags
@@ -792,8 +794,9 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
   if (extrudes == 0)
     throw SequenceError(format("{}: the sequence has no extrude, so no solid", name));
   if (body.IsNull())
-    throw SequenceError(format(
-        "{}: every profile of the sequence encloses no area (see the warnings), so no solid", name));
+    throw SequenceError(
+        format("{}: every profile of the sequence encloses no area (see the warnings), so no solid",
+               name));
 
   // Booleans leave coplanar faces split where bodies met; a CAD system would
   // show one face.
@@ -813,8 +816,7 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
     if (fix.Shape().IsNull() || !BRepCheck_Analyzer(fix.Shape()).IsValid())
       throw SequenceError(format(
           "{}: the result is not a valid solid (BRepCheck), even after ShapeFix_Shape", name));
-    warnings.push_back(
-        format("{}: the result failed BRepCheck; ShapeFix_Shape repaired it", name));
+    warnings.push_back(format("{}: the result failed BRepCheck; ShapeFix_Shape repaired it", name));
     body = fix.Shape();
   }
   GProp_GProps props;
