@@ -16,16 +16,23 @@
 #include <BRepCheck_Analyzer.hxx>
 #include <BRepGProp.hxx>
 #include <BRepPrimAPI_MakePrism.hxx>
+#include <BRepTools.hxx>
+#include <BRep_Builder.hxx>
 #include <Bnd_Box.hxx>
 #include <GC_MakeArcOfCircle.hxx>
 #include <GProp_GProps.hxx>
 #include <Geom_Circle.hxx>
 #include <Geom_TrimmedCurve.hxx>
+#include <ShapeFix_Face.hxx>
+#include <ShapeFix_Shape.hxx>
 #include <ShapeUpgrade_UnifySameDomain.hxx>
 #include <Standard_Failure.hxx>
 #include <TopExp.hxx>
+#include <TopExp_Explorer.hxx>
 #include <TopTools_IndexedMapOfShape.hxx>
+#include <TopTools_ListOfShape.hxx>
 #include <TopoDS.hxx>
+#include <TopoDS_Compound.hxx>
 #include <TopoDS_Face.hxx>
 #include <TopoDS_Vertex.hxx>
 #include <TopoDS_Wire.hxx>
@@ -39,6 +46,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -146,27 +154,77 @@ struct Curve {
   void flip() { std::swap(start, end); }
 };
 
-Curve parse_curve(const Json& json, const std::string& where, double mm, double tolerance) {
+std::string point_text(const gp_XY& p) { return format("({}, {}) mm", p.X(), p.Y()); }
+
+// A curve of zero size (a line whose ends coincide, a circle or an arc of
+// radius 0 whose ends coincide) bounds nothing: parse_curve returns no curve
+// and notes a warning, and the loop goes on without it, as ShapeFix_Wire's
+// small-edge fix does. 6-bit quantisation (SkexGen's models) collapses short
+// segments and small circles onto one grid point. A curve that contradicts
+// itself (an arc of radius 0 between distinct ends) still fails.
+std::optional<Curve> parse_curve(const Json& json, const std::string& where, double mm,
+                                 double tolerance, std::vector<std::string>& warnings) {
   const std::string type = text(json, "type", where);
   Curve curve;
   if (type == "Line3D") {
     curve.kind = Curve::kLine;
     curve.start = point2(json, "start_point", where, mm);
     curve.end = point2(json, "end_point", where, mm);
-    if ((curve.end - curve.start).Modulus() <= tolerance)
-      throw SequenceError(format("{}: a line of zero length", where));
+    if ((curve.end - curve.start).Modulus() <= tolerance) {
+      warnings.push_back(format("{}: dropped a line of zero length (both ends at {})", where,
+                                point_text(curve.start)));
+      return std::nullopt;
+    }
   } else if (type == "Circle3D") {
     curve.kind = Curve::kCircle;
     curve.center = point2(json, "center_point", where, mm);
     curve.radius = length_mm(number(json, "radius", where), mm, where, "radius");
-    if (!(curve.radius > tolerance)) throw SequenceError(format("{}: a circle of radius 0", where));
+    if (curve.radius < -tolerance)
+      throw SequenceError(format("{}: a circle of negative radius {} mm", where, curve.radius));
+    if (curve.radius <= tolerance) {
+      warnings.push_back(
+          format("{}: dropped a circle of radius 0 (centre {})", where, point_text(curve.center)));
+      return std::nullopt;
+    }
   } else if (type == "Arc3D") {
     curve.kind = Curve::kArc;
     curve.start = point2(json, "start_point", where, mm);
     curve.end = point2(json, "end_point", where, mm);
+    const double start_angle = number(json, "start_angle", where);
+    const double end_angle = number(json, "end_angle", where);
+    const double raw_radius = number(json, "radius", where) * mm;
+    const double chord = (curve.end - curve.start).Modulus();
+    // SkexGen's conversion stores a straight segment as an arc of zero sweep
+    // (angles equal to double precision) with its centre near infinity (a
+    // radius of 1e13 m). Its sagitta (chord^2 / 8r) is far below the
+    // tolerance, so it is the line between its ends; any other arc beyond the
+    // length limit fails there.
+    if (!(std::abs(raw_radius) <= kLargestLengthMm) && std::abs(end_angle - start_angle) <= 1e-9 &&
+        chord * chord / (8 * std::abs(raw_radius)) <= tolerance) {
+      warnings.push_back(format(
+          "{}: an arc of radius {} mm and sweep {} rad is straight within {} mm; built as the "
+          "line between its ends",
+          where, raw_radius, end_angle - start_angle, tolerance));
+      curve.kind = Curve::kLine;
+      if (chord <= tolerance) {
+        warnings.push_back(format("{}: dropped a line of zero length (both ends at {})", where,
+                                  point_text(curve.start)));
+        return std::nullopt;
+      }
+      return curve;
+    }
     curve.center = point2(json, "center_point", where, mm);
     curve.radius = length_mm(number(json, "radius", where), mm, where, "radius");
-    if (!(curve.radius > tolerance)) throw SequenceError(format("{}: an arc of radius 0", where));
+    if (!(curve.radius > tolerance)) {
+      if (std::abs(curve.radius) <= tolerance && chord <= tolerance) {
+        warnings.push_back(format("{}: dropped an arc of radius 0 (both ends at {})", where,
+                                  point_text(curve.start)));
+        return std::nullopt;
+      }
+      throw SequenceError(format("{}: an arc of radius {} mm between distinct ends {} and {}",
+                                 where, curve.radius, point_text(curve.start),
+                                 point_text(curve.end)));
+    }
     // DeepCAD's rule (cadlib Arc.get_mid_point): the arc passes through the
     // reference vector turned counterclockwise, in the sketch's own frame, by
     // the mean of its two angles. Neither `normal` (stored in sketch or in
@@ -177,10 +235,9 @@ Curve parse_curve(const Json& json, const std::string& where, double mm, double 
     if (direction.Modulus() < 1e-12)
       throw SequenceError(
           format("{}: the arc's reference_vector is zero in the sketch plane", where));
-    const double mid_angle =
-        (number(json, "start_angle", where) + number(json, "end_angle", where)) / 2;
+    const double mid_angle = (start_angle + end_angle) / 2;
     curve.mid = curve.center + rotated(direction / direction.Modulus(), mid_angle) * curve.radius;
-    if ((curve.end - curve.start).Modulus() <= tolerance)
+    if (chord <= tolerance)
       throw SequenceError(format("{}: an arc whose start and end points coincide", where));
     const double apart = std::max(1e-6 * curve.radius, tolerance);
     if ((curve.mid - curve.start).Modulus() <= apart || (curve.mid - curve.end).Modulus() <= apart)
@@ -193,23 +250,22 @@ Curve parse_curve(const Json& json, const std::string& where, double mm, double 
   return curve;
 }
 
-// Reorders and flips a loop's curves into a closed chain: DeepCAD stores them
-// in loop order but not in a consistent direction, and we do not rely on the
-// order either.
-std::vector<Curve> chain(std::vector<Curve> curves, double tolerance, const std::string& where) {
-  if (curves.empty()) throw SequenceError(format("{}: an empty loop", where));
-  if (curves.size() == 1) {
-    if (curves[0].kind == Curve::kCircle) return curves;
-    throw SequenceError(format("{}: a loop of one open curve", where));
-  }
-  for (const Curve& curve : curves)
-    if (curve.kind == Curve::kCircle)
-      throw SequenceError(format("{}: a circle inside a loop of several curves", where));
+// Loop ends farther apart than the matching tolerance but within this share
+// of the profile's size are a gap to close, not an open loop: far below 6-bit
+// quantisation's grid step (1/64 of the range), so never a drawn feature.
+constexpr double kGapRelative = 1e-3;
+
+// Reorders and flips curves into a closed chain whose joints lie within
+// `tolerance`; nothing when they do not close. `gap` receives the widest
+// joint, `broken` where the chain stopped when it did not close.
+std::optional<std::vector<Curve>> try_chain(const std::vector<Curve>& curves, double tolerance,
+                                            double& gap, std::string& broken) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::vector<Curve> out{curves[0]};
     if (attempt == 1) out[0].flip();
     std::vector<bool> used(curves.size(), false);
     used[0] = true;
+    double widest = 0;
     bool open = false;
     for (size_t step = 1; step < curves.size() && !open; ++step) {
       const gp_XY tip = out.back().end;
@@ -225,15 +281,55 @@ std::vector<Curve> chain(std::vector<Curve> curves, double tolerance, const std:
       }
       if (best > tolerance) {
         open = true;
+        broken = format("no curve continues it at {} (the nearest end is {} mm away)",
+                        point_text(tip), best);
         break;
       }
+      widest = std::max(widest, best);
       used[best_index] = true;
       out.push_back(curves[best_index]);
       if (best_flip) out.back().flip();
     }
-    if (!open && (out.back().end - out.front().start).Modulus() <= tolerance) return out;
+    if (open) continue;
+    const double closing = (out.back().end - out.front().start).Modulus();
+    if (closing <= tolerance) {
+      gap = std::max(widest, closing);
+      return out;
+    }
+    broken = format("its last end {} is {} mm from its first start {}", point_text(out.back().end),
+                    closing, point_text(out.front().start));
   }
-  throw SequenceError(format("{}: the loop's curves do not join into a closed chain", where));
+  return std::nullopt;
+}
+
+// Reorders and flips a loop's curves into a closed chain: DeepCAD stores them
+// in loop order but not in a consistent direction, and we do not rely on the
+// order either. Joints within `tolerance` are exact; a loop that closes only
+// with gaps up to `gap_limit` is closed with a warning (the wire's shared
+// vertices sit at each curve's start, so the gap disappears).
+std::vector<Curve> chain(std::vector<Curve> curves, double tolerance, double gap_limit,
+                         const std::string& where, std::vector<std::string>& warnings) {
+  if (curves.empty()) throw SequenceError(format("{}: an empty loop", where));
+  if (curves.size() == 1) {
+    if (curves[0].kind == Curve::kCircle) return curves;
+    throw SequenceError(format("{}: a loop of one open curve", where));
+  }
+  for (const Curve& curve : curves)
+    if (curve.kind == Curve::kCircle)
+      throw SequenceError(format("{}: a circle inside a loop of several curves", where));
+  double gap = 0;
+  std::string broken;
+  if (auto exact = try_chain(curves, tolerance, gap, broken)) return *exact;
+  if (auto closed = try_chain(curves, gap_limit, gap, broken)) {
+    warnings.push_back(
+        format("{}: closed gaps of up to {} mm between the loop's curves (limit {} mm)", where, gap,
+               gap_limit));
+    return *closed;
+  }
+  throw SequenceError(format(
+      "{}: the loop's curves do not join into a closed chain: {}; gaps up to {} mm ({} of the "
+      "profile's size) are closed, wider ones are an open loop to fix in the file",
+      where, broken, gap_limit, kGapRelative));
 }
 
 // A loop of arcs that all lie on one circle is that circle: files store full
@@ -287,6 +383,22 @@ double signed_area(const std::vector<Curve>& loop) {
   return twice;
 }
 
+// The largest distance between two points of a chained loop (its curves'
+// starts and arc midpoints), or a circle's diameter: the scale against which a
+// loop's area counts as none.
+double loop_extent(const std::vector<Curve>& loop) {
+  if (loop.size() == 1) return 2 * loop[0].radius;
+  std::vector<gp_XY> points;
+  for (const Curve& curve : loop) {
+    points.push_back(curve.start);
+    if (curve.kind == Curve::kArc) points.push_back(curve.mid);
+  }
+  double out = 0;
+  for (const gp_XY& a : points)
+    for (const gp_XY& b : points) out = std::max(out, (a - b).Modulus());
+  return out;
+}
+
 TopoDS_Wire make_wire(const std::vector<Curve>& loop, const Frame& frame,
                       const std::string& where) {
   BRepBuilderAPI_MakeWire wire;
@@ -326,56 +438,204 @@ TopoDS_Wire make_wire(const std::vector<Curve>& loop, const Frame& frame,
 }
 
 double profile_size(const Json& loops, const std::string& where, double mm) {
-  // The largest coordinate magnitude of the profile: the scale of its tolerance.
+  // The largest coordinate magnitude of the profile: the scale of its
+  // tolerance. Values beyond any part (an almost straight arc's centre) are
+  // left out: parse_curve heals or refuses them.
   double size = 0;
+  auto add = [&size](double length) {
+    if (std::abs(length) <= kLargestLengthMm) size = std::max(size, std::abs(length));
+  };
   for (const Json& loop : loops) {
     for (const Json& curve : member(loop, "profile_curves", where)) {
       for (const char* key : {"start_point", "end_point", "center_point"}) {
         if (curve.contains(key)) {
-          const gp_XY p = point2(curve, key, where, mm);
-          size = std::max({size, std::abs(p.X()), std::abs(p.Y())});
+          const gp_XYZ p = vector3(curve, key, where);
+          add(p.X() * mm);
+          add(p.Y() * mm);
         }
       }
-      if (curve.contains("radius")) size = std::max(size, number(curve, "radius", where) * mm);
+      if (curve.contains("radius")) add(number(curve, "radius", where) * mm);
     }
   }
   return size;
 }
 
-TopoDS_Face make_profile_face(const Json& profile, const Frame& frame, const std::string& where,
-                              double mm) {
+// One loop of a profile, chained, with its signed area.
+struct Loop {
+  std::vector<Curve> curves;
+  double area = 0;
+  size_t index = 0;  // position in the file's loops, for messages
+};
+
+// The face of one loop alone, counterclockwise about the plane normal.
+TopoDS_Face loop_face(const Loop& loop, const gp_Pln& plane, const Frame& frame,
+                      const std::string& where) {
+  const std::string loop_where = format("{}.loops[{}]", where, loop.index);
+  TopoDS_Wire wire = make_wire(loop.curves, frame, loop_where);
+  if (loop.area < 0) wire.Reverse();
+  BRepBuilderAPI_MakeFace face(plane, wire, /*Inside=*/true);
+  if (!face.IsDone() || !BRepCheck_Analyzer(face.Face()).IsValid())
+    throw SequenceError(
+        format("{}: the loop crosses itself (its face fails BRepCheck)", loop_where));
+  return face.Face();
+}
+
+double face_area(const TopoDS_Shape& shape) {
+  GProp_GProps props;
+  BRepGProp::SurfaceProperties(shape, props);
+  return std::abs(props.Mass());
+}
+
+// The region a profile means when its loops touch: quantisation moves a hole
+// onto the outer loop or onto another hole, or onto the outer loop's very
+// curves, and a face bounded by wires that meet fails BRepCheck. The region is
+// still well defined, the outer loop's area less the holes', as a CAD system
+// forms sketch regions: a planar boolean of the loops' own faces gives it.
+// Returns the region's faces (a compound), or a null shape, with a warning,
+// when the holes cover the outer loop.
+TopoDS_Shape profile_region(const std::vector<Loop>& loops, size_t outer, const gp_Pln& plane,
+                            const Frame& frame, const std::string& where,
+                            std::vector<std::string>& warnings) {
+  const TopoDS_Face outer_face = loop_face(loops[outer], plane, frame, where);
+  TopTools_ListOfShape arguments, tools;
+  arguments.Append(outer_face);
+  // Which holes meet the outer loop, for the warning.
+  std::string touching;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (i == outer) continue;
+    const TopoDS_Face hole = loop_face(loops[i], plane, frame, where);
+    tools.Append(hole);
+    BRepBuilderAPI_MakeFace pair(outer_face);
+    pair.Add(TopoDS::Wire(BRepTools::OuterWire(hole).Reversed()));
+    if (!pair.IsDone() || !BRepCheck_Analyzer(pair.Face()).IsValid())
+      touching += format("{}loops[{}]", touching.empty() ? "" : ", ", loops[i].index);
+  }
+  BRepAlgoAPI_Cut cut;
+  cut.SetArguments(arguments);
+  cut.SetTools(tools);
+  cut.Build();
+  if (!cut.IsDone() || cut.HasErrors() || cut.Shape().IsNull())
+    throw SequenceError(format(
+        "{}: the loops touch, and OCCT's planar boolean of outer loop less holes failed", where));
+  // Slivers below this share of the outer loop's area are what is left of a
+  // hole drawn on the outer loop's own curves, not material.
+  const double outer_area = face_area(outer_face);
+  const double sliver = 1e-9 * outer_area;
+  BRep_Builder builder;
+  TopoDS_Compound region;
+  builder.MakeCompound(region);
+  int faces = 0;
+  double area = 0;
+  for (TopExp_Explorer it(cut.Shape(), TopAbs_FACE); it.More(); it.Next()) {
+    TopoDS_Face face = TopoDS::Face(it.Current());
+    const double face_size = face_area(face);
+    if (face_size <= sliver) continue;
+    if (!BRepCheck_Analyzer(face).IsValid()) {
+      ShapeFix_Face fix(face);
+      fix.Perform();
+      face = fix.Face();
+      if (!BRepCheck_Analyzer(face).IsValid())
+        throw SequenceError(format(
+            "{}: the loops touch, and the region of outer loop less holes is not a valid face "
+            "even after ShapeFix_Face",
+            where));
+    }
+    builder.Add(region, face);
+    ++faces;
+    area += face_size;
+  }
+  const std::string which =
+      touching.empty()
+          ? "its holes touch each other"
+          : "hole " + touching +
+                " is not inside the outer loop (it touches, crosses or lies outside it)";
+  if (faces == 0) {
+    warnings.push_back(format(
+        "{}: skipped the profile: {} and the holes cover all of the outer loop loops[{}], so "
+        "it encloses no area",
+        where, which, loops[outer].index));
+    return TopoDS_Shape();
+  }
+  warnings.push_back(format(
+      "{}: {} (the face would fail BRepCheck); built the outer loop less the holes, {} face(s) "
+      "of {} mm^2 (the outer loop alone: {} mm^2)",
+      where, which, faces, area, outer_area));
+  return region;
+}
+
+// The planar face (or faces) of a profile; a null shape, with a warning, for
+// a profile that encloses nothing once curves of zero size are dropped.
+TopoDS_Shape make_profile_face(const Json& profile, const Frame& frame, const std::string& where,
+                               double mm, std::vector<std::string>& warnings) {
   const Json& loops_json = member(profile, "loops", where);
   if (!loops_json.is_array() || loops_json.empty())
     throw SequenceError(format("{}: a profile with no loops", where));
-  const double tolerance = 1e-6 * profile_size(loops_json, where, mm) + 1e-9;
+  const double size = profile_size(loops_json, where, mm);
+  const double tolerance = 1e-6 * size + 1e-9;
+  const double gap_limit = kGapRelative * size + 1e-9;
 
-  struct Loop {
-    std::vector<Curve> curves;
-    double area = 0;
-    bool is_outer = false;
-  };
   std::vector<Loop> loops;
+  std::vector<bool> flagged_outer;
   for (size_t i = 0; i < loops_json.size(); ++i) {
     const std::string loop_where = format("{}.loops[{}]", where, i);
     std::vector<Curve> curves;
     const Json& curves_json = member(loops_json[i], "profile_curves", loop_where);
     if (!curves_json.is_array()) throw SequenceError(format("{}: curves not a list", loop_where));
-    for (size_t c = 0; c < curves_json.size(); ++c)
-      curves.push_back(parse_curve(curves_json[c], format("{}.profile_curves[{}]", loop_where, c),
-                                   mm, tolerance));
+    for (size_t c = 0; c < curves_json.size(); ++c) {
+      std::optional<Curve> curve = parse_curve(
+          curves_json[c], format("{}.profile_curves[{}]", loop_where, c), mm, tolerance, warnings);
+      if (curve) curves.push_back(*curve);
+    }
+    const bool is_outer = loops_json[i].value("is_outer", false);
+    if (curves.empty() && !curves_json.empty()) {
+      if (is_outer) {
+        warnings.push_back(
+            format("{}: skipped the profile: its outer loop loops[{}] has only curves of zero size",
+                   where, i));
+        return TopoDS_Shape();
+      }
+      warnings.push_back(
+          format("{}: dropped the loop: all its curves are of zero size", loop_where));
+      continue;
+    }
     Loop loop;
-    loop.curves = merged_circle(chain(std::move(curves), tolerance, loop_where), tolerance);
+    loop.curves = merged_circle(
+        chain(std::move(curves), tolerance, gap_limit, loop_where, warnings), tolerance);
     loop.area = signed_area(loop.curves);
-    loop.is_outer = loops_json[i].value("is_outer", false);
+    loop.index = i;
+    // A loop that runs out and back over the same path (an arc quantised
+    // straight against a line, two half arcs bulging to one side) bounds no
+    // region: as a hole it removes nothing, as the outer loop the profile is
+    // empty.
+    const double extent = loop_extent(loop.curves);
+    if (std::abs(loop.area) / 2 <= tolerance * extent) {
+      if (is_outer) {
+        warnings.push_back(
+            format("{}: skipped the profile: its outer loop loops[{}] encloses no area (its curves "
+                   "run out and back over one path)",
+                   where, i));
+        return TopoDS_Shape();
+      }
+      warnings.push_back(format(
+          "{}: dropped the loop: it encloses no area (its curves run out and back over one path)",
+          loop_where));
+      continue;
+    }
     loops.push_back(std::move(loop));
+    flagged_outer.push_back(is_outer);
+  }
+  if (loops.empty()) {
+    warnings.push_back(format(
+        "{}: skipped the profile: all its curves are of zero size, so it encloses no area", where));
+    return TopoDS_Shape();
   }
   // The outer loop: the one flagged is_outer, or the largest when the flags
   // do not single one out.
   size_t outer = 0;
-  const auto flagged =
-      std::count_if(loops.begin(), loops.end(), [](const Loop& l) { return l.is_outer; });
+  const auto flagged = std::count(flagged_outer.begin(), flagged_outer.end(), true);
   for (size_t i = 0; i < loops.size(); ++i) {
-    if (flagged == 1 ? loops[i].is_outer : std::abs(loops[i].area) > std::abs(loops[outer].area))
+    if (flagged == 1 ? bool(flagged_outer[i])
+                     : std::abs(loops[i].area) > std::abs(loops[outer].area))
       outer = i;
   }
   const gp_Pln plane(gp_Ax3(frame.origin, frame.normal, frame.x));
@@ -391,9 +651,11 @@ TopoDS_Face make_profile_face(const Json& profile, const Frame& frame, const std
     face.Add(hole);
   }
   if (!face.IsDone()) throw SequenceError(format("{}: OCCT could not add the holes", where));
-  BRepCheck_Analyzer check(face.Face());
-  if (!check.IsValid()) throw SequenceError(format("{}: the profile face is invalid", where));
-  return face.Face();
+  if (BRepCheck_Analyzer(face.Face()).IsValid()) return face.Face();
+  if (loops.size() == 1)
+    throw SequenceError(format("{}.loops[{}]: the profile face is invalid: the loop crosses itself",
+                               where, loops[outer].index));
+  return profile_region(loops, outer, plane, frame, where, warnings);
 }
 
 // The extrusion range [low, high] along the extrude direction, in mm.
@@ -418,7 +680,7 @@ std::pair<double, double> extent_range(const Json& extrude, const std::string& w
   throw SequenceError(format("{}: unsupported extent type '{}'", where, type));
 }
 
-TopoDS_Shape extrude_profile(const TopoDS_Face& face, const Frame& frame,
+TopoDS_Shape extrude_profile(const TopoDS_Shape& face, const Frame& frame,
                              std::pair<double, double> range, const std::string& where) {
   const auto [low, high] = range;
   if (high - low <= 1e-9 * std::max(1.0, std::abs(high) + std::abs(low)))
@@ -512,7 +774,8 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
           parse_frame(member(sketch, "transform", profile_where), profile_where, mm);
       const Json& profile =
           member(member(sketch, "profiles", profile_where), profile_id.c_str(), profile_where);
-      const TopoDS_Face face = make_profile_face(profile, frame, profile_where, mm);
+      const TopoDS_Shape face = make_profile_face(profile, frame, profile_where, mm, warnings);
+      if (face.IsNull()) continue;  // encloses nothing; make_profile_face noted why
       const TopoDS_Shape tool = extrude_profile(face, frame, range, profile_where);
       if (body.IsNull()) {
         if (operation != "fuse")
@@ -528,8 +791,12 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
   if (extrudes == 0 && skipped > 0)
     throw SequenceError(
         format("{}: every extrude of the sequence has an empty profile list, so no solid", name));
-  if (extrudes == 0 || body.IsNull())
+  if (extrudes == 0)
     throw SequenceError(format("{}: the sequence has no extrude, so no solid", name));
+  if (body.IsNull())
+    throw SequenceError(
+        format("{}: every profile of the sequence encloses no area (see the warnings), so no solid",
+               name));
 
   // Booleans leave coplanar faces split where bodies met; a CAD system would
   // show one face.
@@ -541,9 +808,17 @@ TopoDS_Shape build(const Json& doc, const std::string& name, const IngestOptions
   TopTools_IndexedMapOfShape solids;
   TopExp::MapShapes(body, TopAbs_SOLID, solids);
   if (solids.Extent() == 0) throw SequenceError(format("{}: the result holds no solid", name));
-  BRepCheck_Analyzer check(body);
-  if (!check.IsValid())
-    throw SequenceError(format("{}: the result is not a valid solid (BRepCheck)", name));
+  if (!BRepCheck_Analyzer(body).IsValid()) {
+    // The booleans of profiles healed above can leave a tolerance or an
+    // orientation that ShapeFix_Shape repairs; what it cannot repair fails.
+    ShapeFix_Shape fix(body);
+    fix.Perform();
+    if (fix.Shape().IsNull() || !BRepCheck_Analyzer(fix.Shape()).IsValid())
+      throw SequenceError(format(
+          "{}: the result is not a valid solid (BRepCheck), even after ShapeFix_Shape", name));
+    warnings.push_back(format("{}: the result failed BRepCheck; ShapeFix_Shape repaired it", name));
+    body = fix.Shape();
+  }
   GProp_GProps props;
   BRepGProp::VolumeProperties(body, props);
   Bnd_Box box;

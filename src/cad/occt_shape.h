@@ -36,7 +36,8 @@ Result<LoadedShape> read_shape(const std::filesystem::path& path, const IngestOp
 
 // DeepCAD JSON (already parsed text) to a solid in millimetres (coordinates
 // times options.assume_unit). `name` only labels messages. What the build
-// skipped but did not fail on (an extrude with no profiles) is appended to
+// skipped or healed but did not fail on (an extrude with no profiles, a curve
+// of zero size, a gap closed, touching loops; docs/INGEST.md) is appended to
 // `warnings` when given.
 Result<TopoDS_Shape> deepcad_to_shape(std::string_view json_text, std::string_view name,
                                       const IngestOptions& options,

@@ -26,10 +26,13 @@ from OCP.BRepPrimAPI import BRepPrimAPI_MakePrism
 from OCP.Bnd import Bnd_Box
 from OCP.GC import GC_MakeArcOfCircle
 from OCP.GProp import GProp_GProps
+from OCP.BRep import BRep_Builder
+from OCP.ShapeFix import ShapeFix_Face, ShapeFix_Shape
 from OCP.ShapeUpgrade import ShapeUpgrade_UnifySameDomain
 from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_SOLID
 from OCP.TopExp import TopExp, TopExp_Explorer
-from OCP.TopoDS import TopoDS
+from OCP.TopoDS import TopoDS, TopoDS_Compound
+from OCP.collections import List_TopoDS_Shape as ShapeList
 from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
 from OCP.GeomAbs import (GeomAbs_Circle, GeomAbs_Cylinder, GeomAbs_Ellipse, GeomAbs_Line,
                          GeomAbs_Plane)
@@ -138,6 +141,11 @@ def _rot(v, angle):
     return (c * v[0] - s * v[1], s * v[0] + c * v[1])
 
 
+# Lengths beyond this (mm) are no part's; an arc of zero sweep with such a radius
+# is the straight line between its ends.
+FAR_MM = 1e9
+
+
 class Curve:
     """One sketch curve in local 2-D: a line or arc between two ends, or a circle."""
 
@@ -157,6 +165,11 @@ def _curve(json_curve, where, unit):
     if kind == "Arc3D":
         center = _pt2(json_curve, "center_point", where, unit)
         radius = _number(json_curve, "radius", where) * unit
+        sweep = _number(json_curve, "end_angle", where) - _number(json_curve, "start_angle", where)
+        if abs(radius) > FAR_MM and abs(sweep) <= 1e-9:
+            # A straight segment stored as an arc of zero sweep about a far centre.
+            return Curve("line", _pt2(json_curve, "start_point", where, unit),
+                         _pt2(json_curve, "end_point", where, unit))
         ref = _vec3(json_curve, "reference_vector", where)[:2]
         length = math.hypot(*ref)
         if length == 0:
@@ -175,6 +188,21 @@ def _curve(json_curve, where, unit):
 
 def _dist2(p, q):
     return math.hypot(p[0] - q[0], p[1] - q[1])
+
+
+# Joints farther apart than the matching tolerance but within this share of the
+# profile's extent are a gap to close (docs/INGEST.md, "What the builder heals").
+GAP_RELATIVE = 1e-3
+
+
+def _chain_healed(curves, tol, gap_tol, where, warnings):
+    """_chain at the matching tolerance, else at the gap tolerance with a warning."""
+    try:
+        return _chain(curves, tol, where)
+    except Refused:
+        chain = _chain(curves, gap_tol, where)
+        warnings.append(f"{where}: closed gaps between the loop's curves (up to {gap_tol})")
+        return chain
 
 
 def _chain(curves, tol, where):
@@ -305,17 +333,33 @@ class Loop:
         self.wire, self.signed_area = wire, signed_area
 
 
-def _loop(json_loop, frame, tol, where, unit):
+def _loop(json_loop, frame, tol, gap_tol, where, unit, warnings):
+    """The loop's Loop, or None when every curve of it has zero size."""
     curves_json = _field(json_loop, "profile_curves", where)
     if not isinstance(curves_json, list) or not curves_json:
         raise Refused("open-loop", f"{where}: no curves")
-    curves = [_curve(c, f"{where}.profile_curves[{i}]", unit) for i, c in enumerate(curves_json)]
-    for i, c in enumerate(curves):
-        if c.kind in ("circle", "arc") and c.radius <= tol:
-            raise Refused("zero-radius", f"{where}.profile_curves[{i}]: radius {c.radius}")
+    parsed = [_curve(c, f"{where}.profile_curves[{i}]", unit) for i, c in enumerate(curves_json)]
+    # Curves of zero size (a line whose ends meet, a circle or arc of radius 0
+    # whose ends meet) bound nothing: dropped with a warning. An arc of radius 0
+    # between distinct ends, or a negative radius, contradicts itself.
+    curves = []
+    for i, c in enumerate(parsed):
+        here = f"{where}.profile_curves[{i}]"
+        if c.kind == "circle" and c.radius < -tol:
+            raise Refused("zero-radius", f"{here}: negative radius {c.radius}")
+        if c.kind == "circle" and c.radius <= tol:
+            warnings.append(f"{here}: dropped a circle of radius 0")
+            continue
         if c.kind in ("line", "arc") and _dist2(c.a, c.b) <= tol:
-            raise Refused("zero-length",
-                          f"{where}.profile_curves[{i}]: a {c.kind} whose ends coincide")
+            if c.kind == "arc" and abs(c.radius) > tol:
+                raise Refused("zero-length", f"{here}: an arc whose ends coincide")
+            warnings.append(f"{here}: dropped a {c.kind} of zero length")
+            continue
+        if c.kind == "arc" and c.radius <= tol:
+            raise Refused("zero-radius", f"{here}: radius {c.radius} between distinct ends")
+        curves.append(c)
+    if not curves:
+        return None
     circles = [c for c in curves if c.kind == "circle"]
     if circles:
         if len(curves) != 1:
@@ -327,7 +371,7 @@ def _loop(json_loop, frame, tol, where, unit):
         # gp_Circ runs counterclockwise about the normal.
         return Loop(wire, frame.handedness * math.pi * c.radius ** 2)
 
-    merged = _merge_arcs(_chain(curves, tol, where), tol)
+    merged = _merge_arcs(_chain_healed(curves, tol, gap_tol, where, warnings), tol)
     if merged[0] == "chain":
         chain = merged[1]
     else:
@@ -357,8 +401,10 @@ def _loop(json_loop, frame, tol, where, unit):
     if not maker.IsDone():
         raise Refused("open-loop", f"{where}: the edges make no wire")
     if abs(area) <= tol * _loop_extent(chain):
-        # Two half arcs on the same side of their circle (say) enclose nothing.
-        raise Refused("zero-area", f"{where}: the loop encloses no area")
+        # Two half arcs on the same side of their circle (say) enclose nothing:
+        # no region, so the loop is left out (the profile, when it is the outer one).
+        warnings.append(f"{where}: the loop encloses no area; left out")
+        return None
     return Loop(maker.Wire(), area)
 
 
@@ -370,8 +416,60 @@ def _oriented(loop, frame, counterclockwise):
     return TopoDS.Wire(loop.wire.Reversed())
 
 
-def profile_face(sketch, profile_id, where, unit):
-    """The planar face of one sketch profile: outer loop counterclockwise, holes inside."""
+def _region(loops, outer, plane, frame, where, warnings):
+    """Outer loop less holes by a planar boolean of the loops' own faces, for loops that
+    touch (the face with holes fails BRepCheck); None when the holes cover it all."""
+    def alone(loop):
+        face = BRepBuilderAPI_MakeFace(plane, _oriented(loop, frame, True), True)
+        if not face.IsDone() or not BRepCheck_Analyzer(face.Face()).IsValid():
+            raise Refused("invalid-face", f"{where}: a loop crosses itself")
+        return face.Face()
+
+    outer_face = alone(loops[outer])
+    arguments, tools = ShapeList(), ShapeList()
+    arguments.Append(outer_face)
+    for i, lp in enumerate(loops):
+        if i != outer:
+            tools.Append(alone(lp))
+    cut = BRepAlgoAPI_Cut()
+    cut.SetArguments(arguments)
+    cut.SetTools(tools)
+    cut.Build()
+    if not cut.IsDone():
+        raise Refused("invalid-face", f"{where}: the planar boolean of the loops failed")
+    outer_area = _area(outer_face)
+    builder, region, count = BRep_Builder(), TopoDS_Compound(), 0
+    builder.MakeCompound(region)
+    explorer = TopExp_Explorer(cut.Shape(), TopAbs_FACE)
+    while explorer.More():
+        face = TopoDS.Face(explorer.Current())
+        explorer.Next()
+        if _area(face) <= 1e-9 * outer_area:
+            continue
+        if not BRepCheck_Analyzer(face).IsValid():
+            fix = ShapeFix_Face(face)
+            fix.Perform()
+            face = fix.Face()
+            if not BRepCheck_Analyzer(face).IsValid():
+                raise Refused("invalid-face", f"{where}: the region is not a valid face")
+        builder.Add(region, face)
+        count += 1
+    if count == 0:
+        warnings.append(f"{where}: the holes cover the outer loop; profile skipped")
+        return None
+    warnings.append(f"{where}: the loops touch; built outer loop less holes ({count} faces)")
+    return region
+
+
+def _area(shape):
+    props = GProp_GProps()
+    BRepGProp.SurfaceProperties_s(shape, props)
+    return abs(props.Mass())
+
+
+def profile_face(sketch, profile_id, where, unit, warnings):
+    """The planar face (or faces) of one sketch profile: outer loop counterclockwise,
+    holes inside; (None, frame) when the profile encloses nothing."""
     frame = Frame(_field(sketch, "transform", where), where, unit)
     profiles = _field(sketch, "profiles", where)
     if profile_id not in profiles:
@@ -388,12 +486,24 @@ def profile_face(sketch, profile_id, where, unit):
                     coords.append(_pt2(c, key, where, unit))
             if "radius" in c and isinstance(c["radius"], (int, float)):
                 coords.append((abs(c["radius"]) * unit, 0.0))
-    extent = max((max(abs(x), abs(y)) for x, y in coords), default=0.0)
+    extent = max((v for x, y in coords for v in (abs(x), abs(y)) if v <= FAR_MM), default=0.0)
     tol = 1e-6 * max(extent, 1e-9)
+    gap_tol = GAP_RELATIVE * max(extent, 1e-9)
 
-    loops = [_loop(lp, frame, tol, f"{where}.{profile_id}.loops[{i}]", unit)
-             for i, lp in enumerate(loops_json)]
-    flagged = [i for i, lp in enumerate(loops_json) if lp.get("is_outer", False) is True]
+    loops, outer_flags = [], []
+    for i, lp in enumerate(loops_json):
+        loop = _loop(lp, frame, tol, gap_tol, f"{where}.{profile_id}.loops[{i}]", unit, warnings)
+        if loop is None:
+            if lp.get("is_outer", False) is True:
+                warnings.append(f"{where}.{profile_id}: the outer loop has zero size; skipped")
+                return None, frame
+            continue
+        loops.append(loop)
+        outer_flags.append(lp.get("is_outer", False) is True)
+    if not loops:
+        warnings.append(f"{where}.{profile_id}: every curve has zero size; skipped")
+        return None, frame
+    flagged = [i for i, is_outer in enumerate(outer_flags) if is_outer]
     if len(flagged) == 1:
         outer = flagged[0]
     else:
@@ -407,7 +517,9 @@ def profile_face(sketch, profile_id, where, unit):
             maker.Add(_oriented(lp, frame, False))
     face = maker.Face()
     if not BRepCheck_Analyzer(face).IsValid():
-        raise Refused("invalid-face", f"{where}.{profile_id}: the profile face is invalid")
+        if len(loops) == 1:
+            raise Refused("invalid-face", f"{where}.{profile_id}: the profile face is invalid")
+        return _region(loops, outer, plane, frame, f"{where}.{profile_id}", warnings), frame
     return face, frame
 
 
@@ -506,7 +618,9 @@ def build(doc, unit=1.0, symmetric_full=True):
                 sid = _field(ref, "sketch", where)
                 pid = _field(ref, "profile", where)
                 sketch = _field(entities, sid, "entities")
-                face, frame = profile_face(sketch, pid, f"entities.{sid}", unit)
+                face, frame = profile_face(sketch, pid, f"entities.{sid}", unit, warnings)
+                if face is None:
+                    continue
                 tool = _prism(face, frame, lo, hi)
                 if body is None:
                     if op != "fuse":
@@ -522,7 +636,12 @@ def build(doc, unit=1.0, symmetric_full=True):
         if _solid_count(shape) == 0:
             raise Refused("no-solid", "the result holds no solid")
         if not BRepCheck_Analyzer(shape).IsValid():
-            raise Refused("invalid-result", "the result fails BRepCheck")
+            fix = ShapeFix_Shape(shape)
+            fix.Perform()
+            shape = fix.Shape()
+            if not BRepCheck_Analyzer(shape).IsValid():
+                raise Refused("invalid-result", "the result fails BRepCheck")
+            warnings.append("the result failed BRepCheck; ShapeFix_Shape repaired it")
         box = _box(shape)
         x0, y0, z0, x1, y1, z1 = box
         diagonal = math.sqrt((x1 - x0) ** 2 + (y1 - y0) ** 2 + (z1 - z0) ** 2)
