@@ -17,6 +17,7 @@
 #include "cadclip/data/shard.h"
 #include "cadclip/data/splits.h"
 #include "cadclip/model/checkpoint_io.h"
+#include "cadclip/train/trainer.h"
 
 namespace cadclip::testing {
 
@@ -56,6 +57,35 @@ inline void write_tiny_prepared(const std::filesystem::path& folder,
           .dump(1));
   data::write_captions_jsonl(folder / "captions.jsonl", captions);
   data::write_splits(folder / "splits.json", splits);
+}
+
+// The options of the trainer tests' runs: the tiny BERT of
+// tests/fixtures/text/bert, a small B-Rep tower, batches of 4, 2 epochs, no
+// validation; `out` is emptied first. Tests change what they are about.
+inline train::TrainOptions tiny_train_options(const std::vector<std::filesystem::path>& data,
+                                              const std::filesystem::path& out) {
+  train::TrainOptions o;
+  for (const std::filesystem::path& folder : data) o.data.push_back(folder.string());
+  o.out = out.string();
+  std::filesystem::remove_all(o.out);
+  o.model.text_folder = "tests/fixtures/text/bert";
+  o.model.text.max_length = 16;
+  o.batch_size = 4;
+  o.epochs = 2;
+  o.lr = 3e-3;
+  o.text_lr = 1e-3;
+  o.warmup = 0;
+  o.threads = 1;
+  o.seed = 7;
+  o.validation_split = std::nullopt;
+  o.model.two_tower.embed_dim = 16;
+  o.model.brep.width = 32;
+  o.model.brep.layers = 2;
+  o.model.brep.heads = 2;
+  o.model.brep.ffn_hidden = 48;
+  o.model.brep.face_channels = 8;
+  o.model.brep.edge_width = 8;
+  return o;
 }
 
 using TensorBytes = std::map<std::string, std::vector<std::byte>>;

@@ -19,28 +19,7 @@ namespace fs = std::filesystem;
 using testing::TensorBytes;
 
 TrainOptions tiny_options(const std::vector<fs::path>& data, const fs::path& out) {
-  TrainOptions o;
-  for (const fs::path& folder : data) o.data.push_back(folder.string());
-  o.out = out.string();
-  fs::remove_all(o.out);
-  o.model.text_folder = "tests/fixtures/text/bert";
-  o.model.text.max_length = 16;
-  o.batch_size = 4;
-  o.epochs = 2;
-  o.lr = 3e-3;
-  o.text_lr = 1e-3;
-  o.warmup = 0;
-  o.threads = 1;
-  o.seed = 7;
-  o.validation_split = std::nullopt;
-  o.model.two_tower.embed_dim = 16;
-  o.model.brep.width = 32;
-  o.model.brep.layers = 2;
-  o.model.brep.heads = 2;
-  o.model.brep.ffn_hidden = 48;
-  o.model.brep.face_channels = 8;
-  o.model.brep.edge_width = 8;
-  return o;
+  return testing::tiny_train_options(data, out);
 }
 
 TensorBytes trained(const TrainOptions& o) {

@@ -42,27 +42,12 @@ fs::path source(const std::string& name, std::vector<int> models, size_t validat
   return folder;
 }
 
+// The trainer tests' tiny run with a frozen text tower, validating as the
+// sources' splits say.
 TrainOptions tiny_run(const std::vector<fs::path>& data, const std::string& run) {
-  TrainOptions o;
-  for (const fs::path& folder : data) o.data.push_back(folder.string());
-  o.out = (test_root() / run).string();
-  fs::remove_all(o.out);
-  o.model.text_folder = "tests/fixtures/text/bert";
-  o.model.text.max_length = 16;
-  o.batch_size = 4;
-  o.epochs = 2;
-  o.lr = 3e-3;
+  TrainOptions o = testing::tiny_train_options(data, test_root() / run);
   o.text_lr = 0;
-  o.warmup = 0;
-  o.threads = 1;
-  o.seed = 7;
-  o.model.two_tower.embed_dim = 16;
-  o.model.brep.width = 32;
-  o.model.brep.layers = 2;
-  o.model.brep.heads = 2;
-  o.model.brep.ffn_hidden = 48;
-  o.model.brep.face_channels = 8;
-  o.model.brep.edge_width = 8;
+  o.validation_split = data::Split::kValidation;
   return o;
 }
 
@@ -101,7 +86,8 @@ TEST(TrainerSources, EachSourceFillsItsShareAndIsValidatedApart) {
     EXPECT_EQ(v["sources"]["real"]["gallery"], 2);
     EXPECT_EQ(v["text_to_cad_r1"], v["sources"]["real"]["text_to_cad_r1"]) << "--select-by real";
   }
-  const nlohmann::json saved = nlohmann::json::parse(std::ifstream(fs::path(o.out) / "options.json"));
+  const nlohmann::json saved =
+      nlohmann::json::parse(std::ifstream(fs::path(o.out) / "options.json"));
   EXPECT_EQ(saved["shares"]["real"], 1.0) << "the shares are in the run's config";
 
   TrainOptions missing = tiny_run({synth, real}, "missing");
@@ -163,10 +149,12 @@ TEST(TrainerSources, AReleasedModelLoadsBackAndKeepsOnlyWhatTrainingChanged) {
   const fs::path pointer = model::export_model(o.out, models, e);
   const fs::path folder = models / "tiny-release";
   EXPECT_FALSE(fs::exists(folder / "text" / "model.safetensors")) << "the base is not copied";
-  const SafetensorsReader changed = SafetensorsReader::open(folder / "text" / "changed.safetensors");
+  const SafetensorsReader changed =
+      SafetensorsReader::open(folder / "text" / "changed.safetensors");
   ASSERT_FALSE(changed.tensors().empty());
   for (const TensorInfo& t : changed.tensors())
-    EXPECT_NE(t.name.find("layer.1."), std::string::npos) << t.name << ": only the last layer trained";
+    EXPECT_NE(t.name.find("layer.1."), std::string::npos)
+        << t.name << ": only the last layer trained";
 
   model::BuiltModel trained = model::load_model_from_checkpoint(o.out);
   model::BuiltModel released = model::load_model_from_checkpoint(pointer);

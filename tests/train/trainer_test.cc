@@ -30,6 +30,7 @@
 #include "cadclip/data/splits.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/train/trainer.h"
+#include "tiny_prepared.h"
 
 namespace cadclip::train {
 namespace {
@@ -63,28 +64,8 @@ fs::path tiny_dataset(const std::string& name, int models) {
 }
 
 TrainOptions tiny_options(const fs::path& data, const std::string& run) {
-  TrainOptions o;
-  o.data = {data.string()};
-  o.out = (data.parent_path() / (data.filename().string() + "_" + run)).string();
-  fs::remove_all(o.out);
-  o.model.text_folder = "tests/fixtures/text/bert";
-  o.model.text.max_length = 16;
-  o.batch_size = 4;
-  o.epochs = 2;
-  o.lr = 3e-3;
-  o.text_lr = 1e-3;
-  o.warmup = 0;
-  o.threads = 1;
-  o.seed = 7;
-  o.validation_split = std::nullopt;
-  o.model.two_tower.embed_dim = 16;
-  o.model.brep.width = 32;
-  o.model.brep.layers = 2;
-  o.model.brep.heads = 2;
-  o.model.brep.ffn_hidden = 48;
-  o.model.brep.face_channels = 8;
-  o.model.brep.edge_width = 8;
-  return o;
+  return testing::tiny_train_options({data},
+                                     data.parent_path() / (data.filename().string() + "_" + run));
 }
 
 using TensorBytes = std::map<std::string, std::vector<std::byte>>;

@@ -97,8 +97,9 @@ std::filesystem::path default_model();
 // Copies what load_model_from_checkpoint needs of the checkpoint `path` (see
 // resolve_checkpoint) into the folder `to`, created: model.safetensors,
 // config.json and text/ (its weights, or a released model's base.json and
-// changed tensors, and the tokenizer's small files), not the training state. load_model_from_checkpoint(to) then loads the same
-// model, and checkpoint_identity(to) is the checkpoint's.
+// changed tensors, and the tokenizer's small files), not the training state.
+// load_model_from_checkpoint(to) then loads the same model, and checkpoint_identity(to) is the
+// checkpoint's.
 void copy_checkpoint_model(const std::filesystem::path& path, const std::filesystem::path& to);
 
 // The training state of a checkpoint (see resolve_checkpoint), checked as
