@@ -105,12 +105,13 @@ py::object to_python(const nlohmann::json& value) {
 
 // The keyword arguments of a query as the command line's options: filters in
 // the filter language of `cadclip search --filter` (a string, or clauses as a
-// sequence of strings), a minimum score, numbers the text states as
-// conditions, and for part queries the same size within ± a percentage and
-// mirror images left out.
+// sequence of strings), a minimum score, the facts the text states as hard
+// conditions or (by default) as what ranks first, and for part queries the same size within ± a
+// percentage and mirror images left out.
 index::SearchOptions search_options(int64_t k, const py::object& filters,
                                     std::optional<double> min_score, bool strict_numbers,
-                                    std::optional<double> same_size_percent, bool ignore_mirrored) {
+                                    bool rank_by_facts, std::optional<double> same_size_percent,
+                                    bool ignore_mirrored) {
   std::string text;
   if (py::isinstance<py::str>(filters)) {
     text = filters.cast<std::string>();
@@ -131,6 +132,7 @@ index::SearchOptions search_options(int64_t k, const py::object& filters,
   options.filter = index::parse_filter(text);
   if (min_score) options.filter.min_score = *min_score;
   options.strict_numbers = strict_numbers;
+  options.rank_by_facts = rank_by_facts;
   if (same_size_percent) {
     if (!(*same_size_percent > 0 && *same_size_percent <= 99))
       throw Error(format(
@@ -271,17 +273,21 @@ size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
       .def(
           "search",
           [](const Index& i, const std::string& text, int64_t k, const py::object& filters,
-             std::optional<double> min_score, bool strict_numbers) {
-            return i.results(text, std::nullopt, std::nullopt,
-                             search_options(k, filters, min_score, strict_numbers, {}, false));
+             std::optional<double> min_score, bool strict_numbers, bool facts) {
+            return i.results(
+                text, std::nullopt, std::nullopt,
+                search_options(k, filters, min_score, strict_numbers, facts, {}, false));
           },
           py::arg("text"), py::arg("k") = 10, py::arg("filters") = py::none(),
           py::arg("min_score") = py::none(), py::arg("strict_numbers") = false,
+          py::arg("facts") = true,
           "The k parts that best match a text, best first, among those that pass the filters "
           "(the filter language of `cadclip search --filter`, docs/HTTP_API.md: a string such as "
           "'size<100 holes>=4', or a list of clauses), scoring at least min_score; "
-          "strict_numbers turns the numbers the text states ('under 100 mm') into conditions "
-          "too. The results of `cadclip search INDEX TEXT -k K --filter F --json`.")
+          "parts that meet more of the facts the text states ('six bolt holes', 'M8 nut', "
+          "'under 100 mm') come first (facts=False: the embedding alone), and strict_numbers "
+          "makes those facts hard conditions. The results of `cadclip search INDEX TEXT -k K "
+          "--filter F --json`.")
       .def(
           "similar",
           [](const Index& i, const std::string& id, int64_t k, const py::object& filters,
@@ -289,7 +295,7 @@ size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
              bool ignore_mirrored) {
             return i.results(
                 std::nullopt, id, std::nullopt,
-                search_options(k, filters, min_score, false, same_size, ignore_mirrored));
+                search_options(k, filters, min_score, false, false, same_size, ignore_mirrored));
           },
           py::arg("id"), py::arg("k") = 10, py::arg("filters") = py::none(),
           py::arg("min_score") = py::none(), py::arg("same_size") = py::none(),
@@ -304,7 +310,7 @@ size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
              bool ignore_mirrored) {
             return i.results(
                 std::nullopt, std::nullopt, path,
-                search_options(k, filters, min_score, false, same_size, ignore_mirrored));
+                search_options(k, filters, min_score, false, false, same_size, ignore_mirrored));
           },
           py::arg("path"), py::arg("k") = 10, py::arg("filters") = py::none(),
           py::arg("min_score") = py::none(), py::arg("same_size") = py::none(),
@@ -316,18 +322,21 @@ size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
           [](const Index& i, const std::optional<std::string>& text,
              const std::optional<std::string>& like_id, const std::optional<std::string>& like,
              int64_t k, const py::object& filters, std::optional<double> min_score,
-             bool strict_numbers, std::optional<double> same_size, bool ignore_mirrored) {
-            return i.query(
-                text, like_id, like,
-                search_options(k, filters, min_score, strict_numbers, same_size, ignore_mirrored));
+             bool strict_numbers, bool facts, std::optional<double> same_size,
+             bool ignore_mirrored) {
+            return i.query(text, like_id, like,
+                           search_options(k, filters, min_score, strict_numbers, facts, same_size,
+                                          ignore_mirrored));
           },
           py::arg("text") = py::none(), py::kw_only(), py::arg("like_id") = py::none(),
           py::arg("like") = py::none(), py::arg("k") = 10, py::arg("filters") = py::none(),
           py::arg("min_score") = py::none(), py::arg("strict_numbers") = false,
-          py::arg("same_size") = py::none(), py::arg("ignore_mirrored") = false,
+          py::arg("facts") = true, py::arg("same_size") = py::none(),
+          py::arg("ignore_mirrored") = false,
           "One query of one kind (text, like_id or like) with the whole answer, as `cadclip "
           "search --json` prints it: {'query', 'filters' (each applied clause with its origin: "
-          "given, query or same_size), 'candidates' (parts that pass), 'results'}.")
+          "given, query or same_size), 'candidates' (parts that pass), 'results'}, with 'facts', "
+          "'meeting_all' and each result's 'meets' when the text states facts.")
       .def("embed_text", &Index::embed_text, py::arg("text"),
            "A query's embedding [embed_dim] float32, as search() computes it.")
       .def("item", &Index::item, py::arg("id"),

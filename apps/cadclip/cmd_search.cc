@@ -27,7 +27,8 @@ struct SearchCommandOptions {
   std::string like_id;             // an indexed part's id to find similar parts to; empty = none
   std::string filter;              // conditions in the filter language (index/filter.h)
   double min_score = -2;           // leave out results scoring below; -2 = keep all
-  bool strict_numbers = false;     // numbers a text states become conditions
+  bool strict_numbers = false;     // the facts a text states become hard conditions
+  bool no_facts = false;           // rank by the embedding alone, not by the facts a text states
   double same_size_percent = 0;    // part queries: same size as the part ± this %; 0 = off
   bool ignore_mirrored = false;    // part queries: leave out the part's mirror images
   int64_t k = 10;                  // results per query
@@ -80,20 +81,34 @@ void print_table(std::FILE* out, const std::string& query, const index::SearchRe
     std::fprintf(out, "filters: %s; %s parts pass\n", join(clauses, ", ").c_str(),
                  with_commas(r.candidates).c_str());
   }
+  std::string meets_header;
+  if (!r.stated.empty()) {
+    std::vector<std::string> facts;
+    for (size_t f = 0; f < r.stated.size(); ++f)
+      facts.push_back(
+          format("[{}] {} (\"{}\")", f + 1, r.stated[f].to_string(), r.stated[f].because));
+    std::fprintf(out, "facts: %s; %s parts meet all\n", join(facts, ", ").c_str(),
+                 with_commas(r.meeting_all).c_str());
+  }
   if (r.mirrored_left_out > 0)
     std::fprintf(out, "left out %lld mirror image(s) of the query part\n",
                  static_cast<long long>(r.mirrored_left_out));
-  std::fprintf(out, "%4s  %6s  %-28s %-22s %5s %5s  %s\n", "rank", "score", "name", "size (mm)",
-               "faces", "holes", "fields, caption, else source");
+  std::fprintf(out, "%4s  %6s  %-28s %-22s %5s %5s %s %s\n", "rank", "score", "name", "size (mm)",
+               "faces", "holes", r.stated.empty() ? "" : " meets", " fields, caption, else source");
   for (const index::Hit& h : r.hits) {
     const index::Item& item = *h.item;
     char size[64];
     std::snprintf(size, sizeof size, "%.1f x %.1f x %.1f", item.size_mm[0], item.size_mm[1],
                   item.size_mm[2]);
     const std::string holes = item.holes >= 0 ? std::to_string(item.holes) : "?";
-    std::fprintf(out, "%4lld  %6.3f  %-28s %-22s %5lld %5s  %s\n", static_cast<long long>(h.rank),
-                 h.score, clip(item.name, 28).c_str(), size, static_cast<long long>(item.faces),
-                 holes.c_str(), about(item).c_str());
+    std::string meets;  // "1 3" of facts [1] [2] [3]: the ones this part meets
+    for (size_t f = 0; f < h.meets.size(); ++f)
+      if (h.meets[f]) meets += (meets.empty() ? "" : ",") + std::to_string(f + 1);
+    if (!r.stated.empty()) meets = " " + (meets.empty() ? std::string("-") : meets);
+    std::fprintf(out, "%4lld  %6.3f  %-28s %-22s %5lld %5s %s  %s\n",
+                 static_cast<long long>(h.rank), h.score, clip(item.name, 28).c_str(), size,
+                 static_cast<long long>(item.faces), holes.c_str(), meets.c_str(),
+                 about(item).c_str());
   }
 }
 
@@ -110,6 +125,7 @@ int run_search(SearchCommandOptions o) {
   search.filter = index::parse_filter(o.filter);
   if (o.min_score > -2) search.filter.min_score = o.min_score;
   search.strict_numbers = o.strict_numbers;
+  search.rank_by_facts = !o.no_facts;
   search.same_size = o.same_size_percent / 100;
   search.ignore_mirrored = o.ignore_mirrored;
   if (!o.texts.empty() && (search.same_size > 0 || search.ignore_mirrored))
@@ -179,8 +195,11 @@ void define_search(CLI::App& command, Runner& run) {
   command.add_option("--min-score", o->min_score, "Leave out results scoring below this")
       ->check(CLI::Range(-1.0, 1.0));
   command.add_flag("--strict-numbers", o->strict_numbers,
-                   "Turn the numbers a text states (\"under 100 mm\", \"six holes\", \"M8\") "
-                   "into conditions");
+                   "Make the facts a text states (\"under 100 mm\", \"six holes\", \"M8 nut\") "
+                   "hard conditions instead of ranking by them");
+  command.add_flag("--no-facts", o->no_facts,
+                   "Rank by the embedding alone; by default parts that meet more of the facts a "
+                   "text states come first");
   command
       .add_option("--same-size", o->same_size_percent,
                   "With --like/--like-id: only parts whose extents are within this percent of "

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 #include <optional>
+#include <tuple>
 
 namespace cadclip::data {
 namespace {
@@ -79,11 +80,12 @@ std::vector<Sample> face_samples(const BRepGraph& g, int64_t f) {
   return out;
 }
 
-// A concave cylindrical face fitted from its samples.
+// A cylindrical face fitted from its samples.
 struct CylinderPiece {
   Vec axis;       // unit, canonical sign
   Vec centre;     // the axis line's point closest to the box centre
   double radius;  // mm
+  bool concave;   // normals point at the axis: a hole (material outside); else a shaft
   double sweep;   // radians the face turns about its axis
   double t0, t1;  // its extent along the axis
 };
@@ -100,9 +102,10 @@ bool solve3(const Mat& m, const Vec& b, Vec& x) {
   return true;
 }
 
-// The face as a piece of a hole, when it is one: normals perpendicular to one
-// axis and pointing at it from a constant distance.
-std::optional<CylinderPiece> concave_cylinder(const std::vector<Sample>& samples) {
+// The face as a piece of a round hole or shaft, when it is one: normals
+// perpendicular to one axis, pointing at it (a hole) or away from it (a
+// shaft) from a constant distance.
+std::optional<CylinderPiece> cylinder_piece(const std::vector<Sample>& samples) {
   std::vector<const Sample*> usable;
   for (const Sample& s : samples)
     if (norm(s.n) > 0.5) usable.push_back(&s);
@@ -152,12 +155,17 @@ std::optional<CylinderPiece> concave_cylinder(const std::vector<Sample>& samples
   m[2][1] = m[1][2];
   Vec x;
   if (planar.size() < 6 || !solve3(m, b, x)) return std::nullopt;
-  const double radius = x[2];
-  if (!(radius > 1e-6)) return std::nullopt;  // convex: a shaft or boss, not a hole
+  // c = p + r n: r > 0 where the normals point at the axis (a hole), r < 0
+  // where they point away from it (a shaft or boss).
+  const bool concave = x[2] > 0;
+  const double radius = std::abs(x[2]);
+  if (!(radius > 1e-6)) return std::nullopt;
+  const double signed_radius = x[2];
   double residual = 0;
   std::vector<double> angles;
   for (const auto& [px, py, nx, ny] : planar) {
-    residual += std::pow(px + radius * nx - x[0], 2) + std::pow(py + radius * ny - x[1], 2);
+    residual +=
+        std::pow(px + signed_radius * nx - x[0], 2) + std::pow(py + signed_radius * ny - x[1], 2);
     angles.push_back(std::atan2(ny, nx));
   }
   if (std::sqrt(residual / static_cast<double>(planar.size())) > 0.02 * radius + 1e-3)
@@ -184,6 +192,7 @@ std::optional<CylinderPiece> concave_cylinder(const std::vector<Sample>& samples
   CylinderPiece piece;
   piece.axis = axis;
   piece.radius = radius;
+  piece.concave = concave;
   piece.sweep = sweep;
   for (int i = 0; i < 3; ++i) piece.centre[i] = x[0] * e1[i] + x[1] * e2[i];
   piece.t0 = 1e300;
@@ -195,23 +204,31 @@ std::optional<CylinderPiece> concave_cylinder(const std::vector<Sample>& samples
   return piece;
 }
 
-std::vector<double> round_holes(const BRepGraph& g) {
-  struct Hole {
-    CylinderPiece piece;
-    double sweep = 0;
-  };
-  std::vector<Hole> holes;
+// True when two pieces lie on one axis line (within `tolerance` mm).
+bool same_axis_line(const CylinderPiece& a, const CylinderPiece& b, double tolerance) {
+  Vec apart;
+  for (int i = 0; i < 3; ++i) apart[i] = a.centre[i] - b.centre[i];
+  return std::abs(dot(a.axis, b.axis)) > std::cos(0.02) && norm(apart) < tolerance;
+}
+
+// The part's full-turn cylinders: pieces of one axis line, radius, side and
+// place along the axis joined (a hole split into two half faces is one hole).
+struct RoundFeature {
+  CylinderPiece piece;
+  double sweep = 0;
+};
+
+std::vector<RoundFeature> round_features(const BRepGraph& g) {
+  std::vector<RoundFeature> found;
   for (int64_t f = 0; f < g.num_faces(); ++f) {
     if (g.face_types[f] != static_cast<uint8_t>(SurfaceType::kCylinder)) continue;
-    const std::optional<CylinderPiece> piece = concave_cylinder(face_samples(g, f));
+    const std::optional<CylinderPiece> piece = cylinder_piece(face_samples(g, f));
     if (!piece) continue;
     const double tolerance = std::max(0.01, 0.01 * piece->radius);
-    Hole* same = nullptr;
-    for (Hole& h : holes) {
+    RoundFeature* same = nullptr;
+    for (RoundFeature& h : found) {
       const CylinderPiece& o = h.piece;
-      Vec apart;
-      for (int i = 0; i < 3; ++i) apart[i] = o.centre[i] - piece->centre[i];
-      if (std::abs(dot(o.axis, piece->axis)) > std::cos(0.02) && norm(apart) < tolerance &&
+      if (o.concave == piece->concave && same_axis_line(o, *piece, tolerance) &&
           std::abs(o.radius - piece->radius) < tolerance && piece->t0 <= o.t1 + tolerance &&
           o.t0 <= piece->t1 + tolerance) {
         same = &h;
@@ -219,18 +236,45 @@ std::vector<double> round_holes(const BRepGraph& g) {
       }
     }
     if (!same) {
-      holes.push_back({*piece, 0});
-      same = &holes.back();
+      found.push_back({*piece, 0});
+      same = &found.back();
     }
     same->sweep += piece->sweep;
     same->piece.t0 = std::min(same->piece.t0, piece->t0);
     same->piece.t1 = std::max(same->piece.t1, piece->t1);
   }
+  std::erase_if(found, [](const RoundFeature& h) { return h.sweep < 0.97 * kTwoPi; });
+  return found;
+}
+
+std::vector<double> round_holes(const std::vector<RoundFeature>& features) {
   std::vector<double> diameters;
-  for (const Hole& h : holes)
-    if (h.sweep >= 0.97 * kTwoPi) diameters.push_back(2 * h.piece.radius);
+  for (const RoundFeature& h : features)
+    if (h.piece.concave) diameters.push_back(2 * h.piece.radius);
   std::sort(diameters.begin(), diameters.end());
   return diameters;
+}
+
+std::vector<Shaft> round_shafts(const std::vector<RoundFeature>& features) {
+  std::vector<const CylinderPiece*> lines;  // one piece per axis line seen
+  std::vector<Shaft> shafts;
+  for (const RoundFeature& h : features) {
+    if (h.piece.concave) continue;
+    const CylinderPiece& p = h.piece;
+    size_t line = 0;
+    while (line < lines.size() && !same_axis_line(*lines[line], p, std::max(0.01, 0.01 * p.radius)))
+      ++line;
+    if (line == lines.size()) lines.push_back(&p);
+    // Places along the axis measured along the line's first piece's
+    // direction, so that coaxial cylinders compare.
+    const double sign = dot(lines[line]->axis, p.axis) > 0 ? 1.0 : -1.0;
+    const double a = sign * p.t0, b = sign * p.t1;
+    shafts.push_back({2 * p.radius, std::min(a, b), std::max(a, b), static_cast<int>(line)});
+  }
+  std::sort(shafts.begin(), shafts.end(), [](const Shaft& a, const Shaft& b) {
+    return std::tie(a.axis, a.from_mm, a.diameter_mm) < std::tie(b.axis, b.from_mm, b.diameter_mm);
+  });
+  return shafts;
 }
 
 ShapeSignature signature(const BRepGraph& g) {
@@ -310,7 +354,9 @@ bool close(double a, double b, double relative, double absolute) {
 
 PartFacts part_facts(const BRepGraph& graph) {
   PartFacts facts;
-  facts.hole_diameters_mm = round_holes(graph);
+  const std::vector<RoundFeature> features = round_features(graph);
+  facts.hole_diameters_mm = round_holes(features);
+  facts.shafts = round_shafts(features);
   facts.shape = signature(graph);
   return facts;
 }

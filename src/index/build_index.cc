@@ -170,6 +170,7 @@ void fill_from_graph(Item& item, const data::BRepGraph& g) {
   data::PartFacts facts = data::part_facts(g);
   item.holes = static_cast<int64_t>(facts.hole_diameters_mm.size());
   item.hole_diameters_mm = std::move(facts.hole_diameters_mm);
+  item.shafts = std::move(facts.shafts);
   item.shape = facts.shape;
 }
 

@@ -12,15 +12,14 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "filter_words.h"
 
 namespace cadclip::index {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using detail::lower;
+using detail::proportions_of;
+using detail::unit_factor;
 
 // The shortest text that reads back as the same double, without an exponent
 // (the reader takes digits and a point: "1e+20" would not read).
@@ -40,14 +39,26 @@ struct KeyName {
 
 // The first name of each key is the one to_string() writes.
 constexpr std::array kKeys = {
-    KeyName{"x", FilterKey::kSizeX, true},           KeyName{"y", FilterKey::kSizeY, true},
-    KeyName{"z", FilterKey::kSizeZ, true},           KeyName{"size", FilterKey::kLargest, true},
-    KeyName{"largest", FilterKey::kLargest, true},   KeyName{"middle", FilterKey::kMiddle, true},
-    KeyName{"smallest", FilterKey::kSmallest, true}, KeyName{"extent", FilterKey::kAnyExtent, true},
-    KeyName{"dims", FilterKey::kDims, true},         KeyName{"extents", FilterKey::kDims, true},
-    KeyName{"faces", FilterKey::kFaces, false},      KeyName{"holes", FilterKey::kHoles, false},
-    KeyName{"hole", FilterKey::kHoleDiameter, true}, KeyName{"type", FilterKey::kFileType, false},
+    KeyName{"x", FilterKey::kSizeX, true},
+    KeyName{"y", FilterKey::kSizeY, true},
+    KeyName{"z", FilterKey::kSizeZ, true},
+    KeyName{"size", FilterKey::kLargest, true},
+    KeyName{"largest", FilterKey::kLargest, true},
+    KeyName{"middle", FilterKey::kMiddle, true},
+    KeyName{"smallest", FilterKey::kSmallest, true},
+    KeyName{"extent", FilterKey::kAnyExtent, true},
+    KeyName{"dims", FilterKey::kDims, true},
+    KeyName{"extents", FilterKey::kDims, true},
+    KeyName{"faces", FilterKey::kFaces, false},
+    KeyName{"holes", FilterKey::kHoles, false},
+    KeyName{"hole", FilterKey::kHoleDiameter, true},
+    KeyName{"type", FilterKey::kFileType, false},
     KeyName{"format", FilterKey::kFileType, false},
+    KeyName{"equal_holes", FilterKey::kEqualHoles, false},
+    KeyName{"hole_count", FilterKey::kHoleCount, false},
+    KeyName{"thread", FilterKey::kThread, true},
+    KeyName{"clearance", FilterKey::kClearance, true},
+    KeyName{"proportions", FilterKey::kProportions, false},
 };
 
 std::string_view key_name(FilterKey key) {
@@ -78,13 +89,6 @@ constexpr std::array kLengthUnits = {
     LengthUnit{"\"", 25.4},        LengthUnit{"ft", 304.8},       LengthUnit{"foot", 304.8},
     LengthUnit{"feet", 304.8},
 };
-
-std::optional<double> unit_factor(std::string_view word) {
-  const std::string w = lower(word);
-  for (const LengthUnit& u : kLengthUnits)
-    if (u.word == w) return u.to_mm;
-  return std::nullopt;
-}
 
 // ---- values ----------------------------------------------------------------
 
@@ -134,6 +138,42 @@ double take_unit(std::string_view& text, std::string_view clause, bool length) {
   if (!length) bad_clause(clause, "a count takes no unit");
   text.remove_prefix(n);
   return *factor;
+}
+
+// "M8" (a point at 8) and, where `length` is allowed, "M8x40" (a point at 8,
+// then 40 within the thread-length tolerance).
+std::vector<NumberRange> thread_ranges(std::string_view v, std::string_view clause, bool length) {
+  if (!(v.starts_with("M") || v.starts_with("m")))
+    bad_clause(clause, length ? "a thread is M, its diameter and maybe its length: thread=M8x40"
+                              : "a thread size is M and a number: clearance=M8");
+  v.remove_prefix(1);
+  const std::optional<double> d = take_number(v);
+  if (!d || !(*d > 0)) bad_clause(clause, "the thread's diameter is missing: M8");
+  std::vector<NumberRange> ranges = {{*d, *d, false, false}};
+  if (length && (v.starts_with("x") || v.starts_with("X"))) {
+    v.remove_prefix(1);
+    const std::optional<double> l = take_number(v);
+    if (!l || !(*l > 0)) bad_clause(clause, "the length after 'x' is missing: M8x40");
+    ranges.push_back({finite(*l, clause), *l, false, false});
+  }
+  if (!v.empty()) bad_clause(clause, format("'{}' is left over", v));
+  return ranges;
+}
+
+// "1:0.5:0.1" (any scale; kept as the ratios to the largest, largest first).
+std::vector<NumberRange> proportion_ranges(std::string_view v, std::string_view clause) {
+  std::vector<double> values;
+  while (true) {
+    const std::optional<double> n = take_number(v);
+    if (!n || !(*n > 0)) bad_clause(clause, "proportions are positive numbers: 1:0.5:0.1");
+    values.push_back(finite(*n, clause));
+    if (v.empty()) break;
+    if (v.front() != ':') bad_clause(clause, format("'{}' is left over", v));
+    v.remove_prefix(1);
+  }
+  if (values.size() < 2 || values.size() > 3)
+    bad_clause(clause, "proportions compare two or three extents: proportions=1:0.5:0.1");
+  return proportions_of(values);
 }
 
 // "V", "V unit", "V±T", "V±T%", "V+-T", "A..B", "..B", "A..": a range. `exact`
@@ -315,6 +355,18 @@ void add_clause(Filter& filter, std::string_view clause, std::string_view key_te
     filter.conditions.push_back(std::move(c));
     return;
   }
+  if (c.key == FilterKey::kThread || c.key == FilterKey::kClearance) {
+    if (op != "=") bad_clause(clause, format("{} takes '=': {}=M8", key, key));
+    c.ranges = thread_ranges(v, clause, c.key == FilterKey::kThread);
+    filter.conditions.push_back(std::move(c));
+    return;
+  }
+  if (c.key == FilterKey::kProportions) {
+    if (op != "=") bad_clause(clause, "proportions take '=': proportions=1:0.5:0.1");
+    c.ranges = proportion_ranges(v, clause);
+    filter.conditions.push_back(std::move(c));
+    return;
+  }
   NumberRange r;
   if (c.key == FilterKey::kHoleDiameter && (v.starts_with("M") || v.starts_with("m")) &&
       v.size() > 1 && std::isdigit(static_cast<unsigned char>(v[1]))) {
@@ -374,172 +426,34 @@ std::string range_text(const NumberRange& r, bool negate, bool exact_point) {
   return eq + (low ? number_text(r.min) : "") + ".." + (high ? number_text(r.max) : "");
 }
 
-// ---- strict numbers ----------------------------------------------------------
+}  // namespace
 
-struct Token {
-  std::string text;  // as written
-  std::string low;   // lower case
-  size_t begin = 0, end = 0;
-  bool number = false;
-  double value = 0;
-  bool glued_to_next = false;  // no space before the next token ("M8", "100mm")
-};
+namespace detail {
 
-constexpr std::array<std::pair<std::string_view, int>, 20> kNumberWords = {{
-    {"one", 1},      {"two", 2},        {"three", 3},     {"four", 4},      {"five", 5},
-    {"six", 6},      {"seven", 7},      {"eight", 8},     {"nine", 9},      {"ten", 10},
-    {"eleven", 11},  {"twelve", 12},    {"thirteen", 13}, {"fourteen", 14}, {"fifteen", 15},
-    {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19}, {"twenty", 20},
-}};
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
-std::vector<Token> tokenize(std::string_view text) {
-  std::vector<Token> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const size_t start = i;
-    Token t;
-    if (std::isdigit(c) || (c == '.' && i + 1 < text.size() && std::isdigit(text[i + 1]))) {
-      while (i < text.size() &&
-             (std::isdigit(static_cast<unsigned char>(text[i])) ||
-              (text[i] == '.' && i + 1 < text.size() &&
-               std::isdigit(static_cast<unsigned char>(text[i + 1]))) ||
-              (text[i] == ',' && i + 3 < text.size() &&
-               std::isdigit(static_cast<unsigned char>(text[i + 1])) &&
-               std::isdigit(static_cast<unsigned char>(text[i + 2])) &&
-               std::isdigit(static_cast<unsigned char>(text[i + 3])) &&
-               (i + 4 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 4]))))))
-        ++i;
-      std::string digits;
-      for (size_t k = start; k < i; ++k)
-        if (text[k] != ',') digits += text[k];
-      t.value = std::strtod(digits.c_str(), nullptr);
-      // A size past a billion millimetres is no part's: not read as a number.
-      t.number = std::isfinite(t.value) && t.value < 1e9;
-    } else if (std::isalpha(c)) {
-      while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
-    } else if (text.substr(i).starts_with("\xC3\x97")) {  // ×
-      i += 2;
-      t.low = "x";
-    } else if (text.substr(i).starts_with("\xE2\x89\xA4") ||  // ≤
-               text.substr(i).starts_with("\xE2\x89\xA5")) {  // ≥
-      t.low = text[i + 2] == '\xA4' ? "<=" : ">=";
-      i += 3;
-    } else if (c == '<' || c == '>') {
-      ++i;
-      if (i < text.size() && text[i] == '=') ++i;
-    } else if (c == '"' || c == '*') {
-      ++i;
-      if (c == '*') t.low = "x";
-    } else {
-      ++i;
-      continue;  // punctuation and spaces separate tokens
-    }
-    t.text = std::string(text.substr(start, i - start));
-    if (t.low.empty()) t.low = lower(t.text);
-    t.begin = start;
-    t.end = i;
-    if (!out.empty()) out.back().glued_to_next = out.back().end == start;
-    out.push_back(std::move(t));
-  }
-  for (Token& t : out) {
-    for (const auto& [word, n] : kNumberWords) {
-      if (t.low == word) {
-        t.number = true;
-        t.value = n;
-      }
-    }
+std::optional<double> unit_factor(std::string_view word) {
+  const std::string w = lower(word);
+  for (const LengthUnit& u : kLengthUnits)
+    if (u.word == w) return u.to_mm;
+  return std::nullopt;
+}
+
+std::vector<NumberRange> proportions_of(std::vector<double> extents) {
+  std::sort(extents.rbegin(), extents.rend());
+  std::vector<NumberRange> out;
+  for (const double e : extents) {
+    const double ratio = e / extents.front();
+    out.push_back({ratio, ratio, false, false});
   }
   return out;
 }
 
-struct Phrase {
-  std::vector<std::string_view> words;
-  char op;  // '<', 'l' (<=), '>', 'g' (>=)
-};
-
-const std::vector<Phrase>& comparatives() {
-  static const std::vector<Phrase> kPhrases = {
-      {{"under"}, '<'},
-      {{"below"}, '<'},
-      {{"less", "than"}, '<'},
-      {{"smaller", "than"}, '<'},
-      {{"shorter", "than"}, '<'},
-      {{"narrower", "than"}, '<'},
-      {{"at", "most"}, 'l'},
-      {{"up", "to"}, 'l'},
-      {{"no", "more", "than"}, 'l'},
-      {{"no", "larger", "than"}, 'l'},
-      {{"no", "bigger", "than"}, 'l'},
-      {{"not", "more", "than"}, 'l'},
-      {{"max"}, 'l'},
-      {{"maximum"}, 'l'},
-      {{"within"}, 'l'},
-      {{"<"}, '<'},
-      {{"<="}, 'l'},
-      {{"over"}, '>'},
-      {{"above"}, '>'},
-      {{"more", "than"}, '>'},
-      {{"larger", "than"}, '>'},
-      {{"bigger", "than"}, '>'},
-      {{"longer", "than"}, '>'},
-      {{"wider", "than"}, '>'},
-      {{"greater", "than"}, '>'},
-      {{"at", "least"}, 'g'},
-      {{"min"}, 'g'},
-      {{"minimum"}, 'g'},
-      {{"no", "less", "than"}, 'g'},
-      {{"no", "smaller", "than"}, 'g'},
-      {{">"}, '>'},
-      {{">="}, 'g'},
-  };
-  return kPhrases;
-}
-
-bool one_of(const std::string& word, std::initializer_list<std::string_view> words) {
-  return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return w == word; });
-}
-
-bool is_hole_word(const std::string& w) { return one_of(w, {"hole", "holes", "bore", "bores"}); }
-
-// Lengths next to these name no extent of the part.
-bool is_non_extent_word(const std::string& w) {
-  return one_of(w, {"apart",  "pitch",  "spacing", "spaced",   "centres", "centers",  "center",
-                    "centre", "fillet", "fillets", "filleted", "chamfer", "chamfers", "chamfered",
-                    "radius", "radii",  "thread",  "threads",  "pcd",     "circle",   "offset",
-                    "step",   "steps",  "deg",     "degree",   "degrees"});
-}
-
-// A length at token i: the number and its unit token; nullopt without a unit.
-std::optional<std::pair<double, size_t>> length_at(const std::vector<Token>& t, size_t i) {
-  if (i >= t.size() || !t[i].number || i + 1 >= t.size()) return std::nullopt;
-  // "in" after a number is read as inches only when glued ("4in") or quoted.
-  if (t[i + 1].low == "in" && !t[i].glued_to_next) return std::nullopt;
-  const std::optional<double> factor = unit_factor(t[i + 1].low);
-  if (!factor) return std::nullopt;
-  return std::pair{t[i].value * *factor, i + 2};
-}
-
-std::string words_between(std::string_view text, const std::vector<Token>& t, size_t from,
-                          size_t to) {
-  return std::string(text.substr(t[from].begin, t[to - 1].end - t[from].begin));
-}
-
-Condition stated(FilterKey key, NumberRange range, std::string because) {
-  Condition c;
-  c.key = key;
-  c.ranges.push_back(range);
-  c.origin = FilterOrigin::kQueryText;
-  c.because = std::move(because);
-  return c;
-}
-
-NumberRange around(double value, double relative, double at_least) {
-  const double tolerance = std::max(at_least, relative * value);
-  return {value - tolerance, value + tolerance, false, false};
-}
-
-}  // namespace
+}  // namespace detail
 
 bool NumberRange::contains(double value) const {
   if (min_open ? !(value > min) : !(value >= min)) return false;
@@ -589,12 +503,23 @@ std::string Condition::to_string() const {
     return key_text + "=" + join(parts, "x");
   }
   if (ranges.empty()) return key_text;
+  if (key == FilterKey::kThread || key == FilterKey::kClearance) {
+    std::string text = key_text + "=M" + number_text(ranges[0].min);
+    if (ranges.size() > 1) text += "x" + number_text(ranges[1].min);
+    return text;
+  }
+  if (key == FilterKey::kProportions) {
+    std::vector<std::string> parts;
+    for (const NumberRange& p : ranges) parts.push_back(number_text(p.min));
+    return key_text + "=" + join(parts, ":");
+  }
   const NumberRange& r = ranges.front();
   if (!negate && std::isfinite(r.min) && std::isfinite(r.max) && (r.min_open || r.max_open))
     return key_text + (r.min_open ? ">" : ">=") + number_text(r.min) + " " + key_text +
            (r.max_open ? "<" : "<=") + number_text(r.max);
   // Counts are exact; a field's bare "=5" would read back as the text 5.
-  const bool count = key == FilterKey::kFaces || key == FilterKey::kHoles;
+  const bool count = key == FilterKey::kFaces || key == FilterKey::kHoles ||
+                     key == FilterKey::kEqualHoles || key == FilterKey::kHoleCount;
   return key_text + range_text(r, negate, count);
 }
 
@@ -680,119 +605,6 @@ Filter parse_filter(std::string_view text) {
     add_clause(filter, text.substr(start, i - start), key, normal_op, std::move(value), quoted);
   }
   return filter;
-}
-
-std::vector<Condition> conditions_stated_in(std::string_view text) {
-  const std::vector<Token> t = tokenize(text);
-  std::vector<Condition> out;
-  std::vector<bool> used(t.size(), false);
-  auto mark = [&](size_t from, size_t to) {
-    for (size_t k = from; k < to; ++k) used[k] = true;
-  };
-  // Thread sizes: "M8", "M 8" (an upper-case M right before a number).
-  for (size_t i = 0; i + 1 < t.size(); ++i) {
-    if (t[i].text == "M" && t[i + 1].number &&
-        (t[i].glued_to_next || i + 2 >= t.size() || !unit_factor(t[i + 2].low))) {
-      const double d = t[i + 1].value;
-      out.push_back(stated(FilterKey::kHoleDiameter, {0.8 * d, 1.25 * d, false, false},
-                           words_between(text, t, i, i + 2)));
-      mark(i, i + 2);
-    }
-  }
-  // Comparatives: "under 100 mm", "at least 2 in".
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (used[i]) continue;
-    for (const Phrase& p : comparatives()) {
-      size_t k = i;
-      bool match = true;
-      for (const std::string_view w : p.words) {
-        if (k >= t.size() || t[k].low != w) {
-          match = false;
-          break;
-        }
-        ++k;
-      }
-      if (!match) continue;
-      const auto length = length_at(t, k);
-      if (!length) continue;
-      NumberRange r;
-      if (p.op == '<' || p.op == 'l') r.max = length->first, r.max_open = p.op == '<';
-      if (p.op == '>' || p.op == 'g') r.min = length->first, r.min_open = p.op == '>';
-      out.push_back(stated(FilterKey::kLargest, r, words_between(text, t, i, length->second)));
-      mark(i, length->second);
-      break;
-    }
-  }
-  // Sizes: "100 x 50 x 20 mm", "100 by 50 mm".
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (used[i] || !t[i].number) continue;
-    // Each number's unit factor to mm; 0 where no unit follows it.
-    auto factor_at = [&](size_t at) {
-      return length_at(t, at) ? *unit_factor(t[at + 1].low) : 0.0;
-    };
-    std::vector<double> values = {t[i].value};
-    std::vector<double> factors = {factor_at(i)};
-    size_t k = factors.back() != 0 ? i + 2 : i + 1;
-    while (values.size() < 3 && k + 1 < t.size() && (t[k].low == "x" || t[k].low == "by") &&
-           t[k + 1].number && !used[k + 1]) {
-      values.push_back(t[k + 1].value);
-      factors.push_back(factor_at(k + 1));
-      k += factors.back() != 0 ? 3 : 2;
-    }
-    if (values.size() < 2 || factors.back() == 0) continue;
-    std::vector<double> mm;
-    for (size_t v = 0; v < values.size(); ++v)
-      mm.push_back(values[v] * (factors[v] != 0 ? factors[v] : factors.back()));
-    std::sort(mm.rbegin(), mm.rend());
-    Condition c;
-    c.key = FilterKey::kDims;
-    for (const double v : mm) c.ranges.push_back(around(v, 0.02, 0.5));
-    c.origin = FilterOrigin::kQueryText;
-    c.because = words_between(text, t, i, k);
-    out.push_back(std::move(c));
-    mark(i, k);
-    i = k - 1;
-  }
-  // Hole counts: "six holes", "4 bolt holes", "two through bores".
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (used[i] || !t[i].number || length_at(t, i)) continue;
-    for (size_t k = i + 1; k < t.size() && k <= i + 3; ++k) {
-      if (t[k].number || unit_factor(t[k].low)) break;
-      if (is_hole_word(t[k].low)) {
-        if (t[i].value >= 1 && t[i].value == std::floor(t[i].value)) {
-          NumberRange r;
-          r.min = t[i].value;
-          out.push_back(stated(FilterKey::kHoles, r, words_between(text, t, i, k + 1)));
-          mark(i, k + 1);
-        }
-        break;
-      }
-    }
-  }
-  // Other lengths: a hole's diameter next to a hole word, else some extent.
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (used[i]) continue;
-    const auto length = length_at(t, i);
-    if (!length) continue;
-    bool hole = false, skip = false;
-    for (size_t k = length->second; k < t.size() && k < length->second + 2; ++k) {
-      hole = hole || is_hole_word(t[k].low);
-      skip = skip || is_non_extent_word(t[k].low);
-    }
-    for (size_t k = i >= 3 ? i - 3 : 0; k < i; ++k) {
-      hole = hole || is_hole_word(t[k].low);
-      if (k + 2 >= i) skip = skip || is_non_extent_word(t[k].low);
-    }
-    mark(i, length->second);
-    if (skip) continue;
-    const std::string because = words_between(text, t, i, length->second);
-    if (hole) {
-      out.push_back(stated(FilterKey::kHoleDiameter, around(length->first, 0.02, 0.1), because));
-    } else {
-      out.push_back(stated(FilterKey::kAnyExtent, around(length->first, 0.02, 0.5), because));
-    }
-  }
-  return out;
 }
 
 }  // namespace cadclip::index

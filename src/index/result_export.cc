@@ -58,6 +58,13 @@ nlohmann::json applied_json(const Filter& applied) {
   return out;
 }
 
+nlohmann::json stated_json(const std::vector<Condition>& stated) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Condition& c : stated)
+    out.push_back({{"clause", c.to_string()}, {"because", c.because}});
+  return out;
+}
+
 std::string results_csv(const std::vector<std::pair<std::string, SearchResult>>& answers) {
   std::vector<std::string> fields;
   for (const auto& [query, result] : answers)

@@ -17,6 +17,7 @@
 #include "cadclip/core/hash.h"
 #include "cadclip/data/batch.h"
 #include "cadclip/data/part_facts.h"
+#include "cadclip/index/query_facts.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/text/length_groups.h"
@@ -238,7 +239,7 @@ std::vector<Hit> Searcher::search(const at::Tensor& query, int64_t k) const {
   const at::Tensor q = query.contiguous();
   std::vector<Hit> hits;
   for (const auto& [score, row] : state_->vectors.search(q.data_ptr<float>(), k)) {
-    hits.push_back({static_cast<int64_t>(hits.size()) + 1, score, &state_->items[row]});
+    hits.push_back({static_cast<int64_t>(hits.size()) + 1, score, &state_->items[row], {}});
   }
   return hits;
 }
@@ -253,7 +254,7 @@ std::vector<std::vector<Hit>> Searcher::search_many(const at::Tensor& queries, i
   for (const auto& rows : state_->vectors.search_many(q.data_ptr<float>(), q.size(0), k)) {
     std::vector<Hit>& hits = out.emplace_back();
     for (const auto& [score, row] : rows)
-      hits.push_back({static_cast<int64_t>(hits.size()) + 1, score, &state_->items[row]});
+      hits.push_back({static_cast<int64_t>(hits.size()) + 1, score, &state_->items[row], {}});
   }
   return out;
 }
@@ -356,7 +357,7 @@ SearchResult Searcher::run(const at::Tensor& query, const SearchOptions& o, Filt
     // what is left is the exact top k of the parts that score enough.
     if (applied.min_score && score < *applied.min_score) break;
     result.hits.push_back(
-        {static_cast<int64_t>(result.hits.size()) + 1, score, &state_->items[row]});
+        {static_cast<int64_t>(result.hits.size()) + 1, score, &state_->items[row], {}});
   }
   result.applied = std::move(applied);
   return result;
@@ -375,9 +376,9 @@ constexpr int64_t kDirectScoringRows = 4096;
 
 // The conditions of a filter as one string: texts with equal keys select
 // the same rows.
-std::string conditions_key(const Filter& filter) {
+std::string conditions_key(const std::vector<Condition>& conditions) {
   std::string key;
-  for (const Condition& c : filter.conditions) key += c.to_string() + "\n";
+  for (const Condition& c : conditions) key += c.to_string() + "\n";
   return key;
 }
 
@@ -403,7 +404,28 @@ std::vector<std::vector<std::pair<float, int64_t>>> score_rows(const at::Tensor&
   return out;
 }
 
+// Texts that share their conditions and stated facts: one search.
+struct QueryGroup {
+  std::vector<size_t> members;    // positions in the batch
+  std::vector<Condition> stated;  // the facts that rank (soft)
+};
+
 }  // namespace
+
+std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_rows(
+    const at::Tensor& queries, const detail::RowSet* rows, int64_t k) const {
+  const int64_t n = queries.size(0);
+  const float* q = queries.data_ptr<float>();
+  if (!rows) return state_->vectors.search_many(q, n, k);
+  if (rows->count <= kDirectScoringRows) {
+    std::vector<int64_t> passing;
+    passing.reserve(static_cast<size_t>(rows->count));
+    for (int64_t r = 0; r < size(); ++r)
+      if (rows->has(r)) passing.push_back(r);
+    return score_rows(queries, state_->embeddings, passing, k);
+  }
+  return state_->vectors.search_many(q, n, k, rows);
+}
 
 std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& texts,
                                                 const std::vector<SearchOptions>& options) const {
@@ -411,27 +433,34 @@ std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& 
   std::vector<SearchResult> out(texts.size());
   if (texts.empty()) return out;
   const at::Tensor embedded = embed_texts(texts);
-  // Texts whose conditions are the same select the same rows: each such
-  // group is one search (one FAISS call, or one product over the passing
-  // rows), whatever the number of texts in it.
-  std::map<std::string, std::vector<size_t>> groups;
+  // Texts whose conditions and stated facts are the same rank the same rows
+  // the same way: each such group is one search (one FAISS call, or one
+  // product over the passing rows, per tier of facts met), whatever the
+  // number of texts in it.
+  std::map<std::string, QueryGroup> groups;
   std::vector<Filter> applied(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
     const SearchOptions& o = options[i];
     if (o.k < 1) throw Error(format("k = {} asks for no result; ask for at least 1", o.k));
     applied[i] = o.filter;
+    std::vector<Condition> stated;
+    if (o.strict_numbers || o.rank_by_facts) stated = conditions_stated_in(texts[i]);
     if (o.strict_numbers) {
-      for (Condition& c : conditions_stated_in(texts[i]))
-        applied[i].conditions.push_back(std::move(c));
+      for (Condition& c : stated) applied[i].conditions.push_back(std::move(c));
+      stated.clear();
     }
     if (o.same_size != 0 || o.ignore_mirrored) {
       // Part controls on a text: run() refuses them with its message.
       out[i] = run(embedded[static_cast<int64_t>(i)], o, std::move(applied[i]), nullptr);
       continue;
     }
-    groups[conditions_key(applied[i])].push_back(i);
+    QueryGroup& group =
+        groups[conditions_key(applied[i].conditions) + "|" + conditions_key(stated)];
+    group.members.push_back(i);
+    group.stated = std::move(stated);
   }
-  for (const auto& [key, members] : groups) {
+  for (const auto& [key, group] : groups) {
+    const std::vector<size_t>& members = group.members;
     const Filter& conditions = applied[members.front()];
     int64_t k = 1;
     for (const size_t i : members) k = std::max(k, options[i].k);
@@ -441,37 +470,59 @@ std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& 
             .index_select(
                 0, at::tensor(std::vector<int64_t>(members.begin(), members.end()), at::kLong))
             .contiguous();
-    const int64_t n = queries.size(0);
-    const float* q = queries.data_ptr<float>();
+    std::optional<detail::RowSet> passing;
+    if (!conditions.conditions.empty()) passing = state_->columns.select(conditions.conditions);
+    const int64_t candidates = passing ? passing->count : size();
+    // Found rows per text, best first: with stated facts, the rows that meet
+    // all of them, then those that meet one fewer, and so on.
     std::vector<std::vector<std::pair<float, int64_t>>> found;
-    int64_t candidates = size();
-    if (key.empty()) {
-      found = state_->vectors.search_many(q, n, k);
+    std::vector<std::vector<uint8_t>> meets;  // per stated fact, per row
+    int64_t meeting_all = -1;
+    if (group.stated.empty()) {
+      found = search_rows(queries, passing ? &*passing : nullptr, k);
     } else {
-      const detail::RowSet rows = state_->columns.select(conditions.conditions);
-      candidates = rows.count;
-      if (rows.count <= kDirectScoringRows) {
-        std::vector<int64_t> passing;
-        passing.reserve(static_cast<size_t>(rows.count));
+      for (const Condition& c : group.stated) meets.push_back(state_->columns.meets(c));
+      const int facts = static_cast<int>(group.stated.size());
+      std::vector<int8_t> met(static_cast<size_t>(size()), 0);
+      for (const std::vector<uint8_t>& m : meets)
+        for (int64_t r = 0; r < size(); ++r) met[r] = static_cast<int8_t>(met[r] + m[r]);
+      if (passing)
         for (int64_t r = 0; r < size(); ++r)
-          if (rows.has(r)) passing.push_back(r);
-        found = score_rows(queries, state_->embeddings, passing, k);
-      } else {
-        found = state_->vectors.search_many(q, n, k, &rows);
+          if (!passing->has(r)) met[r] = -1;
+      found.resize(members.size());
+      int64_t taken = 0;  // rows in the tiers searched so far
+      for (int tier = facts; tier >= 0 && taken < std::min(k, candidates); --tier) {
+        detail::RowSet rows(size());
+        for (int64_t r = 0; r < size(); ++r)
+          if (met[r] == tier) rows.add(r);
+        if (tier == facts) meeting_all = rows.count;
+        if (rows.count == 0) continue;
+        const std::vector<std::vector<std::pair<float, int64_t>>> tier_found =
+            search_rows(queries, &rows, k - taken);
+        for (size_t j = 0; j < members.size(); ++j)
+          found[j].insert(found[j].end(), tier_found[j].begin(), tier_found[j].end());
+        taken += std::min(rows.count, k - taken);
       }
     }
     for (size_t j = 0; j < members.size(); ++j) {
       const size_t i = members[j];
       SearchResult& result = out[i];
       result.candidates = candidates;
+      result.meeting_all = meeting_all;
       for (const auto& [score, row] : found[j]) {
         if (static_cast<int64_t>(result.hits.size()) >= options[i].k) break;
-        // Best first: the first hit below the minimum score ends them.
-        if (applied[i].min_score && score < *applied[i].min_score) break;
-        result.hits.push_back(
-            {static_cast<int64_t>(result.hits.size()) + 1, score, &state_->items[row]});
+        // Below the minimum score: left out. Without facts the hits come best
+        // first, so the first one ends them.
+        if (applied[i].min_score && score < *applied[i].min_score) {
+          if (meets.empty()) break;
+          continue;
+        }
+        Hit hit{static_cast<int64_t>(result.hits.size()) + 1, score, &state_->items[row], {}};
+        for (const std::vector<uint8_t>& m : meets) hit.meets.push_back(m[row] != 0);
+        result.hits.push_back(std::move(hit));
       }
       result.applied = std::move(applied[i]);
+      result.stated = group.stated;
     }
   }
   return out;

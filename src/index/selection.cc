@@ -8,6 +8,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "thread_sizes.h"
 
 namespace cadclip::index::detail {
 namespace {
@@ -63,6 +64,8 @@ FilterColumns::FilterColumns(const std::vector<Item>& items)
   std::map<std::string, size_t> field_index;
   std::vector<std::map<std::string, int32_t>> value_index;
   hole_start_.push_back(0);
+  hole_set_start_.push_back(0);
+  shaft_start_.push_back(0);
   for (size_t r = 0; r < items.size(); ++r) {
     const Item& item = items[r];
     const std::array<double, 3> sorted = item.sorted_size_mm();
@@ -75,6 +78,18 @@ FilterColumns::FilterColumns(const std::vector<Item>& items)
     hole_diameters_.insert(hole_diameters_.end(), item.hole_diameters_mm.begin(),
                            item.hole_diameters_mm.end());
     hole_start_.push_back(static_cast<int64_t>(hole_diameters_.size()));
+    // The diameters are ascending: a set is a run of diameters within 1% of its first.
+    for (size_t h = 0; h < item.hole_diameters_mm.size();) {
+      size_t end = h;
+      while (end < item.hole_diameters_mm.size() &&
+             item.hole_diameters_mm[end] <= 1.01 * item.hole_diameters_mm[h] + 0.01)
+        ++end;
+      hole_set_counts_.push_back(static_cast<int64_t>(end - h));
+      h = end;
+    }
+    hole_set_start_.push_back(static_cast<int64_t>(hole_set_counts_.size()));
+    shafts_.insert(shafts_.end(), item.shafts.begin(), item.shafts.end());
+    shaft_start_.push_back(static_cast<int64_t>(shafts_.size()));
     file_type_.push_back(item.file_type);
     for (const auto& [name, value] : item.metadata) {
       auto [it, added] = field_index.emplace(name, field_names_.size());
@@ -139,6 +154,38 @@ void FilterColumns::keep(std::vector<uint8_t>& pass, const Condition& c) const {
       // A part whose holes were never counted passes no hole condition.
       apply([&](int64_t r) { return holes_[r] >= 0 && in_range(static_cast<double>(holes_[r])); });
       return;
+    case FilterKey::kEqualHoles:
+    case FilterKey::kHoleCount:
+      apply([&](int64_t r) {
+        if (holes_[r] < 0) return false;
+        bool any = c.key == FilterKey::kHoleCount && range.contains(static_cast<double>(holes_[r]));
+        for (int64_t h = hole_set_start_[r]; h < hole_set_start_[r + 1] && !any; ++h)
+          any = range.contains(static_cast<double>(hole_set_counts_[h]));
+        return any != c.negate;
+      });
+      return;
+    case FilterKey::kThread:
+      apply([&](int64_t r) { return meets_thread(r, c); });
+      return;
+    case FilterKey::kClearance: {
+      const MetricThread thread = metric_thread(range.min);
+      apply([&](int64_t r) {
+        for (int64_t h = hole_start_[r]; h < hole_start_[r + 1]; ++h)
+          if (is_clearance_diameter(thread, hole_diameters_[h])) return true;
+        return false;
+      });
+      return;
+    }
+    case FilterKey::kProportions:
+      apply([&](int64_t r) {
+        if (!(sorted_[0][r] > 0)) return false;
+        for (size_t i = 1; i < c.ranges.size() && i < 3; ++i) {
+          const double stated = c.ranges[i].min, found = sorted_[i][r] / sorted_[0][r];
+          if (std::abs(found - stated) > kProportionTolerance + 0.04 * stated) return false;
+        }
+        return true;
+      });
+      return;
     case FilterKey::kHoleDiameter:
       apply([&](int64_t r) {
         if (holes_[r] < 0) return false;
@@ -189,6 +236,53 @@ void FilterColumns::keep(std::vector<uint8_t>& pass, const Condition& c) const {
       return;
     }
   }
+}
+
+bool FilterColumns::meets_thread(int64_t r, const Condition& c) const {
+  const MetricThread thread = metric_thread(c.ranges.front().min);
+  bool threaded_hole = false;
+  for (int64_t h = hole_start_[r]; h < hole_start_[r + 1] && !threaded_hole; ++h)
+    threaded_hole = is_thread_diameter(thread, hole_diameters_[h]);
+  const int64_t first = shaft_start_[r], end = shaft_start_[r + 1];
+  if (c.ranges.size() < 2) {
+    for (int64_t s = first; s < end && !threaded_hole; ++s)
+      if (is_thread_diameter(thread, shafts_[s].diameter_mm)) return true;
+    return threaded_hole;
+  }
+  const double length = c.ranges[1].min;
+  const double tolerance = std::max(1.0, kThreadLengthTolerance * length);
+  // A screw: the thread-sized pieces of one axis, joined where they touch,
+  // run the stated length (the head and the tip chamfer are not counted).
+  for (int64_t s = first; s < end;) {
+    const int axis = shafts_[s].axis;
+    double run_from = 0, run_to = 0;
+    bool open = false;
+    for (; s < end && shafts_[s].axis == axis; ++s) {  // ordered by axis, then start
+      const data::Shaft& shaft = shafts_[s];
+      if (!is_thread_diameter(thread, shaft.diameter_mm)) continue;
+      if (open && shaft.from_mm <= run_to + 0.5) {
+        run_to = std::max(run_to, shaft.to_mm);
+      } else {
+        if (open && std::abs(run_to - run_from - length) <= tolerance) return true;
+        run_from = shaft.from_mm;
+        run_to = shaft.to_mm;
+        open = true;
+      }
+    }
+    if (open && std::abs(run_to - run_from - length) <= tolerance) return true;
+  }
+  // A threaded part without a screw (a standoff, a threaded rod end): the
+  // part is that long.
+  if (!threaded_hole) return false;
+  for (int i = 0; i < 3; ++i)
+    if (std::abs(axis_[i][r] - length) <= tolerance) return true;
+  return false;
+}
+
+std::vector<uint8_t> FilterColumns::meets(const Condition& condition) const {
+  std::vector<uint8_t> pass(static_cast<size_t>(rows_), 1);
+  keep(pass, condition);
+  return pass;
 }
 
 RowSet FilterColumns::select(std::span<const Condition> conditions) const {

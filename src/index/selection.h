@@ -24,6 +24,9 @@ class FilterColumns {
   // The rows that pass every condition. Throws cadclip::Error for a field
   // that no part of the catalog has, naming the fields it has.
   RowSet select(std::span<const Condition> conditions) const;
+  // Per row, 1 where the part meets `condition`, else 0 (soft facts count
+  // these). Throws as select() does.
+  std::vector<uint8_t> meets(const Condition& condition) const;
   // The imported field names, in the order first seen.
   const std::vector<std::string>& fields() const { return field_names_; }
 
@@ -34,6 +37,7 @@ class FilterColumns {
     std::vector<int32_t> row_value;              // per row: index into values, -1 = none
   };
   void keep(std::vector<uint8_t>& pass, const Condition& c) const;
+  bool meets_thread(int64_t row, const Condition& c) const;
 
   int64_t rows_ = 0;
   std::vector<double> axis_[3];    // extent along x, y, z
@@ -41,6 +45,10 @@ class FilterColumns {
   std::vector<int64_t> faces_, holes_;
   std::vector<int64_t> hole_start_;  // row r's diameters: hole_diameters_[start[r], start[r + 1])
   std::vector<double> hole_diameters_;
+  std::vector<int64_t> hole_set_start_;   // row r's sets of equal holes: hole_set_counts_[...]
+  std::vector<int64_t> hole_set_counts_;  // holes in each set of one diameter (±1%)
+  std::vector<int64_t> shaft_start_;      // row r's shafts: shafts_[start[r], start[r + 1])
+  std::vector<data::Shaft> shafts_;
   std::vector<std::string> file_type_;
   std::vector<std::string> field_names_;
   std::vector<Field> field_columns_;

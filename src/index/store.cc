@@ -106,7 +106,8 @@ class Statement {
 // reader of an older one reads them as empty.
 constexpr std::pair<const char*, const char*> kLaterColumns[] = {
     {"file_type", "TEXT"},      {"geometry_hash", "TEXT"}, {"holes", "INTEGER"},
-    {"hole_diameters", "TEXT"}, {"shape", "TEXT"},         {"metadata", "TEXT"}};
+    {"hole_diameters", "TEXT"}, {"shape", "TEXT"},         {"metadata", "TEXT"},
+    {"shafts", "TEXT"}};
 
 namespace {
 
@@ -218,16 +219,25 @@ std::vector<StoredItem> Catalog::items() const {
     if (metadata.is_array())
       for (const auto& pair : metadata)
         item.metadata.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
+    const nlohmann::json shafts =
+        parse_json_column(s.column_text(17), item.id, "shafts", db_->path);
+    if (shafts.is_array()) {
+      for (const auto& row : shafts) {
+        item.shafts.push_back({row.at(0).get<double>(), row.at(1).get<double>(),
+                               row.at(2).get<double>(), row.at(3).get<int>()});
+      }
+    }
   }
   return out;
 }
 
 void Catalog::put(const Item& item, std::span<const float> embedding) {
-  Statement s(db_->handle,
-              "INSERT OR REPLACE INTO items(id, name, source, content_hash, size_x, size_y, "
-              "size_z, faces, thumbnail, caption, embedding, file_type, geometry_hash, holes, "
-              "hole_diameters, shape, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-              db_->path);
+  Statement s(
+      db_->handle,
+      "INSERT OR REPLACE INTO items(id, name, source, content_hash, size_x, size_y, "
+      "size_z, faces, thumbnail, caption, embedding, file_type, geometry_hash, holes, "
+      "hole_diameters, shape, metadata, shafts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      db_->path);
   s.text(1, item.id);
   s.text(2, item.name);
   s.text(3, item.source);
@@ -248,6 +258,10 @@ void Catalog::put(const Item& item, std::span<const float> embedding) {
   nlohmann::json metadata = nlohmann::json::array();
   for (const auto& [key, value] : item.metadata) metadata.push_back({key, value});
   s.text(17, metadata.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  nlohmann::json shafts = nlohmann::json::array();  // [diameter, from, to, axis] each
+  for (const data::Shaft& shaft : item.shafts)
+    shafts.push_back({shaft.diameter_mm, shaft.from_mm, shaft.to_mm, shaft.axis});
+  s.text(18, shafts.dump());
   s.step();
 }
 

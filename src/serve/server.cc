@@ -390,7 +390,8 @@ class Api {
   }
 
   // Filters and similarity controls from the query string: filter, min_score,
-  // strict (numbers in the text), same_size (percent), ignore_mirrored.
+  // strict (the facts the text states as hard conditions), facts (=0: rank
+  // by the embedding alone), same_size (percent), ignore_mirrored.
   index::SearchOptions options_of(const httplib::Request& req) const {
     index::SearchOptions o;
     const std::string filter = param(req, "filter");
@@ -403,6 +404,7 @@ class Api {
     if (req.has_param("min_score"))
       o.filter.min_score = parse_number(param(req, "min_score"), "min_score", -1, 1);
     o.strict_numbers = truthy(param(req, "strict"));
+    if (req.has_param("facts")) o.rank_by_facts = truthy(param(req, "facts"));
     if (req.has_param("same_size"))
       o.same_size = parse_number(param(req, "same_size"), "same_size (percent)", 0, 99) / 100;
     o.ignore_mirrored = truthy(param(req, "ignore_mirrored"));
@@ -455,6 +457,7 @@ class Api {
     }
     if (o.filter.min_score) base["min_score"] = *o.filter.min_score;
     if (o.strict_numbers) base["strict"] = true;
+    if (!o.rank_by_facts) base["facts"] = false;
     if (o.same_size > 0) base["same_size"] = o.same_size * 100;
     if (o.ignore_mirrored) base["ignore_mirrored"] = true;
     return base;
@@ -522,7 +525,7 @@ class Api {
     if (!body.is_object() || !body.contains("q") || !body["q"].is_string())
       throw HttpError{400,
                       "the body must be a JSON object with a string \"q\" (and optional \"k\", "
-                      "\"filter\", \"min_score\", \"strict\", \"format\")"};
+                      "\"filter\", \"min_score\", \"strict\", \"facts\", \"format\")"};
     std::string k_text;
     if (body.contains("k")) {
       // As written (dump): a number past int64, an unsigned JSON integer, must
@@ -547,6 +550,10 @@ class Api {
     if (body.contains("strict")) {
       if (!body["strict"].is_boolean()) throw HttpError{400, "\"strict\" must be true or false"};
       options.strict_numbers = body["strict"].get<bool>();
+    }
+    if (body.contains("facts")) {
+      if (!body["facts"].is_boolean()) throw HttpError{400, "\"facts\" must be true or false"};
+      options.rank_by_facts = body["facts"].get<bool>();
     }
     std::string format_name;
     if (body.contains("format")) {

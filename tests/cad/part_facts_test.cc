@@ -9,10 +9,13 @@
 #include <BRepAlgoAPI_Fuse.hxx>
 #include <BRepBuilderAPI_Transform.hxx>
 #include <BRepPrimAPI_MakeBox.hxx>
+#include <BRepPrimAPI_MakeCylinder.hxx>
 #include <gp_Ax1.hxx>
 #include <gp_Ax2.hxx>
 #include <gp_Trsf.hxx>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "cad/occt_shape.h"
@@ -56,6 +59,38 @@ TEST(PartFacts, HolesOfSimpleSolids) {
   EXPECT_TRUE(
       data::part_facts(featurize(testing::rounded_box(40, 30, 20, 4))).hole_diameters_mm.empty());
   EXPECT_TRUE(data::part_facts(featurize(testing::box(10, 20, 30))).hole_diameters_mm.empty());
+}
+
+// A stepped pin under a round head: the thread-sized pieces join along one
+// axis, the head is a shaft of its own on the same axis, and a hole drilled
+// across is a hole, not a shaft.
+TEST(PartFacts, ShaftsOfASteppedPin) {
+  const gp_Ax2 axis(gp_Pnt(5, 5, 0), gp_Dir(0, 0, 1));
+  TopoDS_Shape pin = BRepPrimAPI_MakeCylinder(axis, 4, 25).Shape();  // d 8, 25 long
+  const gp_Ax2 thread_axis(gp_Pnt(5, 5, 25), gp_Dir(0, 0, 1));
+  pin = BRepAlgoAPI_Fuse(pin, BRepPrimAPI_MakeCylinder(thread_axis, 3.3, 15).Shape()).Shape();
+  const gp_Ax2 head_axis(gp_Pnt(5, 5, -6), gp_Dir(0, 0, 1));
+  pin = BRepAlgoAPI_Fuse(pin, BRepPrimAPI_MakeCylinder(head_axis, 6.5, 6).Shape()).Shape();
+  const data::PartFacts facts = data::part_facts(featurize(pin));
+  EXPECT_TRUE(facts.hole_diameters_mm.empty());
+  ASSERT_EQ(facts.shafts.size(), 3u);
+  for (const data::Shaft& s : facts.shafts) EXPECT_EQ(s.axis, 0);
+  std::vector<std::array<double, 3>> found;  // diameter, from, to
+  for (const data::Shaft& s : facts.shafts) found.push_back({s.diameter_mm, s.from_mm, s.to_mm});
+  std::sort(found.begin(), found.end());
+  EXPECT_NEAR(found[0][0], 6.6, 0.01);
+  EXPECT_NEAR(found[1][0], 8, 0.01);
+  EXPECT_NEAR(found[2][0], 13, 0.01);
+  // Lengths along the axis, whichever way the axis points.
+  EXPECT_NEAR(found[0][2] - found[0][1], 15, 0.5);
+  EXPECT_NEAR(found[1][2] - found[1][1], 25, 0.5);
+  EXPECT_NEAR(found[2][2] - found[2][1], 6, 0.5);
+  // The thread starts where the shank ends.
+  const bool up = found[0][1] > found[1][1];
+  EXPECT_NEAR(up ? found[0][1] - found[1][2] : found[1][1] - found[0][2], 0, 0.5);
+  // A plate's hole is no shaft, and its rounded edges are no full turn.
+  EXPECT_TRUE(data::part_facts(featurize(testing::plate_with_hole(80, 50, 8, 6))).shafts.empty());
+  EXPECT_TRUE(data::part_facts(featurize(testing::filleted_box(40, 30, 20, 5))).shafts.empty());
 }
 
 // The synthetic families measure their holes on the solid (cylindrical faces

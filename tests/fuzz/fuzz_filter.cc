@@ -10,6 +10,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/index/filter.h"
+#include "cadclip/index/query_facts.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

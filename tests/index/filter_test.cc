@@ -3,6 +3,7 @@
 // refused naming the clause; the numbers a text query states become the
 // conditions --strict-numbers promises.
 #include "cadclip/index/filter.h"
+#include "cadclip/index/query_facts.h"
 
 #include <gtest/gtest.h>
 
@@ -164,7 +165,7 @@ TEST(StrictNumbers, TheNumbersOfAQueryBecomeConditions) {
     return out;
   };
   EXPECT_EQ(clauses("flange with six holes, under 100 mm"),
-            (std::vector<std::string>{"size<100", "holes>=6"}));
+            (std::vector<std::string>{"size<100", "hole_count=6"}));
   EXPECT_EQ(clauses("an M8 bracket"), (std::vector<std::string>{"hole=6.4..10"}));
   EXPECT_EQ(clauses("a plate 250 by 200 by 5 mm"),
             (std::vector<std::string>{"dims=245..255x196..204x4.5..5.5"}));
@@ -186,6 +187,73 @@ TEST(StrictNumbers, TheNumbersOfAQueryBecomeConditions) {
   const std::vector<Condition> c = conditions_stated_in("under 100 mm");
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].because, "under 100 mm");
+}
+
+std::vector<std::string> clauses_of(const std::string& text) {
+  std::vector<std::string> out;
+  for (const Condition& c : conditions_stated_in(text)) out.push_back(c.to_string());
+  return out;
+}
+
+TEST(QueryFacts, HoleCountsInDigitsAndWords) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(clauses_of("flange with six bolt holes"), V{"equal_holes=6"});
+  EXPECT_EQ(clauses_of("flange with 6 bolt holes"), V{"equal_holes=6"});
+  EXPECT_EQ(clauses_of("bracket with four mounting holes"), V{"equal_holes=4"});
+  EXPECT_EQ(clauses_of("a plate with a pair of holes"), V{"hole_count=2"});
+  EXPECT_EQ(clauses_of("a panel; two bored openings"), V{"hole_count=2"});
+  EXPECT_EQ(clauses_of("flange with six holes"), V{"hole_count=6"});
+  EXPECT_EQ(conditions_stated_in("flange with six bolt holes")[0].because, "six bolt holes");
+}
+
+TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(clauses_of("M8 nut"), V{"thread=M8"});
+  EXPECT_EQ(clauses_of("hex nut M10"), V{"thread=M10"});
+  EXPECT_EQ(clauses_of("M8x40 hex bolt"), V{"thread=M8x40"});
+  EXPECT_EQ(clauses_of("DIN 912 M6 x 20"), V{"thread=M6x20"});
+  EXPECT_EQ(clauses_of("M8 bolt 40 mm long"), V{"thread=M8x40"});
+  EXPECT_EQ(clauses_of("washer M10"), V{"clearance=M10"});
+  // A thread on a part that is no fastener names its holes.
+  EXPECT_EQ(clauses_of("an M8 bracket"), V{"hole=6.4..10"});
+  EXPECT_EQ(clauses_of("M8 holes"), V{"hole=6.4..10"});
+  // Bearings by number (ISO 15: 608 is 8 x 22 x 7) and by sizes.
+  EXPECT_EQ(clauses_of("608ZZ"), (V{"hole=7.92..8.08", "dims=21.78..22.22x21.78..22.22x6.9..7.1"}));
+  EXPECT_EQ(clauses_of("bearing 6204-2RS"),
+            (V{"hole=19.8..20.2", "dims=46.53..47.47x46.53..47.47x13.86..14.14"}));
+  EXPECT_EQ(clauses_of("bearing 8x22x7"), clauses_of("608 bearing"));
+  // A number that only looks like a bearing is none without the word or a suffix.
+  EXPECT_TRUE(clauses_of("a gear with 608 teeth").empty());
+}
+
+TEST(QueryFacts, UnitlessSizesGiveProportionsAndUnitsCarryOver) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(clauses_of("about 0.75 x 0.5 x 0.25 units"),
+            V{"proportions=1:0.6666666666666666:0.3333333333333333"});
+  EXPECT_EQ(
+      clauses_of("a length of 0.75 units, a width of 0.375 units and a height of 0.075 units"),
+      V{"proportions=1:0.5:0.09999999999999999"});
+  EXPECT_EQ(clauses_of("it is 0.6 units long, 0.3 units wide and 0.15 units thick"),
+            V{"proportions=1:0.5:0.25"});
+  // "30 inside" takes the unit of "40 mm outside".
+  EXPECT_EQ(clauses_of("tube 40 mm outside, 30 inside"),
+            (V{"extent=39.2..40.8", "hole=29.4..30.6"}));
+  // "about" widens a length to ±10%.
+  EXPECT_EQ(clauses_of("about 100 mm"), V{"extent=90..110"});
+}
+
+TEST(QueryFacts, NewClausesReadBackToTheSameFilter) {
+  for (const std::string& text :
+       {"equal_holes=6", "hole_count=2", "thread=M8", "thread=M8x40", "thread=M2.5x6",
+        "clearance=M10", "proportions=1:0.5:0.25", "proportions=4:2"}) {
+    const Filter once = parse_filter(text);
+    EXPECT_EQ(once, parse_filter(once.to_string())) << text << " -> " << once.to_string();
+  }
+  EXPECT_EQ(parse_filter("proportions=4:2:1").to_string(), "proportions=1:0.5:0.25");
+  for (const std::string& text : {"thread=8", "thread<M8", "thread=Mx40", "clearance=M8x40",
+                                  "proportions=1", "proportions=1:0:2", "proportions=1:a"}) {
+    EXPECT_THROW(parse_filter(text), Error) << text;
+  }
 }
 
 }  // namespace

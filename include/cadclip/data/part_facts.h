@@ -1,6 +1,7 @@
-// What a part's B-Rep graph tells beyond its embedding, for search filters
-// and duplicate finding: its round holes (count and diameters) and a shape
-// signature that tells a part from its mirror image. Read from the graph's
+// What a part's B-Rep graph tells beyond its embedding, for search filters,
+// the facts a query states, and duplicate finding: its round holes (count and
+// diameters), its round shafts (diameters and where they run along their
+// axes), and a shape signature that tells a part from its mirror image. Read from the graph's
 // face grids alone, so prepared folders give it as well as CAD files.
 #pragma once
 
@@ -21,12 +22,24 @@ struct ShapeSignature {
                        // symmetric enough that its principal frame has no orientation)
 };
 
+// A full-turn convex cylinder: a shaft, pin, boss or the outside of a ring.
+// Shafts of one part on one axis line share `axis`, and their from/to are
+// measured along it the same way, so a stepped shaft's pieces join up (a
+// partly threaded bolt: the shank at d, the thread at the minor diameter).
+struct Shaft {
+  double diameter_mm = 0;
+  double from_mm = 0, to_mm = 0;  // where it runs along its axis
+  int axis = 0;                   // 0, 1, ...: the part's distinct axis lines
+  bool operator==(const Shaft&) const = default;
+};
+
 struct PartFacts {
   // One per round hole, ascending: cylindrical faces whose normals point at
   // their axis (material outside), grouped by axis line, radius and place
   // along the axis, whose faces sweep a full turn together (a fillet sweeps
   // a quarter turn; a counterbore is two holes, as in `cadclip synth`'s measure).
   std::vector<double> hole_diameters_mm;
+  std::vector<Shaft> shafts;  // ordered by axis, then by where they start
   ShapeSignature shape;
 };
 

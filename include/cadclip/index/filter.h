@@ -36,7 +36,14 @@ enum class FilterKey {
   kDims,          // the sorted extents together, largest first ("dims=100x50x20±1")
   kFaces,         // face count ("faces")
   kHoles,         // round-hole count ("holes")
+  kEqualHoles,    // a set of holes of one diameter (±1%) has this count ("equal_holes")
+  kHoleCount,     // equal_holes, or the part's holes in all have this count ("hole_count")
   kHoleDiameter,  // some round hole's diameter, mm ("hole")
+  kThread,        // a metric thread: a hole or shaft at its diameters, and with a length, a
+                  // threaded shaft that long or a threaded part that long ("thread=M8x40")
+  kClearance,     // a hole a bolt of this size passes through, fine to medium ("clearance=M8")
+  kProportions,   // the extents, largest first, in proportion to the largest
+                  // ("proportions=1:0.5:0.1")
   kFileType,      // the source file's format: step, iges, brep, deepcad ("type")
   kField,         // a catalog field imported with `cadclip index --metadata`
 };
@@ -51,7 +58,9 @@ enum class FilterOrigin {
 struct Condition {
   FilterKey key = FilterKey::kLargest;
   std::vector<NumberRange> ranges;  // numeric keys: one; kDims: one per extent, largest first;
-                                    // kField: one when compared as a number
+                                    // kField: one when compared as a number; kThread and
+                                    // kClearance: the nominal diameter as a point, and for
+                                    // kThread a length range; kProportions: three points
   std::vector<std::string> values;  // kFileType, kField: any of these (case-insensitive, '*'
                                     // matches any run of characters)
   bool contains = false;            // kField "~": the value holds one of `values`
@@ -81,14 +90,10 @@ struct Filter {
 // clause it cannot read and how to write it.
 Filter parse_filter(std::string_view text);
 
-// The numbers a text query states, as conditions (`--strict-numbers`):
-// "under 100 mm" -> size<100, "over 2 in" -> size>50.8, "100 x 50 x 20 mm" ->
-// dims within ±2% (at least 0.5 mm), "six holes" -> holes>=6, "M8" -> a hole
-// of 6.4 to 10 mm (tapped to clearance), "8 mm holes" -> a hole of 8 ±2%, any
-// other length "120 mm" -> some extent within ±2% (at least 0.5 mm); lengths
-// next to words that name no extent ("apart", "pitch", "fillet", "radius", ...)
-// are left alone. Each condition's `because` holds the words.
-std::vector<Condition> conditions_stated_in(std::string_view text);
+// How far a thread's length or a proportion may be from the stated one and
+// still hold (filter evaluation and the docs share them).
+inline constexpr double kThreadLengthTolerance = 0.04;  // ±4%, at least 1 mm
+inline constexpr double kProportionTolerance = 0.03;    // ±0.03 of the largest extent, plus 4%
 
 // The names `type=` accepts, and the one a file extension gives ("" = none):
 // .step/.stp -> step, .iges/.igs -> iges, .brep -> brep, .json -> deepcad.

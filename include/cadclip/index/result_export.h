@@ -23,9 +23,15 @@ nlohmann::json item_json(const Item& item, const std::string& thumbnail_url);
 // "origin": "given"} for a minimum score.
 nlohmann::json applied_json(const Filter& applied);
 
+// The facts a text stated that ranked its answer: [{"clause":
+// "equal_holes=6", "because": "six bolt holes"}].
+nlohmann::json stated_json(const std::vector<Condition>& stated);
+
 // One query's answer: {"query": query, "filters": applied_json, "candidates",
 // "results": [item_json + rank, score]}, with "mirrored_left_out" when some
-// were. `thumbnail_url` maps a part to its thumbnail's URL ("" = none).
+// were. With stated facts, "facts": stated_json, "meeting_all" (candidates
+// that meet every one) and each result's "meets" (one bool per fact). `thumbnail_url` maps a part
+// to its thumbnail's URL ("" = none).
 template <class ThumbnailUrl>
 nlohmann::json result_json(nlohmann::json query, const SearchResult& result,
                            ThumbnailUrl&& thumbnail_url) {
@@ -34,6 +40,7 @@ nlohmann::json result_json(nlohmann::json query, const SearchResult& result,
     nlohmann::json r = item_json(*h.item, thumbnail_url(*h.item));
     r["rank"] = h.rank;
     r["score"] = h.score;
+    if (!result.stated.empty()) r["meets"] = h.meets;
     results.push_back(std::move(r));
   }
   nlohmann::json out = {{"query", std::move(query)},
@@ -41,6 +48,10 @@ nlohmann::json result_json(nlohmann::json query, const SearchResult& result,
                         {"candidates", result.candidates},
                         {"results", std::move(results)}};
   if (result.mirrored_left_out > 0) out["mirrored_left_out"] = result.mirrored_left_out;
+  if (!result.stated.empty()) {
+    out["facts"] = stated_json(result.stated);
+    out["meeting_all"] = result.meeting_all;
+  }
   return out;
 }
 

@@ -24,6 +24,9 @@
 namespace cadclip::model {
 struct BuiltModel;
 }
+namespace cadclip::index::detail {
+struct RowSet;
+}
 
 namespace cadclip::index {
 
@@ -41,6 +44,7 @@ struct Item {
   std::string geometry_hash;  // the graph's: equal for the same part moved or exported again
   int64_t holes = -1;         // round holes (data/part_facts.h); -1 = not known
   std::vector<double> hole_diameters_mm;  // one per round hole, ascending
+  std::vector<data::Shaft> shafts;        // round shafts (data/part_facts.h); empty when not known
   data::ShapeSignature shape;             // tells a part from its mirror image
   // Catalog fields imported with `cadclip index --metadata`, in the file's column order.
   std::vector<std::pair<std::string, std::string>> metadata;
@@ -55,22 +59,29 @@ struct Hit {
   int64_t rank = 0;  // 1 = best
   double score = 0;  // cosine similarity in [-1, 1]
   const Item* item = nullptr;
+  std::vector<bool> meets;  // per fact of SearchResult::stated: whether this part meets it
 };
 
 // How a query is answered beyond its embedding.
 struct SearchOptions {
   int64_t k = 10;                // results wanted (clipped to max_k and to the parts that pass)
   Filter filter;                 // conditions applied inside the vector search (index/filter.h)
-  bool strict_numbers = false;   // text queries: numbers the text states become conditions too
+  bool rank_by_facts = true;     // text queries: parts that meet more of the facts the text
+                                 // states (index/query_facts.h) rank first, the embedding
+                                 // ordering those that meet as many; false = embedding alone
+  bool strict_numbers = false;   // text queries: the stated facts become hard conditions instead
   double same_size = 0;          // part queries: only parts whose extents, largest first, are
                                  // within ± this share of the query part's (0.1 = ±10%); 0 = off
   bool ignore_mirrored = false;  // part queries: leave out mirror images of the query part
 };
 
 struct SearchResult {
-  std::vector<Hit> hits;   // best first, at most k, none scoring below a minimum score
-  Filter applied;          // what was applied: given conditions, then derived ones, with origins
-  int64_t candidates = 0;  // parts that pass the conditions (all parts without any)
+  std::vector<Hit> hits;  // best first, at most k, none scoring below a minimum score
+  Filter applied;         // what was applied: given conditions, then derived ones, with origins
+  std::vector<Condition> stated;  // the facts the text states that ranked the hits (empty with
+                                  // strict numbers, where they are among `applied`)
+  int64_t meeting_all = -1;       // candidates that meet every stated fact; -1 = none stated
+  int64_t candidates = 0;         // parts that pass the conditions (all parts without any)
   int64_t mirrored_left_out = 0;  // mirror images of the query part left out
 };
 
@@ -178,6 +189,11 @@ class Searcher {
                                                  const std::string& model_identity);
   SearchResult run(const at::Tensor& query, const SearchOptions& options, Filter applied,
                    const QueryPart* part) const;
+  // queries: [n, d] -> for each, the k best of `rows` (all rows when null):
+  // the stored vectors scored directly when few rows pass, else FAISS.
+  std::vector<std::vector<std::pair<float, int64_t>>> search_rows(const at::Tensor& queries,
+                                                                  const detail::RowSet* rows,
+                                                                  int64_t k) const;
   std::shared_ptr<const State> state_;
 };
 
