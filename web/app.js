@@ -79,7 +79,7 @@ function clauses(filters) {
   return (filters || []).map((f) => f.clause);
 }
 
-function card(hit, filters) {
+function card(hit, filters, facts) {
   const div = element("div", "card");
   div.dataset.id = hit.id;
   div.dataset.size = JSON.stringify(hit.size_mm);
@@ -102,6 +102,17 @@ function card(hit, filters) {
   // Why it is here: every filter it meets, and how alike it is.
   const met = clauses(filters);
   if (met.length) div.appendChild(element("div", "why", "meets " + met.join(" · ")));
+  // The facts the words stated: which this part meets, which it misses.
+  if (facts && facts.length && hit.meets) {
+    const stated = element("div", "why facts");
+    facts.forEach((f, i) => {
+      const chip = element("span", "clause " + (hit.meets[i] ? "query" : "missed"),
+                           (hit.meets[i] ? "✓ " : "✗ ") + f.because);
+      chip.title = f.clause;
+      stated.appendChild(chip);
+    });
+    div.appendChild(stated);
+  }
   const row = element("div", "row");
   const score = element("span", "score", "score " + hit.score.toFixed(3));
   const bar = element("div", "score-bar");
@@ -118,22 +129,32 @@ function card(hit, filters) {
   return div;
 }
 
-function showApplied(filters, candidates) {
+function showApplied(filters, candidates, facts, meetingAll) {
   appliedLine.replaceChildren();
-  if (!filters || !filters.length) return;
-  appliedLine.appendChild(document.createTextNode("filters applied: "));
-  for (const f of filters) {
-    const chip = element("span", "clause " + f.origin, f.clause);
-    chip.title = f.origin === "query" ? "read from your words: “" + f.because + "”"
-        : f.origin === "same_size" ? f.because : "given";
-    appliedLine.appendChild(chip);
+  if (filters && filters.length) {
+    appliedLine.appendChild(document.createTextNode("filters applied: "));
+    for (const f of filters) {
+      const chip = element("span", "clause " + f.origin, f.clause);
+      chip.title = f.origin === "query" ? "read from your words: “" + f.because + "”"
+          : f.origin === "same_size" ? f.because : "given";
+      appliedLine.appendChild(chip);
+    }
+    appliedLine.appendChild(document.createTextNode(candidates + " parts pass "));
   }
-  appliedLine.appendChild(document.createTextNode(candidates + " parts pass"));
+  if (facts && facts.length) {
+    appliedLine.appendChild(document.createTextNode("ranked first by the facts you stated: "));
+    for (const f of facts) {
+      const chip = element("span", "clause query", f.clause);
+      chip.title = "read from your words: “" + f.because + "”";
+      appliedLine.appendChild(chip);
+    }
+    appliedLine.appendChild(document.createTextNode(meetingAll + " parts meet them all"));
+  }
 }
 
 function show(body, label) {
-  results.replaceChildren(...body.results.map((hit) => card(hit, body.filters)));
-  showApplied(body.filters, body.candidates);
+  results.replaceChildren(...body.results.map((hit) => card(hit, body.filters, body.facts)));
+  showApplied(body.filters, body.candidates, body.facts, body.meeting_all);
   let text = body.results.length + " results " + label;
   if (body.mirrored_left_out) text += " · " + body.mirrored_left_out + " mirror images left out";
   setStatus(text);

@@ -93,8 +93,8 @@ void print_table(std::FILE* out, const std::string& query, const index::SearchRe
   if (r.mirrored_left_out > 0)
     std::fprintf(out, "left out %lld mirror image(s) of the query part\n",
                  static_cast<long long>(r.mirrored_left_out));
-  std::fprintf(out, "%4s  %6s  %-28s %-22s %5s %5s %s %s\n", "rank", "score", "name", "size (mm)",
-               "faces", "holes", r.stated.empty() ? "" : " meets", " fields, caption, else source");
+  std::fprintf(out, "%4s  %6s  %-28s %-22s %5s %5s%s  %s\n", "rank", "score", "name", "size (mm)",
+               "faces", "holes", r.stated.empty() ? "" : "  meets", "fields, caption, else source");
   for (const index::Hit& h : r.hits) {
     const index::Item& item = *h.item;
     char size[64];
@@ -104,11 +104,13 @@ void print_table(std::FILE* out, const std::string& query, const index::SearchRe
     std::string meets;  // "1 3" of facts [1] [2] [3]: the ones this part meets
     for (size_t f = 0; f < h.meets.size(); ++f)
       if (h.meets[f]) meets += (meets.empty() ? "" : ",") + std::to_string(f + 1);
-    if (!r.stated.empty()) meets = " " + (meets.empty() ? std::string("-") : meets);
-    std::fprintf(out, "%4lld  %6.3f  %-28s %-22s %5lld %5s %s  %s\n",
-                 static_cast<long long>(h.rank), h.score, clip(item.name, 28).c_str(), size,
-                 static_cast<long long>(item.faces), holes.c_str(), meets.c_str(),
-                 about(item).c_str());
+    if (!r.stated.empty()) {
+      if (meets.empty()) meets = "-";
+      meets = "  " + std::string(meets.size() < 5 ? 5 - meets.size() : 0, ' ') + meets;
+    }
+    std::fprintf(out, "%4lld  %6.3f  %-28s %-22s %5lld %5s%s  %s\n", static_cast<long long>(h.rank),
+                 h.score, clip(item.name, 28).c_str(), size, static_cast<long long>(item.faces),
+                 holes.c_str(), meets.c_str(), about(item).c_str());
   }
 }
 

@@ -93,7 +93,7 @@ TEST_F(ServeTeamTest, FiltersCsvAndDuplicatesOverHttp) {
   ASSERT_EQ(r->status, 200) << r->body;
   j = nlohmann::json::parse(r->body);
   ASSERT_EQ(j["filters"].size(), 1u);
-  EXPECT_EQ(j["filters"][0]["clause"], "holes>=4");
+  EXPECT_EQ(j["filters"][0]["clause"], "hole_count=4");
   EXPECT_EQ(j["filters"][0]["origin"], "query");
   EXPECT_EQ(j["filters"][0]["because"], "4 holes");
 

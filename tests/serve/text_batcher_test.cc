@@ -39,6 +39,7 @@ class TextBatcherTest : public ::testing::Test {
     index::SearchOptions options;
     options.k = k;
     options.filter = index::parse_filter(filter);
+    options.rank_by_facts = false;  // compared with search_text, the embedding alone
     return options;
   }
 
