@@ -16,6 +16,10 @@
 //   second (tokenize + encode + filtered search, one query at a time), search
 //   alone, and recall@10 against the exact filtered search (every passing
 //   part scored).
+// search_bench facts --index INDEX --queries FILE [--threads T] [--count Q]
+//   The cost of ranking by the facts a text states: each query end to end
+//   with the facts (the default) and with the embedding alone, alternating
+//   query by query; p50/p99 of each, and of the queries that state a fact.
 // search_bench duplicates --index INDEX [--kinds exact,mirrored,near] [--threads T]
 //   The cost of `cadclip duplicates` on the index, and what it found.
 // search_bench query --index EXACT [--approx APPROX] --queries FILE [--threads T]
@@ -335,6 +339,49 @@ int filtered(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+int facts(const std::map<std::string, std::string>& a) {
+  const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
+  std::vector<std::string> queries = read_queries(need(a, "--queries"));
+  if (a.count("--count"))
+    queries.resize(std::min(queries.size(), static_cast<size_t>(std::stoll(a.at("--count")))));
+  const index::Searcher s = index::Searcher::open(need(a, "--index"));
+  std::printf("index %s: %lld parts, %s; %zu queries; %d intra-op thread(s)\n",
+              need(a, "--index").c_str(), static_cast<long long>(s.size()), s.factory().c_str(),
+              queries.size(), threads);
+  index::SearchOptions with, without;
+  with.k = without.k = 10;
+  without.rank_by_facts = false;
+  for (int i = 0; i < 5; ++i) {
+    (void)s.query_text(queries[i % queries.size()], with);
+    (void)s.query_text(queries[i % queries.size()], without);
+  }
+  std::vector<double> on, off, on_stated, off_stated;
+  for (const std::string& q : queries) {
+    index::SearchResult r;
+    const double t_on = bench::seconds_of([&] { r = s.query_text(q, with); });
+    const double t_off = bench::seconds_of([&] { (void)s.query_text(q, without); });
+    on.push_back(t_on);
+    off.push_back(t_off);
+    if (!r.stated.empty()) {
+      on_stated.push_back(t_on);
+      off_stated.push_back(t_off);
+    }
+  }
+  std::printf(
+      "| queries | count | p50 with facts | p50 embedding alone | p50 added | p99 with | "
+      "p99 alone |\n|---|---|---|---|---|---|---|\n");
+  auto row = [](const char* name, std::vector<double> a_on, std::vector<double> a_off) {
+    if (a_on.empty()) return;
+    const double p50_on = percentile(a_on, 0.5), p50_off = percentile(a_off, 0.5);
+    std::printf("| %s | %zu | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", name,
+                a_on.size(), 1e3 * p50_on, 1e3 * p50_off, 1e3 * (p50_on - p50_off),
+                1e3 * percentile(a_on, 0.99), 1e3 * percentile(a_off, 0.99));
+  };
+  row("all", on, off);
+  row("stating a fact", on_stated, off_stated);
+  return 0;
+}
+
 int duplicates(const std::map<std::string, std::string>& a) {
   const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
   index::SearcherOptions without_model;
@@ -402,9 +449,11 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "encode") return encode(parse(argc, argv, 2));
     if (argc >= 2 && std::string(argv[1]) == "filtered") return filtered(parse(argc, argv, 2));
     if (argc >= 2 && std::string(argv[1]) == "duplicates") return duplicates(parse(argc, argv, 2));
-    std::fprintf(stderr,
-                 "usage: search_bench grow|query|filtered|duplicates|encode ... (see the top of "
-                 "search_bench.cc)\n");
+    if (argc >= 2 && std::string(argv[1]) == "facts") return facts(parse(argc, argv, 2));
+    std::fprintf(
+        stderr,
+        "usage: search_bench grow|query|filtered|facts|duplicates|encode ... (see the top of "
+        "search_bench.cc)\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "search_bench: %s\n", e.what());
