@@ -39,7 +39,8 @@ def search(cadclip, index, texts, split, k, facts):
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"cadclip search failed: {run.stderr[-2000:]}")
-        out.extend(json.loads(run.stdout))
+        parsed = json.loads(run.stdout)
+        out.extend(parsed if isinstance(parsed, list) else [parsed])
     return out
 
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Text->CAD ranks of captioned parts in an index, with and without the facts.
+
+    caption_ranks.py INDEX CAPTIONS.jsonl [--filter F] [--split-field split=validation]
+                     [--levels title,description] [--cadclip BIN]
+
+Each caption (JSONL rows with id, text and level) of a part in the gallery
+(the index's parts, or those passing --filter) is searched with the facts the
+text states ranking first (the default) and with the embedding alone
+(--no-facts); the part's own rank gives R@1, R@10 and the median rank per
+level. For the real checks: the 31 shared parts and their human captions,
+and the held-out fold of the real descriptions.
+"""
+import argparse
+import collections
+import json
+import statistics
+import subprocess
+import sys
+
+
+def answers(stdout):
+    """`cadclip search --json` prints one object for one text, an array for several."""
+    parsed = json.loads(stdout)
+    return parsed if isinstance(parsed, list) else [parsed]
+
+
+def ranks(cadclip, index, texts, ids, filt, k, facts):
+    out = []
+    for start in range(0, len(texts), 64):
+        cmd = [cadclip, "search", index, *texts[start:start + 64], "-k", str(k), "--json"]
+        if filt:
+            cmd += ["--filter", filt]
+        if not facts:
+            cmd.append("--no-facts")
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"cadclip search failed: {run.stderr[-2000:]}")
+        for answer, part in zip(answers(run.stdout), ids[start:start + 64]):
+            found = [r["id"] for r in answer["results"]]
+            out.append((found.index(part) + 1 if part in found else k + 1,
+                        bool(answer.get("facts"))))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("index")
+    parser.add_argument("captions")
+    parser.add_argument("--filter", default="")
+    parser.add_argument("--levels", default="")
+    parser.add_argument("--cadclip", default="build/dev/apps/cadclip")
+    args = parser.parse_args()
+    probe = subprocess.run([args.cadclip, "search", args.index, "part", "-k", "100000", "--json",
+                            *(["--filter", args.filter] if args.filter else [])],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        sys.exit(probe.stderr[-2000:])
+    gallery = {r["id"] for r in answers(probe.stdout)[0]["results"]}
+    levels = set(args.levels.split(",")) if args.levels else None
+    by_level = collections.defaultdict(list)
+    for line in open(args.captions, encoding="utf-8"):
+        row = json.loads(line)
+        if row["id"] in gallery and (levels is None or row.get("level") in levels):
+            by_level[row.get("level", "")].append(row)
+    print(f"{args.index}: gallery {len(gallery)} parts{' (' + args.filter + ')' if args.filter else ''}")
+    print(f"{'level':<14}{'queries':>8}{'with facts read':>16}   "
+          f"{'R@1':>6}{'R@10':>7}{'MedR':>6}   embedding alone: {'R@1':>6}{'R@10':>7}{'MedR':>6}")
+    for level, rows in sorted(by_level.items()):
+        texts = [" ".join(r["text"].split()) for r in rows]
+        ids = [r["id"] for r in rows]
+        got = {f: ranks(args.cadclip, args.index, texts, ids, args.filter, len(gallery), f)
+               for f in (True, False)}
+        n = len(rows)
+
+        def stats(rs):
+            values = [r for r, _ in rs]
+            return (100 * sum(v == 1 for v in values) / n, 100 * sum(v <= 10 for v in values) / n,
+                    statistics.median(values))
+        on, off = stats(got[True]), stats(got[False])
+        read = sum(s for _, s in got[True])
+        print(f"{level:<14}{n:>8}{read:>16}   {on[0]:>5.1f}%{on[1]:>6.1f}%{on[2]:>6.1f}"
+              f"   {'':>17}{off[0]:>5.1f}%{off[1]:>6.1f}%{off[2]:>6.1f}")
+
+
+if __name__ == "__main__":
+    main()
