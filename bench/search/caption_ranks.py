@@ -15,31 +15,16 @@ import argparse
 import collections
 import json
 import statistics
-import subprocess
-import sys
+
+from cadclip_search import search
 
 
-def answers(stdout):
-    """`cadclip search --json` prints one object for one text, an array for several."""
-    parsed = json.loads(stdout)
-    return parsed if isinstance(parsed, list) else [parsed]
-
-
-def ranks(cadclip, index, texts, ids, filt, k, facts):
+def ranks(cadclip, index, texts, ids, filter_text, k, facts):
+    """Each caption's own part's rank (k + 1 when not in the first k), and whether facts were read."""
     out = []
-    for start in range(0, len(texts), 64):
-        cmd = [cadclip, "search", index, *texts[start:start + 64], "-k", str(k), "--json"]
-        if filt:
-            cmd += ["--filter", filt]
-        if not facts:
-            cmd.append("--no-facts")
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        if run.returncode != 0:
-            sys.exit(f"cadclip search failed: {run.stderr[-2000:]}")
-        for answer, part in zip(answers(run.stdout), ids[start:start + 64]):
-            found = [r["id"] for r in answer["results"]]
-            out.append((found.index(part) + 1 if part in found else k + 1,
-                        bool(answer.get("facts"))))
+    for answer, part in zip(search(cadclip, index, texts, k, filter_text, facts), ids):
+        found = [r["id"] for r in answer["results"]]
+        out.append((found.index(part) + 1 if part in found else k + 1, bool(answer.get("facts"))))
     return out
 
 
@@ -51,12 +36,8 @@ def main():
     parser.add_argument("--levels", default="")
     parser.add_argument("--cadclip", default="build/dev/apps/cadclip")
     args = parser.parse_args()
-    probe = subprocess.run([args.cadclip, "search", args.index, "part", "-k", "100000", "--json",
-                            *(["--filter", args.filter] if args.filter else [])],
-                           capture_output=True, text=True)
-    if probe.returncode != 0:
-        sys.exit(probe.stderr[-2000:])
-    gallery = {r["id"] for r in answers(probe.stdout)[0]["results"]}
+    probe = search(args.cadclip, args.index, ["part"], 100000, args.filter, facts=False)
+    gallery = {r["id"] for r in probe[0]["results"]}
     levels = set(args.levels.split(",")) if args.levels else None
     by_level = collections.defaultdict(list)
     for line in open(args.captions, encoding="utf-8"):

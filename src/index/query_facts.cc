@@ -201,8 +201,8 @@ bool is_equal_set_word(const std::string& w) {
 
 // Words after "about" widen a length's tolerance to ±10%.
 bool is_approximate_word(const std::string& w) {
-  return one_of(
-      w, {"about", "approximately", "approx", "roughly", "around", "circa", "ca", "nearly", "~"});
+  return one_of(w,
+                {"about", "approximately", "approx", "roughly", "around", "circa", "ca", "nearly"});
 }
 
 // Words of the parts whose designations carry a thread ("M8 nut").
@@ -240,6 +240,17 @@ Condition stated_thread(FilterKey key, double d, std::optional<double> length,
   Condition c = stated(key, {d, d, false, false}, std::move(because));
   if (length) c.ranges.push_back({*length, *length, false, false});
   return c;
+}
+
+// A ball bearing's sizes as facts: the bore (±1%, at least 0.05 mm) and the
+// extents D x D x B (±1%, at least 0.1 mm).
+void add_bearing(std::vector<Condition>& out, double bore, double outside, double width,
+                 const std::string& because) {
+  out.push_back(stated(FilterKey::kHoleDiameter, around(bore, 0.01, 0.05), because));
+  Condition dims = stated(FilterKey::kDims, around(outside, 0.01, 0.1), because);
+  dims.ranges.push_back(around(outside, 0.01, 0.1));
+  dims.ranges.push_back(around(width, 0.01, 0.1));
+  out.push_back(std::move(dims));
 }
 
 // A deep groove ball bearing's number ("608", "6204") with its suffix
@@ -287,14 +298,7 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
 #ifdef CADCLIP_WITH_OCCT
     const std::optional<cad::BearingSize> size = cad::ball_bearing_size(number->first);
     if (!size) continue;
-    out.push_back(stated(FilterKey::kHoleDiameter, around(size->d, 0.01, 0.05), because));
-    Condition dims;
-    dims.key = FilterKey::kDims;
-    dims.ranges = {around(size->outside, 0.01, 0.1), around(size->outside, 0.01, 0.1),
-                   around(size->width, 0.01, 0.1)};
-    dims.origin = FilterOrigin::kQueryText;
-    dims.because = because;
-    out.push_back(std::move(dims));
+    add_bearing(out, size->d, size->outside, size->width, because);
     mark(i, number->second);
 #else
     (void)because;
@@ -311,14 +315,7 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
       const size_t end = i + 5 < t.size() && unit_factor(t[i + 5].low) ? i + 6 : i + 5;
       const double to_mm = end == i + 6 ? *unit_factor(t[i + 5].low) : 1.0;
       const std::string because = words_between(text, t, i, end);
-      out.push_back(stated(FilterKey::kHoleDiameter, around(d * to_mm, 0.01, 0.05), because));
-      Condition dims;
-      dims.key = FilterKey::kDims;
-      dims.ranges = {around(outside * to_mm, 0.01, 0.1), around(outside * to_mm, 0.01, 0.1),
-                     around(width * to_mm, 0.01, 0.1)};
-      dims.origin = FilterOrigin::kQueryText;
-      dims.because = because;
-      out.push_back(std::move(dims));
+      add_bearing(out, d * to_mm, outside * to_mm, width * to_mm, because);
       mark(i, end);
     }
   }

@@ -245,9 +245,10 @@ bool FilterColumns::meets_thread(int64_t r, const Condition& c) const {
     threaded_hole = is_thread_diameter(thread, hole_diameters_[h]);
   const int64_t first = shaft_start_[r], end = shaft_start_[r + 1];
   if (c.ranges.size() < 2) {
-    for (int64_t s = first; s < end && !threaded_hole; ++s)
+    if (threaded_hole) return true;
+    for (int64_t s = first; s < end; ++s)
       if (is_thread_diameter(thread, shafts_[s].diameter_mm)) return true;
-    return threaded_hole;
+    return false;
   }
   const double length = c.ranges[1].min;
   const double tolerance = std::max(1.0, kThreadLengthTolerance * length);

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <random>
 
 #include "cadclip/index/searcher.h"
 #include "cadclip/index/stored_index.h"
@@ -24,30 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kDim = 8;  // the tiny checkpoint's embedding size
-
-// A library of `items` with seeded random unit embeddings, written as an
-// exact index under `folder`.
-void write_library(const fs::path& folder, std::vector<Item> items, int seed) {
-  testing::write_checkpoint(folder / "run", 0);
-  StoredIndex library;
-  library.checkpoint = (folder / "run").string();
-  library.checkpoint_identity = model::checkpoint_identity(folder / "run");
-  library.embed_dim = kDim;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  for (Item& item : items) {
-    StoredPart part;
-    part.item = std::move(item);
-    float norm = 0;
-    for (int d = 0; d < kDim; ++d) {
-      part.embedding.push_back(normal(rng));
-      norm += part.embedding.back() * part.embedding.back();
-    }
-    for (float& v : part.embedding) v /= std::sqrt(norm);
-    library.parts.push_back(std::move(part));
-  }
-  write_stored_index(folder / "index", library, {.factory = "Flat"});
-}
 
 Item part(const std::string& id, std::array<double, 3> size, std::vector<double> holes,
           std::vector<data::Shaft> shafts = {}) {
@@ -108,7 +83,9 @@ class FactRankingTest : public ::testing::Test {
       bolt("bolt_m8x45", n, 8, 6.466, 45, 22);
       bolt("bolt_m10x40", n, 10, 8.16, 40, 26);
     }
-    write_library(*root_, std::move(items), 7);
+    write_stored_index(*root_ / "index",
+                       testing::random_library(*root_ / "run", std::move(items), 7, kDim),
+                       {.factory = "Flat"});
     searcher_ = new Searcher(Searcher::open(*root_ / "index"));
   }
   static void TearDownTestSuite() {

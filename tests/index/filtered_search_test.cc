@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <random>
 #include <tuple>
 
 #include "cadclip/core/error.h"
@@ -61,24 +60,9 @@ class FilteredSearchTest : public ::testing::Test {
   static void SetUpTestSuite() {
     at::set_num_threads(1);
     root_ = new fs::path(testing::fresh_folder("cadclip_filtered_search_test"));
-    testing::write_checkpoint(*root_ / "run", 0);
-    StoredIndex library;
-    library.checkpoint = (*root_ / "run").string();
-    library.checkpoint_identity = model::checkpoint_identity(*root_ / "run");
-    library.embed_dim = kDim;
-    std::mt19937 rng(5);
-    std::normal_distribution<float> normal;
-    for (int i = 0; i < kParts; ++i) {
-      StoredPart part;
-      part.item = part_item(i);
-      float norm = 0;
-      for (int d = 0; d < kDim; ++d) {
-        part.embedding.push_back(normal(rng));
-        norm += part.embedding.back() * part.embedding.back();
-      }
-      for (float& v : part.embedding) v /= std::sqrt(norm);
-      library.parts.push_back(std::move(part));
-    }
+    std::vector<Item> items;
+    for (int i = 0; i < kParts; ++i) items.push_back(part_item(i));
+    StoredIndex library = testing::random_library(*root_ / "run", std::move(items), 5, kDim);
     write_stored_index(*root_ / "flat", library, {.factory = "Flat"});
     // 32 lists, 2 probed: an unfiltered search sees about 190 of the 3,000 rows.
     write_stored_index(*root_ / "ivf", library,
@@ -358,24 +342,9 @@ TEST(MirroredSearch, IgnoreMirroredLeavesOutMirrorImagesOnly) {
 TEST(BatchedFilteredSearch, TextsSearchedTogetherGetWhatEachGetsAlone) {
   at::set_num_threads(1);
   const fs::path root = testing::fresh_folder("cadclip_batched_filtered_test");
-  testing::write_checkpoint(root / "run", 0);
-  StoredIndex library;
-  library.checkpoint = (root / "run").string();
-  library.checkpoint_identity = model::checkpoint_identity(root / "run");
-  library.embed_dim = kDim;
-  std::mt19937 rng(9);
-  std::normal_distribution<float> normal;
-  for (int i = 0; i < 6000; ++i) {  // enough for a filter past direct scoring's bound
-    StoredPart part;
-    part.item = part_item(i);
-    float norm = 0;
-    for (int d = 0; d < kDim; ++d) {
-      part.embedding.push_back(normal(rng));
-      norm += part.embedding.back() * part.embedding.back();
-    }
-    for (float& v : part.embedding) v /= std::sqrt(norm);
-    library.parts.push_back(std::move(part));
-  }
+  std::vector<Item> items;
+  for (int i = 0; i < 6000; ++i) items.push_back(part_item(i));  // past direct scoring's bound
+  const StoredIndex library = testing::random_library(root / "run", std::move(items), 9, kDim);
   write_stored_index(root / "flat", library, {.factory = "Flat"});
   write_stored_index(root / "ivf", library,
                      {.factory = "IVF32,Flat", .search_params = "nprobe=32"});

@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "cadclip/data/captions.h"
 #include "cadclip/data/shard.h"
 #include "cadclip/data/splits.h"
+#include "cadclip/index/stored_index.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/model_config.h"
 
@@ -36,6 +39,31 @@ inline void write_checkpoint(const fs::path& run, int seed) {
   torch::manual_seed(seed);
   const model::ModelConfig config = cadclip::testing::tiny_model_config();
   model::save_checkpoint(run, "last", model::build_model(config), model::TrainingState{});
+}
+
+// A library of `items` for a tiny checkpoint written to `run`, each part
+// with a seeded random unit embedding of `dim` (the tiny model's size):
+// ready for write_stored_index.
+inline StoredIndex random_library(const fs::path& run, std::vector<Item> items, int seed, int dim) {
+  write_checkpoint(run, 0);
+  StoredIndex library;
+  library.checkpoint = run.string();
+  library.checkpoint_identity = model::checkpoint_identity(run);
+  library.embed_dim = dim;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  for (Item& item : items) {
+    StoredPart part;
+    part.item = std::move(item);
+    float norm = 0;
+    for (int d = 0; d < dim; ++d) {
+      part.embedding.push_back(normal(rng));
+      norm += part.embedding.back() * part.embedding.back();
+    }
+    for (float& v : part.embedding) v /= std::sqrt(norm);
+    library.parts.push_back(std::move(part));
+  }
+  return library;
 }
 
 inline const std::vector<std::string>& caption_texts() {
