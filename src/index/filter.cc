@@ -455,12 +455,6 @@ std::vector<NumberRange> proportions_of(std::vector<double> extents) {
 
 }  // namespace detail
 
-bool NumberRange::contains(double value) const {
-  if (min_open ? !(value > min) : !(value >= min)) return false;
-  if (max_open ? !(value < max) : !(value <= max)) return false;
-  return true;
-}
-
 const std::vector<std::string>& file_type_names() {
   static const std::vector<std::string> kNames = {"step", "iges", "brep", "deepcad"};
   return kNames;

@@ -382,24 +382,42 @@ std::string conditions_key(const std::vector<Condition>& conditions) {
   return key;
 }
 
-// queries: [n, d]; embeddings: [N, d] -> for each query the k best of `rows`
-// (ascending row numbers), best first.
+// a . b over d floats. Eight running sums, so that the compiler may use
+// vector lanes without reordering any one sum.
+float dot(const float* a, const float* b, int64_t d) {
+  float lane[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= d; i += 8)
+    for (int l = 0; l < 8; ++l) lane[l] += a[i + l] * b[i + l];
+  float total = 0;
+  for (; i < d; ++i) total += a[i] * b[i];
+  for (const float v : lane) total += v;
+  return total;
+}
+
+// queries: [n, d]; embeddings: [N, d] -> for each query the k best of `rows`,
+// best first (equal scores: the lower row first). The rows are read in
+// place: gathering them into one matrix for a product cost more than the
+// product saves at these sizes.
 std::vector<std::vector<std::pair<float, int64_t>>> score_rows(const at::Tensor& queries,
                                                                const at::Tensor& embeddings,
                                                                const std::vector<int64_t>& rows,
                                                                int64_t k) {
-  c10::InferenceMode inference;
-  const int64_t n = queries.size(0);
+  const int64_t n = queries.size(0), d = queries.size(1);
   std::vector<std::vector<std::pair<float, int64_t>>> out(static_cast<size_t>(n));
   k = std::min<int64_t>(k, static_cast<int64_t>(rows.size()));
   if (k <= 0) return out;
-  const at::Tensor index = at::tensor(rows, at::kLong);
-  const at::Tensor scores = queries.matmul(embeddings.index_select(0, index).t());  // [n, m]
-  const auto [best, at_row] = scores.topk(k, /*dim=*/1);
-  const at::Tensor b = best.contiguous(), r = at_row.contiguous();
+  const float* q = queries.data_ptr<float>();
+  const float* e = embeddings.data_ptr<float>();
+  auto better = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
   for (int64_t j = 0; j < n; ++j) {
-    for (int64_t i = 0; i < k; ++i)
-      out[j].emplace_back(b[j][i].item<float>(), rows[r[j][i].item<int64_t>()]);
+    std::vector<std::pair<float, int64_t>>& scored = out[j];
+    scored.reserve(rows.size());
+    for (const int64_t r : rows) scored.emplace_back(dot(q + j * d, e + r * d, d), r);
+    std::partial_sort(scored.begin(), scored.begin() + k, scored.end(), better);
+    scored.resize(static_cast<size_t>(k));
   }
   return out;
 }
@@ -425,6 +443,48 @@ std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_rows(
     return score_rows(queries, state_->embeddings, passing, k);
   }
   return state_->vectors.search_many(q, n, k, rows);
+}
+
+std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_tiers(
+    const at::Tensor& queries, const std::vector<int8_t>& met, int facts, int64_t k) const {
+  std::vector<int64_t> in_tier(static_cast<size_t>(facts) + 1, 0);
+  for (const int8_t m : met)
+    if (m >= 0) ++in_tier[m];
+  // The tiers that fill k, from the top; the ones below are never searched.
+  int lowest = facts;
+  for (int64_t taken = in_tier[facts]; taken < k && lowest > 0;) taken += in_tier[--lowest];
+  auto scored_directly = [&](int tier) { return in_tier[tier] <= kDirectScoringRows; };
+  // The rows of the tiers scored directly, gathered in one pass.
+  std::vector<std::vector<int64_t>> rows_of(in_tier.size());
+  bool gather = false;
+  for (int t = lowest; t <= facts; ++t) {
+    if (in_tier[t] == 0 || !scored_directly(t)) continue;
+    rows_of[t].reserve(static_cast<size_t>(in_tier[t]));
+    gather = true;
+  }
+  for (int64_t r = 0; gather && r < size(); ++r)
+    if (met[r] >= lowest && scored_directly(met[r])) rows_of[met[r]].push_back(r);
+
+  const int64_t n = queries.size(0);
+  std::vector<std::vector<std::pair<float, int64_t>>> found(static_cast<size_t>(n));
+  int64_t taken = 0;
+  for (int t = facts; t >= lowest && taken < k; --t) {
+    if (in_tier[t] == 0) continue;
+    const int64_t wanted = k - taken;
+    std::vector<std::vector<std::pair<float, int64_t>>> tier_found;
+    if (scored_directly(t)) {
+      tier_found = score_rows(queries, state_->embeddings, rows_of[t], wanted);
+    } else {
+      detail::RowSet rows(size());
+      for (int64_t r = 0; r < size(); ++r)
+        if (met[r] == t) rows.add(r);
+      tier_found = state_->vectors.search_many(queries.data_ptr<float>(), n, wanted, &rows);
+    }
+    for (int64_t j = 0; j < n; ++j)
+      found[j].insert(found[j].end(), tier_found[j].begin(), tier_found[j].end());
+    taken += std::min(in_tier[t], wanted);
+  }
+  return found;
 }
 
 std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& texts,
@@ -476,33 +536,15 @@ std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& 
     // Found rows per text, best first: with stated facts, the rows that meet
     // all of them, then those that meet one fewer, and so on.
     std::vector<std::vector<std::pair<float, int64_t>>> found;
-    std::vector<std::vector<uint8_t>> meets;  // per stated fact, per row
     int64_t meeting_all = -1;
     if (group.stated.empty()) {
       found = search_rows(queries, passing ? &*passing : nullptr, k);
     } else {
-      for (const Condition& c : group.stated) meets.push_back(state_->columns.meets(c));
+      const std::vector<int8_t> met =
+          state_->columns.facts_met(group.stated, passing ? &*passing : nullptr);
       const int facts = static_cast<int>(group.stated.size());
-      std::vector<int8_t> met(static_cast<size_t>(size()), 0);
-      for (const std::vector<uint8_t>& m : meets)
-        for (int64_t r = 0; r < size(); ++r) met[r] = static_cast<int8_t>(met[r] + m[r]);
-      if (passing)
-        for (int64_t r = 0; r < size(); ++r)
-          if (!passing->has(r)) met[r] = -1;
-      found.resize(members.size());
-      int64_t taken = 0;  // rows in the tiers searched so far
-      for (int tier = facts; tier >= 0 && taken < std::min(k, candidates); --tier) {
-        detail::RowSet rows(size());
-        for (int64_t r = 0; r < size(); ++r)
-          if (met[r] == tier) rows.add(r);
-        if (tier == facts) meeting_all = rows.count;
-        if (rows.count == 0) continue;
-        const std::vector<std::vector<std::pair<float, int64_t>>> tier_found =
-            search_rows(queries, &rows, k - taken);
-        for (size_t j = 0; j < members.size(); ++j)
-          found[j].insert(found[j].end(), tier_found[j].begin(), tier_found[j].end());
-        taken += std::min(rows.count, k - taken);
-      }
+      meeting_all = static_cast<int64_t>(std::count(met.begin(), met.end(), facts));
+      found = search_tiers(queries, met, facts, k);
     }
     for (size_t j = 0; j < members.size(); ++j) {
       const size_t i = members[j];
@@ -514,11 +556,11 @@ std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& 
         // Below the minimum score: left out. Without facts the hits come best
         // first, so the first one ends them.
         if (applied[i].min_score && score < *applied[i].min_score) {
-          if (meets.empty()) break;
+          if (group.stated.empty()) break;
           continue;
         }
         Hit hit{static_cast<int64_t>(result.hits.size()) + 1, score, &state_->items[row], {}};
-        for (const std::vector<uint8_t>& m : meets) hit.meets.push_back(m[row] != 0);
+        for (const Condition& c : group.stated) hit.meets.push_back(state_->columns.meets(row, c));
         result.hits.push_back(std::move(hit));
       }
       result.applied = std::move(applied[i]);

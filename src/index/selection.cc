@@ -111,11 +111,8 @@ FilterColumns::FilterColumns(const std::vector<Item>& items)
   }
 }
 
-void FilterColumns::keep(std::vector<uint8_t>& pass, const Condition& c) const {
-  auto apply = [&](auto&& passes) {
-    for (int64_t r = 0; r < rows_; ++r)
-      if (pass[r] && !passes(r)) pass[r] = 0;
-  };
+template <typename Use>
+void FilterColumns::with_test(const Condition& c, Use&& apply) const {
   const NumberRange range = c.ranges.empty() ? NumberRange{} : c.ranges.front();
   auto in_range = [&](double v) { return range.contains(v) != c.negate; };
   switch (c.key) {
@@ -280,19 +277,40 @@ bool FilterColumns::meets_thread(int64_t r, const Condition& c) const {
   return false;
 }
 
-std::vector<uint8_t> FilterColumns::meets(const Condition& condition) const {
-  std::vector<uint8_t> pass(static_cast<size_t>(rows_), 1);
-  keep(pass, condition);
-  return pass;
-}
-
 RowSet FilterColumns::select(std::span<const Condition> conditions) const {
   std::vector<uint8_t> pass(static_cast<size_t>(rows_), 1);
-  for (const Condition& c : conditions) keep(pass, c);
+  for (const Condition& c : conditions) {
+    with_test(c, [&](auto&& passes) {
+      for (int64_t r = 0; r < rows_; ++r)
+        if (pass[r] && !passes(r)) pass[r] = 0;
+    });
+  }
   RowSet rows(rows_);
   for (int64_t r = 0; r < rows_; ++r)
     if (pass[r]) rows.add(r);
   return rows;
+}
+
+std::vector<int8_t> FilterColumns::facts_met(std::span<const Condition> facts,
+                                             const RowSet* within) const {
+  CADCLIP_CHECK(facts.size() < 128, "facts_met: at most 127 facts");
+  std::vector<int8_t> met(static_cast<size_t>(rows_), 0);
+  for (const Condition& c : facts) {
+    with_test(c, [&](auto&& passes) {
+      for (int64_t r = 0; r < rows_; ++r)
+        met[r] = static_cast<int8_t>(met[r] + (passes(r) ? 1 : 0));
+    });
+  }
+  if (within)
+    for (int64_t r = 0; r < rows_; ++r)
+      if (!within->has(r)) met[r] = -1;
+  return met;
+}
+
+bool FilterColumns::meets(int64_t row, const Condition& condition) const {
+  bool result = false;
+  with_test(condition, [&](auto&& passes) { result = passes(row); });
+  return result;
 }
 
 }  // namespace cadclip::index::detail

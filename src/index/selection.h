@@ -24,9 +24,11 @@ class FilterColumns {
   // The rows that pass every condition. Throws cadclip::Error for a field
   // that no part of the catalog has, naming the fields it has.
   RowSet select(std::span<const Condition> conditions) const;
-  // Per row, 1 where the part meets `condition`, else 0 (soft facts count
-  // these). Throws as select() does.
-  std::vector<uint8_t> meets(const Condition& condition) const;
+  // Per row, how many of `facts` the part meets (the soft ranking's tiers),
+  // or -1 for a row outside `within` when it is given. Throws as select() does.
+  std::vector<int8_t> facts_met(std::span<const Condition> facts, const RowSet* within) const;
+  // Whether the part in `row` meets `condition`. Throws as select() does.
+  bool meets(int64_t row, const Condition& condition) const;
   // The imported field names, in the order first seen.
   const std::vector<std::string>& fields() const { return field_names_; }
 
@@ -36,7 +38,11 @@ class FilterColumns {
     std::vector<std::optional<double>> numbers;  // each value read as a number, when it is one
     std::vector<int32_t> row_value;              // per row: index into values, -1 = none
   };
-  void keep(std::vector<uint8_t>& pass, const Condition& c) const;
+  // Calls apply(test), where test(row) tells whether the part in `row` meets
+  // `c`: each key's rule is written once, and each caller runs its own loop
+  // over a concrete, inlined test.
+  template <typename Use>
+  void with_test(const Condition& c, Use&& apply) const;
   bool meets_thread(int64_t row, const Condition& c) const;
 
   int64_t rows_ = 0;

@@ -21,7 +21,11 @@ struct NumberRange {
   double max = std::numeric_limits<double>::infinity();
   bool min_open = false;  // min < v instead of min <= v
   bool max_open = false;  // v < max instead of v <= max
-  bool contains(double value) const;
+  // Inline: filters call it once per part and condition.
+  bool contains(double value) const {
+    if (min_open ? !(value > min) : !(value >= min)) return false;
+    return max_open ? value < max : value <= max;
+  }
   bool operator==(const NumberRange&) const = default;
 };
 
