@@ -22,7 +22,7 @@ struct StandardItem {
   std::string table;        // table file ("hex_bolts.csv")
   size_t row = 0;           // row of the table, from 0
   double length = 0;        // nominal length, mm; 0 when the part has none
-  std::string variant;      // bearings: "" (open), "ZZ" or "2RS"
+  std::string variant;      // bearings: "" (open), "ZZ" or "2RS"; spring washers: the form "B"
   std::string designation;  // short designation: "ISO 4017 M8x40", "608-2RS"
 };
 
@@ -51,7 +51,7 @@ const std::vector<StandardItem>& standard_catalog(const std::string& group);
 bool standard_row_held_out(size_t row);
 
 // The groups' catalogs and solids (standard_fasteners.cc, standard_nuts_washers.cc,
-// standard_bearings.cc).
+// standard_bearings.cc, standard_rings.cc).
 std::vector<StandardItem> hex_bolt_catalog();
 StandardBuilt build_hex_bolt(const StandardItem& item);
 std::vector<StandardItem> socket_screw_catalog();
@@ -64,6 +64,8 @@ std::vector<StandardItem> plain_washer_catalog();
 StandardBuilt build_plain_washer(const StandardItem& item);
 std::vector<StandardItem> ball_bearing_catalog();
 StandardBuilt build_ball_bearing(const StandardItem& item);
+std::vector<StandardItem> spring_washer_catalog();
+StandardBuilt build_spring_washer(const StandardItem& item);
 
 // Shared by the builders: a solid of revolution about z from a closed profile
 // in the xz plane (x = radius >= 0, y = z), corners chamfered as P2 says.

@@ -279,6 +279,43 @@ Levels dowel_pin(const StandardItem& it, const StandardBuilt& b, nlohmann::json&
   return L;
 }
 
+// DIN 127 form B: spring lock washers (split washers), square ends.
+Levels spring_washer(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string size = t.cell(it.row, "size"), nominal = n(t.number(it.row, "d"));
+  const std::string d1 = n(b.dims["d1"]), d2 = n(b.dims["d2"]), s = n(b.dims["s"]);
+  facts["form"] = "B";
+  Levels L;
+  L[kAbstract] = {{"a split spring washer for an " + nominal + " mm bolt, " + d2 +
+                       " mm across and " + s + " mm thick",
+                   {"d", "d2", "s"}},
+                  {"a ring cut through on one side, " + d1 + " mm hole, " + d2 + " mm outside, " +
+                       s + " mm thick",
+                   {"d1", "d2", "s"}},
+                  {"a lock washer for an " + nominal + " mm screw", {"d"}}};
+  L[kBeginner] = {{size + " spring washer", {"size"}},
+                  {size + " split washer", {"size"}},
+                  {"lock washer " + size, {"size"}},
+                  {"split lock washer for " + size + " bolts", {"size"}}};
+  L[kIntermediate] = {
+      {"DIN 127 B " + size, {"standard", "form", "size"}},
+      {"DIN 127 B " + size + " spring lock washer", {"standard", "form", "size"}},
+      {"spring washer " + size + " to DIN 127 form B, square ends", {"standard", "form", "size"}},
+      {size + " split lock washer, " + d1 + " x " + d2 + " x " + s + " mm",
+       {"size", "d1", "d2", "s"}}};
+  L[kExpert] = {{"Spring lock washer DIN 127 - B " + nominal + " - FSt", {"standard", "form", "d"}},
+                {"Spring lock washer DIN 127 - B " + nominal +
+                     " - FSt (square ends; DIN 127 is withdrawn without an ISO successor): d1 = " +
+                     d1 + " mm, d2 = " + d2 + " mm, s = " + s + " mm",
+                 {"standard", "form", "d", "d1", "d2", "s"}}};
+  L[kName] = {{"spring washer " + size, {"size"}},
+              {"DIN127B_" + size, {"standard", "form", "size"}},
+              {"DIN 127 B " + nominal, {"standard", "form", "d"}},
+              {size + " split washer", {"size"}},
+              {"lock washer " + size, {"size"}}};
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -297,6 +334,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "hex_nut") return hex_nut(item, built, facts);
   if (item.group == "plain_washer") return plain_washer(item, built, facts);
   if (item.group == "ball_bearing") return ball_bearing(item, built, facts);
+  if (item.group == "spring_lock_washer") return spring_washer(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

@@ -23,6 +23,7 @@ const std::vector<StandardGroup>& standard_groups() {
       {"plain_washer", plain_washer_catalog, build_plain_washer},
       {"ball_bearing", ball_bearing_catalog, build_ball_bearing},
       {"dowel_pin", dowel_pin_catalog, build_dowel_pin},
+      {"spring_lock_washer", spring_washer_catalog, build_spring_washer},
   };
   return kGroups;
 }

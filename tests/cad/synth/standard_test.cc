@@ -93,6 +93,20 @@ TEST(StandardTables, RowsAgreeWithThePublishedStandards) {
   EXPECT_EQ(cell("dowel_pins.csv", "6", "c"), 1.2);
 }
 
+// DIN 127:1987 form B, written from the published table.
+TEST(StandardTables, SpringLockWashersAgreeWithDin127) {
+  // M8: d1 min 8.1, d2 max 14.8, s 2, h min 4; M12: 12.2 / 21.1 / 2.5; M3: 3.1 / 6.2 / 0.8.
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M8", "d1"), 8.1);
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M8", "d2"), 14.8);
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M8", "s"), 2);
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M8", "h_min"), 4);
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M12", "d1"), 12.2);
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M12", "d2"), 21.1);
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M12", "s"), 2.5);
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M3", "d2"), 6.2);
+  EXPECT_EQ(cell("spring_lock_washers.csv", "M3", "s"), 0.8);
+}
+
 TEST(StandardTables, EveryTableNamesItsSourceAndBadTablesAreClearErrors) {
   for (const auto& [file, text] : cad::synth::embedded_standard_files()) {
     const cad::synth::StandardTable& t = standard_table(file);
@@ -136,6 +150,7 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
             at(large ? "h_large" : "h")};
   }
   if (part.family == "ball_bearing") return {at("D"), at("D"), at("B")};
+  if (part.family == "spring_lock_washer") return {at("d2"), at("d2"), at("s")};
   return {at("d"), at("d"), l};
 }
 
@@ -182,6 +197,22 @@ TEST(StandardParts, BearingVariantsAreDifferentSolidsAndNutsHaveTheirHole) {
   EXPECT_NEAR(nut.holes[0].first, 8 - 1.0825 * 1.25, 0.01);
 }
 
+TEST(StandardParts, SpringLockWashersAreSplitRingsOfTheTable) {
+  const cad::synth::StandardItem& item = item_named("spring_lock_washer", "DIN 127 B M8");
+  const cad::synth::StandardBuilt built = cad::synth::build_spring_washer(item);
+  const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+  EXPECT_TRUE(m.valid);
+  EXPECT_NEAR(m.extent[0], 14.8, 0.01);
+  EXPECT_NEAR(m.extent[1], 14.8, 0.01);
+  EXPECT_NEAR(m.extent[2], 2, 0.01);
+  // The ring 8.1 x 14.8 x 2 less a radial cut s/2 = 1 mm wide across its 3.35 mm section.
+  const double ring = 3.14159265358979 / 4 * (14.8 * 14.8 - 8.1 * 8.1) * 2;
+  const double slot = 1.0 * (14.8 - 8.1) / 2 * 2;
+  EXPECT_NEAR(m.volume, ring - slot, 0.05 * slot);
+  // Cut through: no round hole is closed all the way round.
+  EXPECT_TRUE(m.holes.empty());
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -204,6 +235,14 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_EQ(din_built.dims.at("s"), 17);
   const auto din_texts = cad::synth::standard_caption_choices(din, din_built);
   EXPECT_NE(din_texts[3][1].find("replaced by ISO 4017"), std::string::npos) << din_texts[3][1];
+
+  const auto& spring = item_named("spring_lock_washer", "DIN 127 B M8");
+  const auto spring_texts = cad::synth::standard_caption_choices(
+      spring, cad::synth::standard_group("spring_lock_washer").build(spring));
+  EXPECT_TRUE(contains(spring_texts[1], "M8 spring washer"));
+  EXPECT_TRUE(contains(spring_texts[2], "DIN 127 B M8"));
+  EXPECT_TRUE(contains(spring_texts[3], "Spring lock washer DIN 127 - B 8 - FSt"));
+  EXPECT_TRUE(contains(spring_texts[4], "DIN127B_M8"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(
