@@ -66,6 +66,8 @@ std::vector<StandardItem> ball_bearing_catalog();
 StandardBuilt build_ball_bearing(const StandardItem& item);
 std::vector<StandardItem> spring_washer_catalog();
 StandardBuilt build_spring_washer(const StandardItem& item);
+std::vector<StandardItem> retaining_ring_catalog();
+StandardBuilt build_retaining_ring(const StandardItem& item);
 
 // Shared by the builders: a solid of revolution about z from a closed profile
 // in the xz plane (x = radius >= 0, y = z), corners chamfered as P2 says.

@@ -316,6 +316,45 @@ Levels spring_washer(const StandardItem& it, const StandardBuilt& b, nlohmann::j
   return L;
 }
 
+// DIN 471 and DIN 472: retaining rings (circlips) for shafts and for bores.
+Levels retaining_ring(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const bool shaft = it.standard == "DIN 471";
+  const std::string d = n(b.dims["d1"]), s = n(b.dims["s"]), d3 = n(b.dims["d3"]);
+  const std::string a = n(b.dims["a"]), d5 = n(b.dims["d5"]), ds = d + "x" + s;
+  const std::string& std_ = it.standard;
+  const std::string type = shaft ? "external" : "internal", seat = shaft ? "shaft" : "bore";
+  const std::string free = shaft ? "inside" : "outside";
+  facts["d"] = b.dims["d1"];
+  facts["type"] = type;
+  Levels L;
+  L[kAbstract] = {
+      {"a retaining ring for a " + d + " mm " + seat + ", " + s + " mm thick", {"d", "s"}},
+      {"an " + type + " circlip with two plier holes for a " + d + " mm " + seat, {"d", "type"}},
+      {"a split spring ring that snaps into a groove " + std::string(shaft ? "on" : "in") + " a " +
+           d + " mm " + seat + ", " + d3 + " mm " + free + " when free",
+       {"d", "d3"}}};
+  L[kBeginner] = {{d + " mm circlip", {"d"}},
+                  {type + " circlip " + d + "mm", {"type", "d"}},
+                  {seat + " circlip " + d + " mm", {"d"}},
+                  {"snap ring for a " + d + " mm " + seat, {"d"}}};
+  L[kIntermediate] = {
+      {std_ + " " + ds, {"standard", "d", "s"}},
+      {std_ + " " + d + " x " + s + " retaining ring for " + seat + "s", {"standard", "d", "s"}},
+      {"circlip " + std_ + " - " + d + ", " + type + ", " + s + " mm thick",
+       {"standard", "d", "type", "s"}},
+      {type + " retaining ring " + d + " mm, plier holes " + d5 + " mm", {"type", "d", "d5"}}};
+  L[kExpert] = {{"Retaining ring " + std_ + " - " + d + " x " + s, {"standard", "d", "s"}},
+                {"Retaining ring for " + seat + "s " + std_ + " - " + d + " x " + s +
+                     ", normal type: s = " + s + " mm, d3 = " + d3 + " mm free, lugs a = " + a +
+                     " mm, plier holes d5 = " + d5 + " mm",
+                 {"standard", "d", "s", "d3", "a", "d5"}}};
+  L[kName] = {{no_space(std_) + "_" + ds, {"standard", "d", "s"}},
+              {"circlip " + d, {"d"}},
+              {std_ + " " + d, {"standard", "d"}},
+              {d + "mm " + type + " circlip", {"d", "type"}}};
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -335,6 +374,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "plain_washer") return plain_washer(item, built, facts);
   if (item.group == "ball_bearing") return ball_bearing(item, built, facts);
   if (item.group == "spring_lock_washer") return spring_washer(item, built, facts);
+  if (item.group == "retaining_ring") return retaining_ring(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

@@ -24,6 +24,7 @@ const std::vector<StandardGroup>& standard_groups() {
       {"ball_bearing", ball_bearing_catalog, build_ball_bearing},
       {"dowel_pin", dowel_pin_catalog, build_dowel_pin},
       {"spring_lock_washer", spring_washer_catalog, build_spring_washer},
+      {"retaining_ring", retaining_ring_catalog, build_retaining_ring},
   };
   return kGroups;
 }

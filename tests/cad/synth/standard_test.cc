@@ -107,6 +107,26 @@ TEST(StandardTables, SpringLockWashersAgreeWithDin127) {
   EXPECT_EQ(cell("spring_lock_washers.csv", "M3", "s"), 0.8);
 }
 
+// DIN 471:2011 and DIN 472:2011, normal type, written from the published tables.
+TEST(StandardTables, RetainingRingsAgreeWithDin471And472) {
+  // DIN 471 d1 20: s 1.2, d3 18.5, a 4, b 2.6, d5 2; d1 10: s 1, d3 9.3, a 3.3, d5 1.5.
+  EXPECT_EQ(cell("retaining_rings_shaft.csv", "20", "s"), 1.2);
+  EXPECT_EQ(cell("retaining_rings_shaft.csv", "20", "d3"), 18.5);
+  EXPECT_EQ(cell("retaining_rings_shaft.csv", "20", "a"), 4);
+  EXPECT_EQ(cell("retaining_rings_shaft.csv", "20", "d5"), 2);
+  EXPECT_EQ(cell("retaining_rings_shaft.csv", "10", "d3"), 9.3);
+  EXPECT_EQ(cell("retaining_rings_shaft.csv", "10", "d5"), 1.5);
+  EXPECT_EQ(cell("retaining_rings_shaft.csv", "3", "a"), 1.9);
+  // DIN 472 d1 10: s 1, d3 10.8, a 3.2, d5 1.2; d1 18: d3 19.5, a 4.1, d5 2; d1 8: s 0.8.
+  EXPECT_EQ(cell("retaining_rings_bore.csv", "10", "s"), 1);
+  EXPECT_EQ(cell("retaining_rings_bore.csv", "10", "d3"), 10.8);
+  EXPECT_EQ(cell("retaining_rings_bore.csv", "10", "a"), 3.2);
+  EXPECT_EQ(cell("retaining_rings_bore.csv", "10", "d5"), 1.2);
+  EXPECT_EQ(cell("retaining_rings_bore.csv", "18", "d3"), 19.5);
+  EXPECT_EQ(cell("retaining_rings_bore.csv", "18", "a"), 4.1);
+  EXPECT_EQ(cell("retaining_rings_bore.csv", "8", "s"), 0.8);
+}
+
 TEST(StandardTables, EveryTableNamesItsSourceAndBadTablesAreClearErrors) {
   for (const auto& [file, text] : cad::synth::embedded_standard_files()) {
     const cad::synth::StandardTable& t = standard_table(file);
@@ -151,6 +171,12 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
   }
   if (part.family == "ball_bearing") return {at("D"), at("D"), at("B")};
   if (part.family == "spring_lock_washer") return {at("d2"), at("d2"), at("s")};
+  if (part.family == "retaining_ring") {
+    // The ring b wide on d3 with lugs a high beside the b-wide gap at +y.
+    const double r = at("d3") / 2, b = at("b");
+    if (standard == "DIN 471") return {2 * (r + b), r + b + r + at("a"), at("s")};
+    return {2 * r, r + std::sqrt(r * r - b * b / 4), at("s")};
+  }
   return {at("d"), at("d"), l};
 }
 
@@ -197,6 +223,20 @@ TEST(StandardParts, BearingVariantsAreDifferentSolidsAndNutsHaveTheirHole) {
   EXPECT_NEAR(nut.holes[0].first, 8 - 1.0825 * 1.25, 0.01);
 }
 
+// Small catalogs are built whole: every row makes one valid solid of the table's box.
+TEST(StandardParts, EveryEntryOfTheSmallCatalogsBuilds) {
+  for (const char* group : {"spring_lock_washer", "retaining_ring"}) {
+    const auto& catalog = cad::synth::standard_catalog(group);
+    EXPECT_FALSE(catalog.empty()) << group;
+    for (const cad::synth::StandardItem& item : catalog) {
+      const cad::synth::StandardBuilt built = cad::synth::standard_group(group).build(item);
+      const cad::synth::Measured m = cad::synth::measure_valid_solid(built.shape);
+      for (int axis = 0; axis < 3; ++axis)
+        EXPECT_NEAR(m.extent(axis), built.extent[axis], 1e-3) << item.designation << " " << axis;
+    }
+  }
+}
+
 TEST(StandardParts, SpringLockWashersAreSplitRingsOfTheTable) {
   const cad::synth::StandardItem& item = item_named("spring_lock_washer", "DIN 127 B M8");
   const cad::synth::StandardBuilt built = cad::synth::build_spring_washer(item);
@@ -211,6 +251,30 @@ TEST(StandardParts, SpringLockWashersAreSplitRingsOfTheTable) {
   EXPECT_NEAR(m.volume, ring - slot, 0.05 * slot);
   // Cut through: no round hole is closed all the way round.
   EXPECT_TRUE(m.holes.empty());
+}
+
+TEST(StandardParts, RetainingRingsHaveTheirPlierHolesAndLugs) {
+  for (const char* name : {"DIN 471 20x1.2", "DIN 472 20x1"}) {
+    const cad::synth::StandardItem& item = item_named("retaining_ring", name);
+    const cad::synth::StandardBuilt built = cad::synth::build_retaining_ring(item);
+    const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+    EXPECT_TRUE(m.valid) << name;
+    EXPECT_NEAR(m.extent[2], item.standard == "DIN 471" ? 1.2 : 1.0, 0.01) << name;
+    // The two plier holes of d5 = 2 mm; the ring itself is open, so d3 is no closed hole.
+    ASSERT_EQ(m.holes.size(), 1u) << name;
+    EXPECT_NEAR(m.holes[0].first, 2, 0.01) << name;
+    EXPECT_EQ(m.holes[0].second, 2) << name;
+  }
+  // A shaft ring's lugs stand out a = 4 mm beyond d3 = 18.5 at the opening:
+  // 9.25 + 2.6 below the axis, 9.25 + 4 above it.
+  const test::OracleMeasure shaft = test::oracle_measure_shape(
+      cad::synth::build_retaining_ring(item_named("retaining_ring", "DIN 471 20x1.2")).shape);
+  EXPECT_NEAR(shaft.extent[0], 18.5 + 2 * 2.6, 0.01);
+  EXPECT_NEAR(shaft.extent[1], 9.25 + 2.6 + 9.25 + 4, 0.01);
+  // A bore ring is d3 = 21.5 across.
+  const test::OracleMeasure bore = test::oracle_measure_shape(
+      cad::synth::build_retaining_ring(item_named("retaining_ring", "DIN 472 20x1")).shape);
+  EXPECT_NEAR(bore.extent[0], 21.5, 0.01);
 }
 
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
@@ -243,6 +307,14 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_TRUE(contains(spring_texts[2], "DIN 127 B M8"));
   EXPECT_TRUE(contains(spring_texts[3], "Spring lock washer DIN 127 - B 8 - FSt"));
   EXPECT_TRUE(contains(spring_texts[4], "DIN127B_M8"));
+
+  const auto& ring = item_named("retaining_ring", "DIN 471 20x1.2");
+  const auto ring_texts = cad::synth::standard_caption_choices(
+      ring, cad::synth::standard_group("retaining_ring").build(ring));
+  EXPECT_TRUE(contains(ring_texts[1], "20 mm circlip"));
+  EXPECT_TRUE(contains(ring_texts[2], "DIN 471 20x1.2"));
+  EXPECT_TRUE(contains(ring_texts[3], "Retaining ring DIN 471 - 20 x 1.2"));
+  EXPECT_TRUE(contains(ring_texts[4], "DIN471_20x1.2"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(
