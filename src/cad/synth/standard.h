@@ -18,11 +18,12 @@ namespace cadclip::cad::synth {
 // One catalog entry: a standard, a row of its table and what the row leaves open.
 struct StandardItem {
   std::string group;        // group key ("hex_bolt")
-  std::string standard;     // "ISO 4017", "DIN 933", "ISO 15"
+  std::string standard;     // "ISO 4017", "DIN 933", "ISO 15"; "catalogue" where none exists
   std::string table;        // table file ("hex_bolts.csv")
   size_t row = 0;           // row of the table, from 0
   double length = 0;        // nominal length, mm; 0 when the part has none
-  std::string variant;      // bearings: "" (open), "ZZ" or "2RS"; spring washers: the form "B"
+  std::string variant;      // bearings: "" (open), "ZZ" or "2RS"; spring washers: the form "B";
+                            // standoffs: "FF" (female-female) or "MF" (male-female)
   std::string designation;  // short designation: "ISO 4017 M8x40", "608-2RS"
 };
 
@@ -51,7 +52,7 @@ const std::vector<StandardItem>& standard_catalog(const std::string& group);
 bool standard_row_held_out(size_t row);
 
 // The groups' catalogs and solids (standard_fasteners.cc, standard_nuts_washers.cc,
-// standard_bearings.cc, standard_rings.cc).
+// standard_bearings.cc, standard_rings.cc, standard_standoffs_collars.cc).
 std::vector<StandardItem> hex_bolt_catalog();
 StandardBuilt build_hex_bolt(const StandardItem& item);
 std::vector<StandardItem> socket_screw_catalog();
@@ -68,6 +69,8 @@ std::vector<StandardItem> spring_washer_catalog();
 StandardBuilt build_spring_washer(const StandardItem& item);
 std::vector<StandardItem> retaining_ring_catalog();
 StandardBuilt build_retaining_ring(const StandardItem& item);
+std::vector<StandardItem> hex_standoff_catalog();
+StandardBuilt build_hex_standoff(const StandardItem& item);
 
 // Shared by the builders: a solid of revolution about z from a closed profile
 // in the xz plane (x = radius >= 0, y = z), corners chamfered as P2 says.

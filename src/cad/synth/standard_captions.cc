@@ -355,6 +355,54 @@ Levels retaining_ring(const StandardItem& it, const StandardBuilt& b, nlohmann::
   return L;
 }
 
+// Hexagon standoffs, female-female and male-female: catalogue parts, no standard.
+Levels hex_standoff(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const bool male = it.variant == "MF";
+  const std::string size = t.cell(it.row, "size"), l = n(it.length), s = n(b.dims["s"]);
+  const std::string sl = size + "x" + l, stud = male ? n(b.dims["stud"]) : "";
+  const std::string type = male ? "male-female" : "female-female", tag = male ? "M-F" : "F-F";
+  // A male-female standoff is written with its stud: "M3x10+6".
+  const std::string full = male ? sl + "+" + stud : sl;
+  const std::vector<std::string> full_keys =
+      male ? std::vector<std::string>{"size", "l", "stud"} : std::vector<std::string>{"size", "l"};
+  facts["type"] = type;
+  Levels L;
+  L[kAbstract] = {{"a hexagonal spacer " + l + " mm long with " +
+                       (male ? "an " + size + " stud at one end and a tapped hole at the other"
+                             : size + " threads in both ends"),
+                   {"size", "l"}},
+                  {"a " + s + " mm hex standoff, " + l + " mm long, " +
+                       (male ? "with a " + stud + " mm long " + size + " male thread"
+                             : "tapped " + size + " at both ends"),
+                   male ? std::vector<std::string>{"s", "l", "stud", "size"}
+                        : std::vector<std::string>{"s", "l", "size"}},
+                  {"a threaded pillar to hold a circuit board " + l + " mm off a panel", {"l"}}};
+  L[kBeginner] = {{sl + " standoff", {"size", "l"}},
+                  {size + " hex spacer " + l + "mm", {"size", "l"}},
+                  {"PCB standoff " + size + " x " + l, {"size", "l"}},
+                  {full + " " + type + " standoff", full_keys}};
+  L[kIntermediate] = {
+      {"hex standoff " + size + " x " + l + ", " + type + ", " + s + " mm across flats",
+       {"size", "l", "type", "s"}},
+      {size + " x " + l + " " + tag + " hex spacer", {"size", "l", "type"}},
+      {"threaded hex spacer " + full + (male ? ", " + stud + " mm stud" : ", tapped through"),
+       full_keys}};
+  L[kExpert] = {
+      {"Hexagon standoff " + size + " x " + l + ", " + type + ", AF " + s + " mm, thread pitch " +
+           n(b.dims["P"]) + " mm (a catalogue part; no standard covers standoffs)",
+       {"size", "l", "type", "s", "P"}},
+      {"Hex spacer " + size + " " + type + ", L = " + l + " mm" +
+           (male ? ", male thread " + stud + " mm" : "") + ", SW " + s,
+       male ? std::vector<std::string>{"size", "type", "l", "stud", "s"}
+            : std::vector<std::string>{"size", "type", "l", "s"}}};
+  L[kName] = {{"standoff_" + sl + "_" + (male ? "MF" : "FF"), {"size", "l", "type"}},
+              {sl + " standoff", {"size", "l"}},
+              {full + " standoff", full_keys},
+              {"hex spacer " + sl, {"size", "l"}}};
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -375,6 +423,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "ball_bearing") return ball_bearing(item, built, facts);
   if (item.group == "spring_lock_washer") return spring_washer(item, built, facts);
   if (item.group == "retaining_ring") return retaining_ring(item, built, facts);
+  if (item.group == "hex_standoff") return hex_standoff(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

@@ -25,6 +25,7 @@ const std::vector<StandardGroup>& standard_groups() {
       {"dowel_pin", dowel_pin_catalog, build_dowel_pin},
       {"spring_lock_washer", spring_washer_catalog, build_spring_washer},
       {"retaining_ring", retaining_ring_catalog, build_retaining_ring},
+      {"hex_standoff", hex_standoff_catalog, build_hex_standoff},
   };
   return kGroups;
 }

@@ -127,6 +127,21 @@ TEST(StandardTables, RetainingRingsAgreeWithDin471And472) {
   EXPECT_EQ(cell("retaining_rings_bore.csv", "8", "s"), 0.8);
 }
 
+// Standoffs follow the catalogues, not a standard; the table must say so.
+TEST(StandardTables, StandoffsAreACatalogueConvention) {
+  // Across flats M2.5 5, M3 5.5, M4 7, M5 8, M6 10; M3 male thread 6 mm; ISO 261 M3 pitch 0.5.
+  EXPECT_EQ(cell("hex_standoffs.csv", "M2.5", "s"), 5);
+  EXPECT_EQ(cell("hex_standoffs.csv", "M3", "s"), 5.5);
+  EXPECT_EQ(cell("hex_standoffs.csv", "M4", "s"), 7);
+  EXPECT_EQ(cell("hex_standoffs.csv", "M6", "s"), 10);
+  EXPECT_EQ(cell("hex_standoffs.csv", "M3", "stud"), 6);
+  EXPECT_EQ(cell("hex_standoffs.csv", "M3", "P"), 0.5);
+  bool says = false;
+  for (const std::string& note : standard_table("hex_standoffs.csv").notes)
+    says |= note.find("manufacturer convention, not a standard") != std::string::npos;
+  EXPECT_TRUE(says);
+}
+
 TEST(StandardTables, EveryTableNamesItsSourceAndBadTablesAreClearErrors) {
   for (const auto& [file, text] : cad::synth::embedded_standard_files()) {
     const cad::synth::StandardTable& t = standard_table(file);
@@ -171,6 +186,10 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
   }
   if (part.family == "ball_bearing") return {at("D"), at("D"), at("B")};
   if (part.family == "spring_lock_washer") return {at("d2"), at("d2"), at("s")};
+  if (part.family == "hex_standoff") {
+    const double stud = p.at("variant") == "MF" ? at("stud") : 0;
+    return {hex * at("s"), at("s"), l + stud};
+  }
   if (part.family == "retaining_ring") {
     // The ring b wide on d3 with lugs a high beside the b-wide gap at +y.
     const double r = at("d3") / 2, b = at("b");
@@ -225,7 +244,7 @@ TEST(StandardParts, BearingVariantsAreDifferentSolidsAndNutsHaveTheirHole) {
 
 // Small catalogs are built whole: every row makes one valid solid of the table's box.
 TEST(StandardParts, EveryEntryOfTheSmallCatalogsBuilds) {
-  for (const char* group : {"spring_lock_washer", "retaining_ring"}) {
+  for (const char* group : {"spring_lock_washer", "retaining_ring", "hex_standoff"}) {
     const auto& catalog = cad::synth::standard_catalog(group);
     EXPECT_FALSE(catalog.empty()) << group;
     for (const cad::synth::StandardItem& item : catalog) {
@@ -277,6 +296,25 @@ TEST(StandardParts, RetainingRingsHaveTheirPlierHolesAndLugs) {
   EXPECT_NEAR(bore.extent[0], 21.5, 0.01);
 }
 
+TEST(StandardParts, StandoffsHaveTheirThreadsAndStud) {
+  const double hex = 2 / std::sqrt(3.0);
+  // Female-female M3x10: 5.5 across flats, 10 long, tapped through at D1 = 3 - 1.0825 * 0.5.
+  const auto ff = cad::synth::build_hex_standoff(item_named("hex_standoff", "standoff M3x10 F-F"));
+  const test::OracleMeasure f = test::oracle_measure_shape(ff.shape);
+  EXPECT_TRUE(f.valid);
+  EXPECT_NEAR(f.extent[0], 5.5 * hex, 0.01);
+  EXPECT_NEAR(f.extent[1], 5.5, 0.01);
+  EXPECT_NEAR(f.extent[2], 10, 0.01);
+  ASSERT_EQ(f.holes.size(), 1u);
+  EXPECT_NEAR(f.holes[0].first, 3 - 1.0825 * 0.5, 0.01);
+  // Male-female M3x10+6: 16 long in all, less material than the body alone would hold.
+  const auto mf = cad::synth::build_hex_standoff(item_named("hex_standoff", "standoff M3x10 M-F"));
+  const test::OracleMeasure m = test::oracle_measure_shape(mf.shape);
+  EXPECT_TRUE(m.valid);
+  EXPECT_NEAR(m.extent[2], 16, 0.01);
+  EXPECT_GT(m.volume, f.volume);  // a blind hole and a stud against a through hole
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -315,6 +353,13 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_TRUE(contains(ring_texts[2], "DIN 471 20x1.2"));
   EXPECT_TRUE(contains(ring_texts[3], "Retaining ring DIN 471 - 20 x 1.2"));
   EXPECT_TRUE(contains(ring_texts[4], "DIN471_20x1.2"));
+
+  const auto& standoff = item_named("hex_standoff", "standoff M3x10 M-F");
+  const auto standoff_texts = cad::synth::standard_caption_choices(
+      standoff, cad::synth::standard_group("hex_standoff").build(standoff));
+  EXPECT_TRUE(contains(standoff_texts[1], "M3x10 standoff"));
+  EXPECT_TRUE(contains(standoff_texts[1], "M3x10+6 male-female standoff"));
+  EXPECT_TRUE(contains(standoff_texts[4], "standoff_M3x10_MF"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(

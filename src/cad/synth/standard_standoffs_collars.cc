@@ -1,0 +1,72 @@
+// Catalogue parts with no standard of their own: hexagon standoffs
+// (female-female and male-female) from data/standards/hex_standoffs.csv.
+// Axis z; a male-female standoff's stud tip at z = 0 and its body above,
+// a female-female one's body from z = 0. Threads follow the screws' and
+// nuts' rule: a male thread is a plain cylinder at d3 = d - 1.22687 P with a
+// P/2 tip chamfer, a female thread a hole at D1 = d - 1.0825 P (ISO 724).
+// A female-female standoff is tapped through; a male-female one is tapped
+// from the top as deep as its stud is long, at most 0.8 of the body.
+#include <cmath>
+
+#include "cad/synth/model.h"
+#include "cad/synth/standard.h"
+#include "cad/synth/standard_tables.h"
+#include "cadclip/core/format.h"
+
+namespace cadclip::cad::synth {
+namespace {
+
+constexpr const char* kStandoffTable = "hex_standoffs.csv";
+
+// The body lengths of the standoff catalogues (mm), from lo to hi.
+std::vector<double> standoff_lengths(double lo, double hi) {
+  static const std::vector<double> kSeries = {5, 6, 8, 10, 12, 15, 20, 25, 30, 35, 40};
+  std::vector<double> out;
+  for (double l : kSeries)
+    if (l >= lo && l <= hi) out.push_back(l);
+  return out;
+}
+
+}  // namespace
+
+std::vector<StandardItem> hex_standoff_catalog() {
+  const StandardTable& t = standard_table(kStandoffTable);
+  std::vector<StandardItem> items;
+  for (size_t row = 0; row < t.rows.size(); ++row) {
+    const std::string size = t.cell(row, "size");
+    for (const char* variant : {"FF", "MF"})
+      for (double l : standoff_lengths(t.number(row, "l_min"), t.number(row, "l_max")))
+        items.push_back({"hex_standoff", "catalogue", kStandoffTable, row, l, variant,
+                         "standoff " + size + "x" + num_text(l) + " " +
+                             (std::string(variant) == "FF" ? "F-F" : "M-F")});
+  }
+  return items;
+}
+
+StandardBuilt build_hex_standoff(const StandardItem& item) {
+  const StandardTable& t = standard_table(kStandoffTable);
+  const double d = t.number(item.row, "d"), pitch = t.number(item.row, "P");
+  const double s = t.number(item.row, "s"), l = item.length;
+  const bool male = item.variant == "MF";
+  const double stud = male ? t.number(item.row, "stud") : 0;
+  const double D1 = d - 1.0825 * pitch, d3 = d - 1.22687 * pitch;
+  const double depth = male ? std::min(stud, 0.8 * l) : l;
+  const double top = stud + l;
+  TopoDS_Shape body = hex_prism(s, stud, top);
+  StandardBuilt built;
+  built.dims = {{"d", d}, {"P", pitch}, {"s", s}, {"e", 2 * s / std::sqrt(3.0)}, {"D1", D1},
+                {"thread_depth", depth}};
+  if (male) {
+    const double c = 0.5 * pitch;
+    body = fuse(body, {turned_z({{0, 0}, {d3 / 2, 0, c}, {d3 / 2, stud + 0.5}, {0, stud + 0.5}})});
+    built.dims["stud"] = stud;
+    built.dims["d3"] = d3;
+  }
+  built.shape =
+      cut(body, {cylinder(gp_Pnt(0, 0, top - depth - (male ? 0 : 1)), gp_Dir(0, 0, 1), D1 / 2,
+                          depth + (male ? 1 : 2))});
+  built.extent[0] = 2 * s / std::sqrt(3.0), built.extent[1] = s, built.extent[2] = top;
+  return built;
+}
+
+}  // namespace cadclip::cad::synth
