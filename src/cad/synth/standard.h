@@ -22,8 +22,9 @@ struct StandardItem {
   std::string table;        // table file ("hex_bolts.csv")
   size_t row = 0;           // row of the table, from 0
   double length = 0;        // nominal length, mm; 0 when the part has none
-  std::string variant;      // bearings: "" (open), "ZZ" or "2RS"; spring washers: the form "B";
-                            // standoffs: "FF" (female-female) or "MF" (male-female)
+  std::string variant;      // bearings: "" (open), "ZZ" or "2RS"; spring washers and
+                            // collars: the form ("B", "A"); standoffs: "FF" (female-female)
+                            // or "MF" (male-female)
   std::string designation;  // short designation: "ISO 4017 M8x40", "608-2RS"
 };
 
@@ -71,6 +72,8 @@ std::vector<StandardItem> retaining_ring_catalog();
 StandardBuilt build_retaining_ring(const StandardItem& item);
 std::vector<StandardItem> hex_standoff_catalog();
 StandardBuilt build_hex_standoff(const StandardItem& item);
+std::vector<StandardItem> shaft_collar_catalog();
+StandardBuilt build_shaft_collar(const StandardItem& item);
 
 // Shared by the builders: a solid of revolution about z from a closed profile
 // in the xz plane (x = radius >= 0, y = z), corners chamfered as P2 says.

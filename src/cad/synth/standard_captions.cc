@@ -403,6 +403,40 @@ Levels hex_standoff(const StandardItem& it, const StandardBuilt& b, nlohmann::js
   return L;
 }
 
+// DIN 705 form A: shaft collars (adjusting rings) with a radial set screw.
+Levels shaft_collar(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const std::string d = n(b.dims["d1"]), d2 = n(b.dims["d2"]), w = n(b.dims["b"]);
+  const std::string screw = b.dims["set_screw"].get<std::string>();
+  const std::string dims = d + " x " + d2 + " x " + w;
+  facts["d"] = b.dims["d1"];
+  facts["form"] = "A";
+  Levels L;
+  L[kAbstract] = {{"a shaft collar for a " + d + " mm shaft, " + d2 + " mm outside and " + w +
+                       " mm wide, with a set screw",
+                   {"d", "d2", "b"}},
+                  {"a thick ring with a " + d + " mm bore and a radial " + screw + " tapped hole",
+                   {"d", "set_screw"}},
+                  {"a stop ring clamped on a " + d + " mm shaft by a grub screw", {"d"}}};
+  L[kBeginner] = {{d + " mm shaft collar", {"d"}},
+                  {"set collar " + d + "mm", {"d"}},
+                  {"shaft collar " + dims, {"d", "d2", "b"}},
+                  {d + "mm bore collar with grub screw", {"d"}}};
+  L[kIntermediate] = {
+      {"DIN 705 A " + d, {"standard", "form", "d"}},
+      {"DIN 705 A " + d + " adjusting ring", {"standard", "form", "d"}},
+      {"set screw shaft collar " + d + " mm bore, " + d2 + " mm OD, " + screw + " set screw",
+       {"d", "d2", "set_screw"}}};
+  L[kExpert] = {{"Adjusting ring DIN 705 - A " + d + " - St", {"standard", "form", "d"}},
+                {"Adjusting ring DIN 705 - A " + d + " - St (form A, with set screw): d1 = " + d +
+                     " mm, d2 = " + d2 + " mm, b = " + w + " mm, set screw " + screw,
+                 {"standard", "form", "d", "d2", "b", "set_screw"}}};
+  L[kName] = {{"DIN705A_" + d, {"standard", "form", "d"}},
+              {"shaft collar " + d + "mm", {"d"}},
+              {"collar " + d + "x" + d2 + "x" + w, {"d", "d2", "b"}},
+              {"set collar " + d, {"d"}}};
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -424,6 +458,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "spring_lock_washer") return spring_washer(item, built, facts);
   if (item.group == "retaining_ring") return retaining_ring(item, built, facts);
   if (item.group == "hex_standoff") return hex_standoff(item, built, facts);
+  if (item.group == "shaft_collar") return shaft_collar(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

@@ -26,6 +26,7 @@ const std::vector<StandardGroup>& standard_groups() {
       {"spring_lock_washer", spring_washer_catalog, build_spring_washer},
       {"retaining_ring", retaining_ring_catalog, build_retaining_ring},
       {"hex_standoff", hex_standoff_catalog, build_hex_standoff},
+      {"shaft_collar", shaft_collar_catalog, build_shaft_collar},
   };
   return kGroups;
 }

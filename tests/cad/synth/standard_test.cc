@@ -142,6 +142,22 @@ TEST(StandardTables, StandoffsAreACatalogueConvention) {
   EXPECT_TRUE(says);
 }
 
+// DIN 705 form A, written from the published table.
+TEST(StandardTables, ShaftCollarsAgreeWithDin705) {
+  // d1 20: d2 32, b 14; d1 10: 20 x 10; d1 35: 56 x 16; d1 50: 80 x 18; d1 6: 12 x 8.
+  EXPECT_EQ(cell("shaft_collars.csv", "20", "d2"), 32);
+  EXPECT_EQ(cell("shaft_collars.csv", "20", "b"), 14);
+  EXPECT_EQ(cell("shaft_collars.csv", "10", "d2"), 20);
+  EXPECT_EQ(cell("shaft_collars.csv", "10", "b"), 10);
+  EXPECT_EQ(cell("shaft_collars.csv", "35", "d2"), 56);
+  EXPECT_EQ(cell("shaft_collars.csv", "50", "d2"), 80);
+  EXPECT_EQ(cell("shaft_collars.csv", "50", "b"), 18);
+  EXPECT_EQ(cell("shaft_collars.csv", "6", "b"), 8);
+  EXPECT_EQ(standard_table("shaft_collars.csv")
+                .cell(row_of(standard_table("shaft_collars.csv"), "20"), "d3"),
+            "M6");
+}
+
 TEST(StandardTables, EveryTableNamesItsSourceAndBadTablesAreClearErrors) {
   for (const auto& [file, text] : cad::synth::embedded_standard_files()) {
     const cad::synth::StandardTable& t = standard_table(file);
@@ -186,6 +202,7 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
   }
   if (part.family == "ball_bearing") return {at("D"), at("D"), at("B")};
   if (part.family == "spring_lock_washer") return {at("d2"), at("d2"), at("s")};
+  if (part.family == "shaft_collar") return {at("d2"), at("d2"), at("b")};
   if (part.family == "hex_standoff") {
     const double stud = p.at("variant") == "MF" ? at("stud") : 0;
     return {hex * at("s"), at("s"), l + stud};
@@ -244,7 +261,8 @@ TEST(StandardParts, BearingVariantsAreDifferentSolidsAndNutsHaveTheirHole) {
 
 // Small catalogs are built whole: every row makes one valid solid of the table's box.
 TEST(StandardParts, EveryEntryOfTheSmallCatalogsBuilds) {
-  for (const char* group : {"spring_lock_washer", "retaining_ring", "hex_standoff"}) {
+  for (const char* group :
+       {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar"}) {
     const auto& catalog = cad::synth::standard_catalog(group);
     EXPECT_FALSE(catalog.empty()) << group;
     for (const cad::synth::StandardItem& item : catalog) {
@@ -315,6 +333,20 @@ TEST(StandardParts, StandoffsHaveTheirThreadsAndStud) {
   EXPECT_GT(m.volume, f.volume);  // a blind hole and a stud against a through hole
 }
 
+TEST(StandardParts, ShaftCollarsHaveTheirBoreAndSetScrewHole) {
+  const auto& item = item_named("shaft_collar", "DIN 705 A 20");
+  const cad::synth::StandardBuilt built = cad::synth::build_shaft_collar(item);
+  const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+  EXPECT_TRUE(m.valid);
+  EXPECT_NEAR(m.extent[0], 32, 0.01);
+  EXPECT_NEAR(m.extent[1], 32, 0.01);
+  EXPECT_NEAR(m.extent[2], 14, 0.01);
+  // The ring 20 x 32 x 14 less the M6 set screw's hole (D1 = 6 - 1.0825) through its 6 mm wall.
+  const double pi = 3.14159265358979, D1 = 6 - 1.0825;
+  const double ring = pi / 4 * (32 * 32 - 20 * 20) * 14, hole = pi / 4 * D1 * D1 * 6;
+  EXPECT_NEAR(m.volume, ring - hole, 0.1 * hole);
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -360,6 +392,14 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_TRUE(contains(standoff_texts[1], "M3x10 standoff"));
   EXPECT_TRUE(contains(standoff_texts[1], "M3x10+6 male-female standoff"));
   EXPECT_TRUE(contains(standoff_texts[4], "standoff_M3x10_MF"));
+
+  const auto& collar = item_named("shaft_collar", "DIN 705 A 20");
+  const auto collar_texts = cad::synth::standard_caption_choices(
+      collar, cad::synth::standard_group("shaft_collar").build(collar));
+  EXPECT_TRUE(contains(collar_texts[1], "20 mm shaft collar"));
+  EXPECT_TRUE(contains(collar_texts[2], "DIN 705 A 20"));
+  EXPECT_TRUE(contains(collar_texts[3], "Adjusting ring DIN 705 - A 20 - St"));
+  EXPECT_TRUE(contains(collar_texts[4], "DIN705A_20"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(
