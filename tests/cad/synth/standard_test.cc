@@ -464,6 +464,59 @@ TEST(StandardParts, HeldOutRowsAreTheTestSplitAndNeverTrained) {
   fs::remove_all(dir);
 }
 
+TEST(StandardParts, NewGroupsCarryTheirDesignationAndRowInTheManifest) {
+  cad::SynthOptions options;
+  options.kind = "standard";
+  options.count = 12;
+  options.seed = 4;
+  options.families = {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar"};
+  const fs::path dir = fs::temp_directory_path() / "cadclip_standard_test_new_groups";
+  fs::remove_all(dir);
+  cad::write_synth_dataset(options, dir);
+  const auto manifest = nlohmann::json::parse(read_text_file(dir / "manifest.json"));
+  std::set<std::string> families;
+  for (const auto& part : manifest.at("parts")) {
+    const nlohmann::json& p = part.at("params");
+    families.insert(part.at("family").get<std::string>());
+    EXPECT_EQ(part.at("designation"), p.at("designation"));
+    // The recorded row is the table's row, cell for cell.
+    const auto& table = standard_table(p.at("table").get<std::string>());
+    EXPECT_EQ(p.at("row"), table.row_json(p.at("row_index").get<size_t>())) << part.at("id");
+    EXPECT_EQ(p.at("row").at("size").get<std::string>(),
+              table.cell(p.at("row_index").get<size_t>(), "size"));
+  }
+  EXPECT_GE(families.size(), 3u);
+  for (const std::string& group : options.families)
+    EXPECT_GT(manifest.at("standard").at("catalog").at(group).get<int>(), 0) << group;
+  for (const char* file : {"spring_lock_washers.csv", "retaining_rings_shaft.csv",
+                           "retaining_rings_bore.csv", "hex_standoffs.csv", "shaft_collars.csv"})
+    EXPECT_TRUE(manifest.at("standard").at("tables").contains(file)) << file;
+  fs::remove_all(dir);
+}
+
+// A mixed set's standard parts are drawn from the same joined catalog as --kind standard,
+// every group in it (the new ones too), whatever --family says about families.
+TEST(StandardParts, AMixedSetDrawsFromEveryStandardGroup) {
+  std::set<std::string> keys;
+  for (const cad::synth::StandardGroup& group : cad::synth::standard_groups())
+    keys.insert(group.key);
+  for (const char* group : {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar"})
+    EXPECT_EQ(keys.count(group), 1u) << group;
+  cad::SynthOptions mixed;
+  mixed.kind = "mixed";
+  mixed.seed = 5;
+  mixed.families = {"washer"};
+  mixed.program_share = 0;
+  mixed.standard_share = 1;
+  cad::SynthOptions standard = mixed;
+  standard.kind = "standard";
+  standard.families = {};
+  for (int64_t i = 0; i < 3; ++i)
+    EXPECT_EQ(cad::make_synth_part(mixed, i).params.at("designation"),
+              cad::make_synth_part(standard, i).params.at("designation"))
+        << i;
+}
+
 TEST(StandardParts, AZeroShareLeavesAMixedSetAsItWasAndAShareAddsThem) {
   cad::SynthOptions options;
   options.kind = "mixed";
