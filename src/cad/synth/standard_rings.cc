@@ -38,16 +38,16 @@ TopoDS_Shape radial_slot(double angle, double width, double reach, double z0, do
   return extrude(profile_face(slot, gp_Pnt(0, 0, z0), along, across), gp_Vec(0, 0, z1 - z0));
 }
 
-// The outline of a retaining ring by the rule above, from its table row.
+// The outline of a retaining ring by the rule above, from its table row; `shaft`:
+// DIN 471 (lugs outside d3) rather than DIN 472 (lugs inside).
 struct RingOutline {
-  bool shaft;              // DIN 471 (lugs outside) or DIN 472 (lugs inside)
   double r_free, r_other;  // radius d3/2 and the ring's other edge (d3/2 -/+ b)
   double gap, lug_width;   // the opening across +y, and each lug's width along x
   double hole_x, hole_y;   // centre of the plier hole on the +x side
 };
 
 RingOutline ring_outline(bool shaft, double d3, double a, double b, double d5) {
-  RingOutline o{shaft, d3 / 2, shaft ? d3 / 2 + b : d3 / 2 - b, b, d5 + a / 2, 0, 0};
+  RingOutline o{d3 / 2, shaft ? d3 / 2 + b : d3 / 2 - b, b, d5 + a / 2, 0, 0};
   if (shaft) o.lug_width = std::min(o.lug_width, 0.9 * o.r_other - o.gap / 2);
   o.hole_x = o.gap / 2 + o.lug_width / 2;
   o.hole_y = shaft ? o.r_free + a / 2 : o.r_free - a / 2;
