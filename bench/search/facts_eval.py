@@ -54,6 +54,15 @@ def engineer_queries(manifest, gallery, rng):
             forms.append(f"{noun} {dims[0]} x {dims[1]} x {dims[2]} mm")
         if part["family"] in ("tube", "bushing", "spacer", "ring", "washer") and sets:
             forms.append(f"{noun} {dims[0]} mm outside, {sets[-1]['diameter']:g} inside")
+        params = part.get("params", {})
+        counted = {"spur_gear": ("teeth", "teeth"), "tslot_profile": ("slots", "T-slots")}
+        if part["family"] in counted:
+            key, word = counted[part["family"]]
+            if params.get(key, 0) >= 3:
+                forms = [f"{noun} with {WORDS.get(params[key], params[key])} {word}"]
+        if part["family"] == "stepped_shaft" and len(params.get("diameters", [])) >= 2:
+            n = len(params["diameters"])
+            forms = [f"{noun} with {WORDS.get(n, n)} steps"]
         if forms:
             queries.append((rng.choice(forms), part["id"]))
     return queries

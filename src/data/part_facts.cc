@@ -350,6 +350,57 @@ bool close(double a, double b, double relative, double absolute) {
   return std::abs(a - b) <= absolute + relative * std::max(std::abs(a), std::abs(b));
 }
 
+// The sizes of the sets of 3 or more congruent faces spaced about the part's
+// centre: the teeth of a gear, the spokes of a wheel, the slots of a T-slot
+// profile. Faces are congruent here when they have one surface type, areas
+// within 1% and centroids equally far from the centre of the bounding box
+// (within 0.5% of the part's size; the box's centre stays on the axis of a
+// pattern that leaves one place empty, the centre of area does not); a
+// rotational pattern of N features
+// gives such sets, and each feature has some face that is its own mirror
+// image (a tooth's tip, a slot's floor), so one set has N members exactly.
+// Linear patterns (ribs along a plate) are not seen.
+std::vector<int64_t> face_repeats(const BRepGraph& g) {
+  const int64_t faces = g.num_faces();
+  const double to_mm = g.scale_mm > 0 ? g.scale_mm / 2 : 1.0;
+  struct Face {
+    int type;
+    double area, radius;
+  };
+  std::vector<Face> all;
+  for (int64_t f = 0; f < faces; ++f) {
+    Vec d;  // from the centre of the bounding box, where the coordinates start
+    for (int i = 0; i < 3; ++i) d[i] = g.face_centroids[3 * f + i] * to_mm;
+    all.push_back({g.face_types[f], g.face_areas[f], norm(d)});
+  }
+  std::sort(all.begin(), all.end(), [](const Face& a, const Face& b) {
+    return std::tie(a.type, a.area, a.radius) < std::tie(b.type, b.area, b.radius);
+  });
+  const double size = 2 * to_mm, radius_tolerance = 0.005 * size + 0.01;
+  std::vector<int64_t> sets;
+  for (size_t i = 0; i < all.size();) {
+    // A run of one type with areas within 1% of its first...
+    size_t end = i;
+    while (end < all.size() && all[end].type == all[i].type &&
+           all[end].area <= 1.01 * all[i].area + 1e-3)
+      ++end;
+    // ... split by the centroids' distance from the centre.
+    std::vector<double> radii;
+    for (size_t j = i; j < end; ++j) radii.push_back(all[j].radius);
+    std::sort(radii.begin(), radii.end());
+    for (size_t j = 0; j < radii.size();) {
+      size_t run = j;
+      while (run < radii.size() && radii[run] <= radii[j] + radius_tolerance) ++run;
+      if (run - j >= 3) sets.push_back(static_cast<int64_t>(run - j));
+      j = run;
+    }
+    i = end;
+  }
+  std::sort(sets.begin(), sets.end());
+  sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
+  return sets;
+}
+
 }  // namespace
 
 PartFacts part_facts(const BRepGraph& graph) {
@@ -358,6 +409,7 @@ PartFacts part_facts(const BRepGraph& graph) {
   facts.hole_diameters_mm = round_holes(features);
   facts.shafts = round_shafts(features);
   facts.shape = signature(graph);
+  facts.repeats = face_repeats(graph);
   return facts;
 }
 

@@ -171,6 +171,7 @@ void fill_from_graph(Item& item, const data::BRepGraph& g) {
   item.holes = static_cast<int64_t>(facts.hole_diameters_mm.size());
   item.hole_diameters_mm = std::move(facts.hole_diameters_mm);
   item.shafts = std::move(facts.shafts);
+  item.repeats = std::move(facts.repeats);
   item.shape = facts.shape;
 }
 

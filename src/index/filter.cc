@@ -59,6 +59,8 @@ constexpr std::array kKeys = {
     KeyName{"thread", FilterKey::kThread, true},
     KeyName{"clearance", FilterKey::kClearance, true},
     KeyName{"proportions", FilterKey::kProportions, false},
+    KeyName{"repeats", FilterKey::kRepeats, false},
+    KeyName{"steps", FilterKey::kSteps, false},
 };
 
 std::string_view key_name(FilterKey key) {
@@ -513,7 +515,8 @@ std::string Condition::to_string() const {
            (r.max_open ? "<" : "<=") + number_text(r.max);
   // Counts are exact; a field's bare "=5" would read back as the text 5.
   const bool count = key == FilterKey::kFaces || key == FilterKey::kHoles ||
-                     key == FilterKey::kEqualHoles || key == FilterKey::kHoleCount;
+                     key == FilterKey::kEqualHoles || key == FilterKey::kHoleCount ||
+                     key == FilterKey::kRepeats || key == FilterKey::kSteps;
   return key_text + range_text(r, negate, count);
 }
 

@@ -34,11 +34,13 @@ struct Token {
   bool glued_to_next = false;  // no space before the next token ("M8", "100mm")
 };
 
-constexpr std::array<std::pair<std::string_view, int>, 20> kNumberWords = {{
+constexpr std::array<std::pair<std::string_view, int>, 27> kNumberWords = {{
     {"one", 1},      {"two", 2},        {"three", 3},     {"four", 4},      {"five", 5},
     {"six", 6},      {"seven", 7},      {"eight", 8},     {"nine", 9},      {"ten", 10},
     {"eleven", 11},  {"twelve", 12},    {"thirteen", 13}, {"fourteen", 14}, {"fifteen", 15},
     {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19}, {"twenty", 20},
+    {"thirty", 30},  {"forty", 40},     {"fifty", 50},    {"sixty", 60},    {"seventy", 70},
+    {"eighty", 80},  {"ninety", 90},
 }};
 
 std::vector<Token> tokenize(std::string_view text) {
@@ -99,7 +101,26 @@ std::vector<Token> tokenize(std::string_view text) {
       }
     }
   }
-  return out;
+  // "twenty-four", "sixty one": one number.
+  std::vector<Token> merged;
+  for (size_t i = 0; i < out.size(); ++i) {
+    merged.push_back(out[i]);
+    Token& tens = merged.back();
+    const bool is_tens = tens.number && !std::isdigit(static_cast<unsigned char>(tens.text[0])) &&
+                         tens.value >= 20 && static_cast<int>(tens.value) % 10 == 0;
+    if (!is_tens || i + 1 >= out.size()) continue;
+    const Token& unit = out[i + 1];
+    if (!unit.number || std::isdigit(static_cast<unsigned char>(unit.text[0])) || unit.value < 1 ||
+        unit.value > 9)
+      continue;
+    tens.value += unit.value;
+    tens.end = unit.end;
+    tens.text = std::string(text.substr(tens.begin, tens.end - tens.begin));
+    tens.low = lower(tens.text);
+    tens.glued_to_next = unit.glued_to_next;
+    ++i;
+  }
+  return merged;
 }
 
 struct Phrase {
@@ -194,6 +215,15 @@ NumberRange around(double value, double relative, double at_least) {
 }
 
 // Words that make a hole count a set of equal holes ("six bolt holes").
+// Features a rotational pattern repeats (data::PartFacts::repeats).
+bool is_repeated_feature_word(const std::string& w) {
+  return one_of(w, {"tooth", "teeth", "spoke", "spokes", "slot", "slots", "lobe", "lobes", "arm",
+                    "arms", "blade", "blades", "notch", "notches", "flute", "flutes"});
+}
+
+// The pieces of a stepped shaft: "three steps", "four diameter sections".
+bool is_step_word(const std::string& w) { return one_of(w, {"step", "steps"}); }
+
 bool is_equal_set_word(const std::string& w) {
   return one_of(w, {"bolt", "mounting", "screw", "fixing", "equal", "identical", "clearance",
                     "tapped", "threaded", "countersunk", "counterbored"});
@@ -499,6 +529,30 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
         }
         break;
       }
+    }
+  }
+  // Counts of other features: "24 teeth", "five spokes", "three T-slots" (3
+  // or more: a set of that many congruent faces about the centre), "three
+  // steps", "four diameter sections" (the round pieces of one shaft axis).
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i] || !t[i].number || length_at(t, i)) continue;
+    const double count = t[i].value;
+    if (count < 2 || count != std::floor(count)) continue;
+    for (size_t k = i + 1; k < t.size() && k <= i + 3; ++k) {
+      if (used[k] || t[k].number || unit_factor(t[k].low)) break;
+      const bool sections = one_of(t[k].low, {"section", "sections"}) && k > i + 1 &&
+                            one_of(t[k - 1].low, {"diameter", "cylindrical"});
+      if (is_repeated_feature_word(t[k].low) && count >= 3) {
+        out.push_back(stated(FilterKey::kRepeats, {count, count, false, false},
+                             words_between(text, t, i, k + 1)));
+      } else if (is_step_word(t[k].low) || sections) {
+        out.push_back(stated(FilterKey::kSteps, {count, count, false, false},
+                             words_between(text, t, i, k + 1)));
+      } else {
+        continue;
+      }
+      mark(i, k + 1);
+      break;
     }
   }
   // A unitless number right before a dimension word takes the unit of the

@@ -36,6 +36,23 @@ bool contains_folded(std::string_view text, std::string_view part) {
   return false;
 }
 
+// The most round pieces one shaft axis holds, when they have more than one
+// diameter (±1%): a stepped shaft's steps; 0 for a part with none.
+int64_t steps_of(const std::vector<data::Shaft>& shafts) {
+  int64_t most = 0;
+  for (size_t s = 0; s < shafts.size();) {
+    size_t end = s;
+    double thinnest = shafts[s].diameter_mm, thickest = thinnest;
+    for (; end < shafts.size() && shafts[end].axis == shafts[s].axis; ++end) {
+      thinnest = std::min(thinnest, shafts[end].diameter_mm);
+      thickest = std::max(thickest, shafts[end].diameter_mm);
+    }
+    if (thickest > 1.01 * thinnest) most = std::max(most, static_cast<int64_t>(end - s));
+    s = end;
+  }
+  return most;
+}
+
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view text) {
@@ -66,6 +83,7 @@ FilterColumns::FilterColumns(const std::vector<Item>& items)
   hole_start_.push_back(0);
   hole_set_start_.push_back(0);
   shaft_start_.push_back(0);
+  repeat_start_.push_back(0);
   for (size_t r = 0; r < items.size(); ++r) {
     const Item& item = items[r];
     const std::array<double, 3> sorted = item.sorted_size_mm();
@@ -90,6 +108,9 @@ FilterColumns::FilterColumns(const std::vector<Item>& items)
     hole_set_start_.push_back(static_cast<int64_t>(hole_set_counts_.size()));
     shafts_.insert(shafts_.end(), item.shafts.begin(), item.shafts.end());
     shaft_start_.push_back(static_cast<int64_t>(shafts_.size()));
+    repeats_.insert(repeats_.end(), item.repeats.begin(), item.repeats.end());
+    repeat_start_.push_back(static_cast<int64_t>(repeats_.size()));
+    most_steps_.push_back(steps_of(item.shafts));
     file_type_.push_back(item.file_type);
     for (const auto& [name, value] : item.metadata) {
       auto [it, added] = field_index.emplace(name, field_names_.size());
@@ -182,6 +203,17 @@ void FilterColumns::with_test(const Condition& c, Use&& apply) const {
         }
         return true;
       });
+      return;
+    case FilterKey::kRepeats:
+      apply([&](int64_t r) {
+        bool any = false;
+        for (int64_t i = repeat_start_[r]; i < repeat_start_[r + 1] && !any; ++i)
+          any = range.contains(static_cast<double>(repeats_[i]));
+        return any != c.negate;
+      });
+      return;
+    case FilterKey::kSteps:
+      apply([&](int64_t r) { return in_range(static_cast<double>(most_steps_[r])); });
       return;
     case FilterKey::kHoleDiameter:
       apply([&](int64_t r) {

@@ -55,6 +55,9 @@ class FilterColumns {
   std::vector<int64_t> hole_set_counts_;  // holes in each set of one diameter (±1%)
   std::vector<int64_t> shaft_start_;      // row r's shafts: shafts_[start[r], start[r + 1])
   std::vector<data::Shaft> shafts_;
+  std::vector<int64_t> repeat_start_;  // row r's sets of congruent faces: repeats_[...]
+  std::vector<int64_t> repeats_;
+  std::vector<int64_t> most_steps_;  // per row, the most shaft pieces on one axis (see kSteps)
   std::vector<std::string> file_type_;
   std::vector<std::string> field_names_;
   std::vector<Field> field_columns_;

@@ -107,7 +107,7 @@ class Statement {
 constexpr std::pair<const char*, const char*> kLaterColumns[] = {
     {"file_type", "TEXT"},      {"geometry_hash", "TEXT"}, {"holes", "INTEGER"},
     {"hole_diameters", "TEXT"}, {"shape", "TEXT"},         {"metadata", "TEXT"},
-    {"shafts", "TEXT"}};
+    {"shafts", "TEXT"},         {"repeats", "TEXT"}};
 
 namespace {
 
@@ -227,17 +227,21 @@ std::vector<StoredItem> Catalog::items() const {
                                row.at(2).get<double>(), row.at(3).get<int>()});
       }
     }
+    const nlohmann::json repeats =
+        parse_json_column(s.column_text(18), item.id, "repeats", db_->path);
+    if (repeats.is_array())
+      for (const auto& n : repeats) item.repeats.push_back(n.get<int64_t>());
   }
   return out;
 }
 
 void Catalog::put(const Item& item, std::span<const float> embedding) {
-  Statement s(
-      db_->handle,
-      "INSERT OR REPLACE INTO items(id, name, source, content_hash, size_x, size_y, "
-      "size_z, faces, thumbnail, caption, embedding, file_type, geometry_hash, holes, "
-      "hole_diameters, shape, metadata, shafts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-      db_->path);
+  Statement s(db_->handle,
+              "INSERT OR REPLACE INTO items(id, name, source, content_hash, size_x, size_y, "
+              "size_z, faces, thumbnail, caption, embedding, file_type, geometry_hash, holes, "
+              "hole_diameters, shape, metadata, shafts, repeats) "
+              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+              db_->path);
   s.text(1, item.id);
   s.text(2, item.name);
   s.text(3, item.source);
@@ -262,6 +266,7 @@ void Catalog::put(const Item& item, std::span<const float> embedding) {
   for (const data::Shaft& shaft : item.shafts)
     shafts.push_back({shaft.diameter_mm, shaft.from_mm, shaft.to_mm, shaft.axis});
   s.text(18, shafts.dump());
+  s.text(19, nlohmann::json(item.repeats).dump());
   s.step();
 }
 

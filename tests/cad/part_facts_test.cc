@@ -17,6 +17,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
@@ -122,6 +125,39 @@ TEST(PartFacts, HolesAgreeWithTheSynthMeasureForEveryFamily) {
     }
   }
   EXPECT_GE(with_holes, 10);  // the check saw holes, not only parts without
+}
+
+// A gear's teeth, a T-slot profile's slots (three or four of them) and a
+// flange's bolt holes each give a set of that many congruent faces; a
+// stepped shaft's pieces are its steps.
+TEST(PartFacts, RepeatedFacesCountTeethSlotsAndBoltHoles) {
+  const auto folder = testing::scratch_folder();
+  const std::vector<std::pair<std::string, std::string>> counted = {
+      {"spur_gear", "teeth"}, {"tslot_profile", "slots"}, {"flange", "bolt_holes"}};
+  int checked = 0;
+  for (const auto& [family, key] : counted) {
+    SynthOptions options;
+    options.seed = 5;
+    options.families = {family};
+    for (int64_t i = 0; i < 6; ++i) {
+      const SynthPart part = make_synth_part(options, i);
+      const int64_t count = part.params.at(key).get<int64_t>();
+      if (count < 3) continue;
+      const auto file = folder / (part.id + ".step");
+      write_text_atomic(file, part.step);
+      Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
+      ASSERT_TRUE(graph) << part.id << ": " << graph.status().reason();
+      const std::vector<int64_t> repeats = data::part_facts(graph.value()).repeats;
+      std::string sets;
+      for (const int64_t n : repeats) sets += " " + std::to_string(n);
+      EXPECT_TRUE(std::find(repeats.begin(), repeats.end(), count) != repeats.end())
+          << family << " " << part.id << ": " << count << " " << key << ", sets of" << sets;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 8);
+  // A plain box and a plate with one hole repeat nothing three times over.
+  EXPECT_TRUE(data::part_facts(featurize(testing::plate_with_hole(80, 50, 8, 6))).repeats.empty());
 }
 
 TEST(PartFacts, AMirrorImageIsOneAndAMovedOrTurnedCopyIsNot) {

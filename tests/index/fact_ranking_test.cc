@@ -83,6 +83,22 @@ class FactRankingTest : public ::testing::Test {
       bolt("bolt_m8x45", n, 8, 6.466, 45, 22);
       bolt("bolt_m10x40", n, 10, 8.16, 40, 26);
     }
+    // Gears of 20, 24 and 30 teeth (a set of z tips and one of 2z flanks),
+    // and shafts of three and four steps, 20 of each.
+    for (int n = 0; n < 20; ++n) {
+      for (const int64_t teeth : {20, 24, 30}) {
+        std::snprintf(id, sizeof id, "gear_%02lld_%02d", static_cast<long long>(teeth), n);
+        Item gear = part(id, {2.0 * teeth + 4, 2.0 * teeth + 4, 10}, {12});
+        gear.repeats = {teeth, 2 * teeth};
+        items.push_back(std::move(gear));
+      }
+      std::snprintf(id, sizeof id, "shaft3_%02d", n);
+      items.push_back(
+          part(id, {90, 30, 30}, {}, {{20, 0, 30, 0}, {30, 30, 60, 0}, {20, 60, 90, 0}}));
+      std::snprintf(id, sizeof id, "shaft4_%02d", n);
+      items.push_back(part(id, {120, 30, 30}, {},
+                           {{20, 0, 30, 0}, {30, 30, 60, 0}, {25, 60, 90, 0}, {15, 90, 120, 0}}));
+    }
     write_stored_index(*root_ / "index",
                        testing::random_library(*root_ / "run", std::move(items), 7, kDim),
                        {.factory = "Flat"});
@@ -130,6 +146,21 @@ TEST_F(FactRankingTest, SixBoltHolesMeansSixEqualHolesFirst) {
   for (int i = 21; i < 25; ++i) EXPECT_GE(r.hits[i - 1].score, r.hits[i].score);
   // "6" reads as "six".
   EXPECT_EQ(leading(ask("flange with 6 bolt holes", 20), "flange_06_"), 20);
+}
+
+TEST_F(FactRankingTest, TeethAndStepsByTheirCounts) {
+  SearchResult r = ask("spur gear with 24 teeth", 20);
+  ASSERT_EQ(r.stated.size(), 1u);
+  EXPECT_EQ(r.stated[0].to_string(), "repeats=24");
+  EXPECT_EQ(r.meeting_all, 20);
+  EXPECT_EQ(leading(r, "gear_24_"), 20);
+  // A gear's flanks are a set of twice its teeth: the 20-tooth gears meet
+  // "40 teeth" too (the reading counts sets, not what they are).
+  EXPECT_EQ(ask("gear with 40 teeth", 20).meeting_all, 20);
+  r = ask("stepped shaft with three steps", 20);
+  EXPECT_EQ(r.stated[0].to_string(), "steps=3");
+  EXPECT_EQ(leading(r, "shaft3_"), 20);
+  EXPECT_EQ(leading(ask("shaft with four diameter sections", 20), "shaft4_"), 20);
 }
 
 TEST_F(FactRankingTest, FactsOffIsTheEmbeddingAlone) {

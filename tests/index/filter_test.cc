@@ -179,10 +179,10 @@ TEST(StrictNumbers, TheNumbersOfAQueryBecomeConditions) {
   EXPECT_NEAR(flange[1].ranges[0].min, 7.84, 1e-9);
   EXPECT_NEAR(flange[1].ranges[0].max, 8.16, 1e-9);
   EXPECT_EQ(flange[1].because, "8 mm");
-  // Lengths that name no extent of the part, counts without holes, and "in"
-  // as a word are left alone.
+  // Lengths that name no extent of the part, counts of nothing countable,
+  // and "in" as a word are left alone.
   EXPECT_TRUE(clauses("holes 20 mm apart with a 2 mm fillet").empty());
-  EXPECT_TRUE(clauses("a gear with 24 teeth").empty());
+  EXPECT_TRUE(clauses("a bracket with 3 bends").empty());
   EXPECT_TRUE(clauses("4 in the base").empty());
   const std::vector<Condition> c = conditions_stated_in("under 100 mm");
   ASSERT_EQ(c.size(), 1u);
@@ -206,6 +206,21 @@ TEST(QueryFacts, HoleCountsInDigitsAndWords) {
   EXPECT_EQ(conditions_stated_in("flange with six bolt holes")[0].because, "six bolt holes");
 }
 
+TEST(QueryFacts, CountsOfTeethSpokesSlotsAndSteps) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(clauses_of("spur gear with 24 teeth"), V{"repeats=24"});
+  EXPECT_EQ(clauses_of("a gear, twenty-four teeth"), V{"repeats=24"});
+  EXPECT_EQ(clauses_of("a 36-tooth pulley"), V{"repeats=36"});
+  EXPECT_EQ(clauses_of("a wheel with five spokes"), V{"repeats=5"});
+  EXPECT_EQ(clauses_of("profile with three T-slots"), V{"repeats=3"});
+  EXPECT_EQ(conditions_stated_in("profile with three T-slots")[0].because, "three T-slots");
+  // Two of a kind are everywhere (any symmetric part): no fact.
+  EXPECT_TRUE(clauses_of("a bar with two slots").empty());
+  EXPECT_EQ(clauses_of("stepped shaft with three steps"), V{"steps=3"});
+  EXPECT_EQ(clauses_of("a shaft of four diameter sections"), V{"steps=4"});
+  EXPECT_TRUE(clauses_of("four sections").empty());
+}
+
 TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
   using V = std::vector<std::string>;
   EXPECT_EQ(clauses_of("M8 nut"), V{"thread=M8"});
@@ -223,7 +238,7 @@ TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
             (V{"hole=19.8..20.2", "dims=46.53..47.47x46.53..47.47x13.86..14.14"}));
   EXPECT_EQ(clauses_of("bearing 8x22x7"), clauses_of("608 bearing"));
   // A number that only looks like a bearing is none without the word or a suffix.
-  EXPECT_TRUE(clauses_of("a gear with 608 teeth").empty());
+  EXPECT_EQ(clauses_of("a gear with 608 teeth"), V{"repeats=608"});
 }
 
 TEST(QueryFacts, UnitlessSizesGiveProportionsAndUnitsCarryOver) {
@@ -245,7 +260,7 @@ TEST(QueryFacts, UnitlessSizesGiveProportionsAndUnitsCarryOver) {
 TEST(QueryFacts, NewClausesReadBackToTheSameFilter) {
   for (const std::string& text :
        {"equal_holes=6", "hole_count=2", "thread=M8", "thread=M8x40", "thread=M2.5x6",
-        "clearance=M10", "proportions=1:0.5:0.25", "proportions=4:2"}) {
+        "clearance=M10", "proportions=1:0.5:0.25", "proportions=4:2", "repeats=24", "steps=3"}) {
     const Filter once = parse_filter(text);
     EXPECT_EQ(once, parse_filter(once.to_string())) << text << " -> " << once.to_string();
   }

@@ -1,8 +1,9 @@
 // What a part's B-Rep graph tells beyond its embedding, for search filters,
 // the facts a query states, and duplicate finding: its round holes (count and
 // diameters), its round shafts (diameters and where they run along their
-// axes), and a shape signature that tells a part from its mirror image. Read from the graph's
-// face grids alone, so prepared folders give it as well as CAD files.
+// axes), its repeated faces (teeth, spokes, slots), and a shape signature that tells a part from
+// its mirror image. Read from the graph's face grids alone, so prepared folders give it as well as
+// CAD files.
 #pragma once
 
 #include <array>
@@ -41,6 +42,10 @@ struct PartFacts {
   std::vector<double> hole_diameters_mm;
   std::vector<Shaft> shafts;  // ordered by axis, then by where they start
   ShapeSignature shape;
+  // The distinct sizes, ascending, of the sets of 3 or more congruent faces
+  // spaced about the part's centre (same surface type, area within 1%,
+  // centroid as far from the centre): a gear of 24 teeth has a set of 24.
+  std::vector<int64_t> repeats;
 };
 
 PartFacts part_facts(const BRepGraph& graph);

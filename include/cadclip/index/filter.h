@@ -48,6 +48,9 @@ enum class FilterKey {
   kClearance,     // a hole a bolt of this size passes through, fine to medium ("clearance=M8")
   kProportions,   // the extents, largest first, in proportion to the largest
                   // ("proportions=1:0.5:0.1")
+  kRepeats,       // a set of congruent faces spaced about the part's centre has this count:
+                  // teeth, spokes, slots (data/part_facts.h; "repeats")
+  kSteps,         // the round pieces of one shaft axis, of more than one diameter ("steps")
   kFileType,      // the source file's format: step, iges, brep, deepcad ("type")
   kField,         // a catalog field imported with `cadclip index --metadata`
 };

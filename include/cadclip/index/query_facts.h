@@ -16,7 +16,8 @@ namespace cadclip::index {
 // 0.5 mm); "0.75 x 0.47 x 0.03 units" or "0.75 units long, 0.47 wide" ->
 // proportions; "six bolt holes", "four mounting holes" -> equal_holes=6, 4 (a
 // set of that many equal holes), "six holes", "a pair of holes" ->
-// hole_count=6, 2 (that, or that many in all); "M8 nut", "M8 bolt" ->
+// hole_count=6, 2 (that, or that many in all); "24 teeth", "five spokes",
+// "three T-slots" -> repeats=24, 5, 3; "three steps" -> steps=3; "M8 nut", "M8 bolt" ->
 // thread=M8, "M8x40", "M8 bolt 40 mm long" -> thread=M8x40, "washer M10" ->
 // clearance=M10, "M8 holes" -> a hole of 6.4 to 10 mm (tapped to clearance);
 // "608ZZ", "bearing 6204-2RS", "bearing 8x22x7" -> the bore and the outside

@@ -45,7 +45,8 @@ struct Item {
   int64_t holes = -1;         // round holes (data/part_facts.h); -1 = not known
   std::vector<double> hole_diameters_mm;  // one per round hole, ascending
   std::vector<data::Shaft> shafts;        // round shafts (data/part_facts.h); empty when not known
-  data::ShapeSignature shape;             // tells a part from its mirror image
+  std::vector<int64_t> repeats;  // sizes of its sets of congruent faces (data/part_facts.h)
+  data::ShapeSignature shape;    // tells a part from its mirror image
   // Catalog fields imported with `cadclip index --metadata`, in the file's column order.
   std::vector<std::pair<std::string, std::string>> metadata;
 
