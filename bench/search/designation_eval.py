@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Standard parts found by their designations, with and without the facts.
+
+    designation_eval.py SYNTH_DIR INDEX [--split test] [--cadclip BIN]
+
+SYNTH_DIR is a `cadclip synth --kind standard` (or `--kind mixed`) set and
+INDEX holds all of its parts (`cadclip index PREPARED --out INDEX`). Every
+caption of the standard parts of --split (by default the test split, which
+holds exactly the held-out table rows: sizes never trained on) is searched
+against the whole index, with the facts the text states ranking first (the
+default) and with the embedding alone (--no-facts). Per caption level: R@1,
+R@10 and the median rank of the part itself, and how often the first answer
+is of the right group (hex bolt, nut, ...) and of the right group and size
+(the same table row, length and variant: an ISO 4017 M8x40 and a DIN 933
+M8x40 are one size of one group).
+"""
+import argparse
+import collections
+import json
+import statistics
+
+from cadclip_search import search
+
+
+def size_key(part):
+    """(group, table, row, length, variant) of a standard part; None for other kinds."""
+    if part.get("kind") != "standard":
+        return None
+    p = part["params"]
+    row = json.dumps(p.get("row"), sort_keys=True)
+    return (part["family"], p.get("table"), row, p.get("length"), p.get("variant"))
+
+
+def row_text(cells):
+    """R@1, R@10, MedR, right group, right group and size, as printed."""
+    return "{:5.1f}% {:5.1f}% {:5.1f} {:5.1f}% {:5.1f}%".format(*cells)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("synth_dir")
+    parser.add_argument("index")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--cadclip", default="build/dev/apps/cadclip")
+    args = parser.parse_args()
+    manifest = json.load(open(f"{args.synth_dir}/manifest.json"))
+    parts = {p["id"]: p for p in manifest["parts"]}
+    splits = json.load(open(f"{args.synth_dir}/splits.json"))
+    chosen = {i for i in splits[args.split] if parts[i].get("kind") == "standard"}
+    by_level = collections.defaultdict(list)
+    for line in open(f"{args.synth_dir}/captions.jsonl", encoding="utf-8"):
+        row = json.loads(line)
+        if row["id"] in chosen:
+            by_level[row["level"]].append(row)
+    gallery = len(search(args.cadclip, args.index, ["part"], 1000000, facts=False)[0]["results"])
+    standard = sum(p.get("kind") == "standard" for p in parts.values())
+    print(f"{args.index}: gallery {gallery} parts ({standard} standard); queries: the "
+          f"captions of the {len(chosen)} standard parts of split {args.split}")
+    print("level          queries  facts read | with facts:  R@1   R@10  MedR  group   size | "
+          "embedding alone:  R@1   R@10  MedR  group   size")
+    for level, rows in sorted(by_level.items()):
+        texts = [" ".join(r["text"].split()) for r in rows]
+        n = len(rows)
+        cells = []
+        for facts in (True, False):
+            answers = search(args.cadclip, args.index, texts, gallery, facts=facts)
+            ranks, group, size, read = [], 0, 0, 0
+            for answer, row in zip(answers, rows):
+                found = [r["id"] for r in answer["results"]]
+                ranks.append(found.index(row["id"]) + 1 if row["id"] in found else gallery + 1)
+                read += bool(answer.get("facts"))
+                first = parts.get(found[0]) if found else None
+                if first is not None:
+                    group += first["family"] == parts[row["id"]]["family"]
+                    size += size_key(first) == size_key(parts[row["id"]])
+            cells.append((read, 100 * sum(r == 1 for r in ranks) / n,
+                          100 * sum(r <= 10 for r in ranks) / n, statistics.median(ranks),
+                          100 * group / n, 100 * size / n))
+        (read, *on), (_, *off) = cells
+        print(f"{level:<14} {n:>7} {read:>11} | {'':>11} {row_text(on)} | {'':>16} {row_text(off)}")
+
+
+if __name__ == "__main__":
+    main()
