@@ -58,6 +58,8 @@ std::vector<StandardItem> hex_bolt_catalog();
 StandardBuilt build_hex_bolt(const StandardItem& item);
 std::vector<StandardItem> socket_screw_catalog();
 StandardBuilt build_socket_screw(const StandardItem& item);
+std::vector<StandardItem> countersunk_screw_catalog();
+StandardBuilt build_countersunk_screw(const StandardItem& item);
 std::vector<StandardItem> dowel_pin_catalog();
 StandardBuilt build_dowel_pin(const StandardItem& item);
 std::vector<StandardItem> hex_nut_catalog();

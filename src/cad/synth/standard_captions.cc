@@ -123,6 +123,50 @@ Levels socket_screw(const StandardItem& it, const StandardBuilt& b, nlohmann::js
   return L;
 }
 
+// ISO 10642 (DIN 7991 before it, with a smaller head): countersunk socket screws, whose
+// nominal length is the overall length, head included.
+Levels countersunk_screw(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string size = t.cell(it.row, "size"), l = n(it.length), d = n(b.dims["d"]);
+  const std::string sl = size + "x" + l, s = n(b.dims["s"]), dk = n(b.dims["dk"]);
+  facts["old_standard"] = "DIN 7991";
+  facts["new_standard"] = "ISO 10642";
+  Levels L;
+  L[kAbstract] = {
+      {"a countersunk screw with a hex socket, " + d + " mm thread, " + l + " mm long overall",
+       {"d", "l"}},
+      {"a flat head screw that sits flush in a 90 degree countersink, " + d + " mm thread, " + l +
+           " mm long including the head",
+       {"d", "l"}},
+      {"a cone head screw " + dk + " mm across the head for a " + s + " mm hex key, " + l +
+           " mm long",
+       {"dk", "s", "l"}}};
+  L[kBeginner] = {{sl + " countersunk screw", {"size", "l"}},
+                  {size + " flat head allen screw " + l + " mm long", {"size", "l"}},
+                  {size + " x " + l + " countersunk bolt", {"size", "l"}},
+                  {sl + " CSK socket screw", {"size", "l"}}};
+  L[kIntermediate] = {
+      {"ISO 10642 " + sl, {"standard", "size", "l"}},
+      {"ISO 10642 " + sl + " countersunk socket screw", {"standard", "size", "l"}},
+      {"countersunk head socket screw " + size + " x " + l + " to ISO 10642 (replaces DIN 7991)",
+       {"standard", "old_standard", "size", "l"}},
+      {"flat head socket cap screw " + sl + ", " + s + " mm hex key, 90 degree head",
+       {"size", "l", "s"}}};
+  L[kExpert] = {{"Hexagon socket countersunk head screw ISO 10642 - " + size + " x " + l + " - 8.8",
+                 {"standard", "size", "l"}},
+                {"Hexagon socket countersunk head screw ISO 10642 - " + size + " x " + l +
+                     " - 10.9 (replaces DIN 7991, whose head is smaller): 90 degree head " + dk +
+                     " mm across and " + n(b.dims["k"]) + " mm high, " + s + " mm hexagon socket " +
+                     n(b.dims["t"]) + " mm deep, l = " + l + " mm overall including the head",
+                 {"standard", "old_standard", "size", "l", "dk", "k", "s", "t"}}};
+  L[kName] = {{sl + " countersunk screw", {"size", "l"}},
+              {"ISO10642_" + sl, {"standard", "size", "l"}},
+              {"ISO 10642 " + sl, {"standard", "size", "l"}},
+              {"CSK " + sl, {"size", "l"}},
+              {"flat head " + sl, {"size", "l"}}};
+  return L;
+}
+
 // ISO 4032, ISO 4035, ISO 7040 and DIN 934: hexagon nuts.
 Levels hex_nut(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
   const StandardTable& t = standard_table(it.table);
@@ -459,6 +503,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "retaining_ring") return retaining_ring(item, built, facts);
   if (item.group == "hex_standoff") return hex_standoff(item, built, facts);
   if (item.group == "shaft_collar") return shaft_collar(item, built, facts);
+  if (item.group == "countersunk_socket_screw") return countersunk_screw(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

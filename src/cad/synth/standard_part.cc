@@ -27,6 +27,7 @@ const std::vector<StandardGroup>& standard_groups() {
       {"retaining_ring", retaining_ring_catalog, build_retaining_ring},
       {"hex_standoff", hex_standoff_catalog, build_hex_standoff},
       {"shaft_collar", shaft_collar_catalog, build_shaft_collar},
+      {"countersunk_socket_screw", countersunk_screw_catalog, build_countersunk_screw},
   };
   return kGroups;
 }

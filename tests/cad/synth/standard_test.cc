@@ -158,6 +158,29 @@ TEST(StandardTables, ShaftCollarsAgreeWithDin705) {
             "M6");
 }
 
+// ISO 10642:2004, written from the published table.
+TEST(StandardTables, CountersunkScrewsAgreeWithIso10642) {
+  // M6: dk 13.44, k 3.72, s 4; M8: 17.92 / 4.96 / 5; M3: 6.72 / 1.86 / 2; M12: 26.88 / 7.44 / 8.
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "dk"), 13.44);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "k"), 3.72);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "s"), 4);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "dk"), 17.92);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "k"), 4.96);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "s"), 5);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M3", "dk"), 6.72);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M12", "dk"), 26.88);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M12", "s"), 8);
+  // A 90 degree head: k = (dk - d) / 2 on every row.
+  const auto& t = standard_table("countersunk_socket_screws.csv");
+  for (size_t row = 0; row < t.rows.size(); ++row)
+    EXPECT_NEAR(t.number(row, "k"), (t.number(row, "dk") - t.number(row, "d")) / 2, 1e-9)
+        << t.rows[row][0];
+  bool overall = false;
+  for (const std::string& note : t.notes)
+    overall |= note.find("OVERALL length") != std::string::npos;
+  EXPECT_TRUE(overall);
+}
+
 TEST(StandardTables, EveryTableNamesItsSourceAndBadTablesAreClearErrors) {
   for (const auto& [file, text] : cad::synth::embedded_standard_files()) {
     const cad::synth::StandardTable& t = standard_table(file);
@@ -186,6 +209,8 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
     return {hex * s, s, l + k};
   }
   if (part.family == "socket_head_cap_screw") return {at("dk"), at("dk"), l + at("k")};
+  // ISO 10642's l is the overall length.
+  if (part.family == "countersunk_socket_screw") return {at("dk"), at("dk"), l};
   if (part.family == "hex_nut") {
     const bool din = standard == "DIN 934";
     const double s = at(din ? "s_din" : "s");
@@ -261,8 +286,8 @@ TEST(StandardParts, BearingVariantsAreDifferentSolidsAndNutsHaveTheirHole) {
 
 // Small catalogs are built whole: every row makes one valid solid of the table's box.
 TEST(StandardParts, EveryEntryOfTheSmallCatalogsBuilds) {
-  for (const char* group :
-       {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar"}) {
+  for (const char* group : {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar",
+                            "countersunk_socket_screw"}) {
     const auto& catalog = cad::synth::standard_catalog(group);
     EXPECT_FALSE(catalog.empty()) << group;
     for (const cad::synth::StandardItem& item : catalog) {
@@ -347,6 +372,26 @@ TEST(StandardParts, ShaftCollarsHaveTheirBoreAndSetScrewHole) {
   EXPECT_NEAR(m.volume, ring - hole, 0.1 * hole);
 }
 
+TEST(StandardParts, CountersunkScrewsAreAsLongAsTheirNominalLengthHeadIncluded) {
+  const auto& item = item_named("countersunk_socket_screw", "ISO 10642 M6x20");
+  const test::OracleMeasure m =
+      test::oracle_measure_shape(cad::synth::build_countersunk_screw(item).shape);
+  EXPECT_TRUE(m.valid);
+  EXPECT_NEAR(m.extent[0], 13.44, 0.01);
+  EXPECT_NEAR(m.extent[1], 13.44, 0.01);
+  EXPECT_NEAR(m.extent[2], 20, 0.01);  // tip to head top, where ISO 4762 M6x20 is 26
+  const test::OracleMeasure cap = test::oracle_measure_shape(
+      cad::synth::build_socket_screw(item_named("socket_head_cap_screw", "ISO 4762 M6x20")).shape);
+  EXPECT_NEAR(cap.extent[2], 26, 0.01);
+  // The cone between d at l - k and dk at the top, less the socket s = 4 x 2.2 deep, and
+  // a shank no thicker than d: the volume lies between these bounds.
+  const double pi = 3.14159265358979, k = 3.72, R = 6.72, r = 3;
+  const double cone = pi * k / 3 * (R * R + R * r + r * r);
+  const double socket = 3 * std::sqrt(3.0) / 2 * (4 / std::sqrt(3.0)) * (4 / std::sqrt(3.0)) * 2.2;
+  EXPECT_GT(m.volume, cone - socket + pi * 2.3 * 2.3 * (20 - k - 1));
+  EXPECT_LT(m.volume, cone - socket + pi * r * r * (20 - k));
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -400,6 +445,17 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_TRUE(contains(collar_texts[2], "DIN 705 A 20"));
   EXPECT_TRUE(contains(collar_texts[3], "Adjusting ring DIN 705 - A 20 - St"));
   EXPECT_TRUE(contains(collar_texts[4], "DIN705A_20"));
+
+  const auto& csk = item_named("countersunk_socket_screw", "ISO 10642 M8x30");
+  const auto csk_texts = cad::synth::standard_caption_choices(
+      csk, cad::synth::standard_group("countersunk_socket_screw").build(csk));
+  EXPECT_TRUE(contains(csk_texts[1], "M8x30 countersunk screw"));
+  EXPECT_TRUE(contains(csk_texts[2], "ISO 10642 M8x30"));
+  EXPECT_TRUE(
+      contains(csk_texts[3], "Hexagon socket countersunk head screw ISO 10642 - M8 x 30 - 8.8"));
+  EXPECT_NE(csk_texts[3][1].find("replaces DIN 7991"), std::string::npos) << csk_texts[3][1];
+  EXPECT_NE(csk_texts[3][1].find("30 mm overall"), std::string::npos) << csk_texts[3][1];
+  EXPECT_TRUE(contains(csk_texts[4], "ISO10642_M8x30"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(
