@@ -481,6 +481,91 @@ Levels shaft_collar(const StandardItem& it, const StandardBuilt& b, nlohmann::js
   return L;
 }
 
+// EN 10365 (IPE, HEA, HEB, UPN) and EN 10056-1 (L): hot rolled steel sections cut to length.
+Levels steel_profile(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string profile = t.cell(it.row, "designation"), l = n(it.length);
+  const bool angle = it.standard == "EN 10056-1";
+  const std::string series = profile.substr(0, profile.find(' '));  // "IPE", "UPN", "L"
+  const std::string size = t.cell(it.row, "size");
+  const bool ipe = series == "IPE", channel = series == "UPN";
+  // The superseded DIN numbers and the old German names (IPBl 160 is HEA 160).
+  const std::string old = ipe               ? "DIN 1025-5"
+                          : channel         ? "DIN 1026-1"
+                          : angle           ? "DIN 1028"
+                          : series == "HEA" ? "DIN 1025-3"
+                                            : "DIN 1025-2";
+  const std::string german = series == "HEA"   ? "IPBl " + size
+                             : series == "HEB" ? "IPB " + size
+                             : channel         ? "U " + size
+                                               : profile;
+  const std::string noun = ipe       ? "I-beam"
+                           : channel ? "U-channel"
+                           : angle   ? "equal angle"
+                                     : "H-beam";
+  const std::string kind = ipe       ? "parallel flange I section"
+                           : channel ? "taper flange channel"
+                           : angle   ? "equal leg angle"
+                                     : std::string("wide flange H section, ") +
+                                         (series == "HEA" ? "light" : "medium") + " series";
+  facts["profile"] = profile;
+  facts["series"] = series;
+  facts["old_standard"] = old;
+  facts["new_standard"] = it.standard;
+  const std::string dims_text =
+      angle ? "a = " + n(b.dims["a"]) + " mm, t = " + n(b.dims["t"]) +
+                  " mm, r1 = " + n(b.dims["r1"]) + " mm"
+            : "h = " + n(b.dims["h"]) + " mm, b = " + n(b.dims["b"]) +
+                  " mm, tw = " + n(b.dims["tw"]) + " mm, tf = " + n(b.dims["tf"]) + " mm, r" +
+                  (channel ? "1" : "") + " = " + n(b.dims[channel ? "r1" : "r"]) + " mm";
+  const std::vector<std::string> dims_keys =
+      angle     ? std::vector<std::string>{"a", "t", "r1"}
+      : channel ? std::vector<std::string>{"h", "b", "tw", "tf", "r1"}
+                : std::vector<std::string>{"h", "b", "tw", "tf", "r"};
+  auto with = [](std::vector<std::string> keys, const std::vector<std::string>& more) {
+    keys.insert(keys.end(), more.begin(), more.end());
+    return keys;
+  };
+  Levels L;
+  if (angle) {
+    const std::string a = n(b.dims["a"]), th = n(b.dims["t"]);
+    L[kAbstract] = {
+        {"a steel angle with two " + a + " mm legs " + th + " mm thick, " + l + " mm long",
+         {"a", "t", "l"}},
+        {"an L-shaped steel bar " + a + " by " + a + " mm, " + l + " mm long", {"a", "l"}}};
+  } else {
+    const std::string h = n(b.dims["h"]), w = n(b.dims["b"]);
+    const std::string shape = channel ? "a C-shaped steel channel "
+                              : ipe   ? "a steel I-beam "
+                                      : "a wide flange steel beam ";
+    L[kAbstract] = {
+        {shape + h + " mm deep and " + w + " mm wide, " + l + " mm long", {"h", "b", "l"}},
+        {"a " + l + " mm length of hot rolled " + noun + ", " + h + " mm high", {"l", "h"}}};
+  }
+  L[kBeginner] = {{profile + " " + noun + " " + l + " mm long", {"profile", "l"}},
+                  {profile + ", " + l + " mm", {"profile", "l"}},
+                  {noun + " " + profile + " cut to " + l + " mm", {"profile", "l"}}};
+  L[kIntermediate] = {
+      {profile + " x " + l, {"profile", "l"}},
+      {profile + " to " + it.standard + ", " + l + " mm long", {"profile", "standard", "l"}},
+      {kind + " " + profile + " (" + it.standard + ", formerly " + old + "), L = " + l + " mm",
+       {"profile", "standard", "old_standard", "l"}}};
+  if (german != profile)
+    L[kIntermediate].push_back(
+        {german + " (" + profile + "), " + l + " mm long", {"profile", "l"}});
+  L[kExpert] = {
+      {"Hot rolled " + kind + " " + profile + " " + it.standard + " - S235JR, L = " + l + " mm",
+       {"profile", "standard", "l"}},
+      {"Hot rolled " + kind + " " + profile + " " + it.standard + " - S235JR (replaces " + old +
+           "), L = " + l + " mm: " + dims_text,
+       with({"profile", "standard", "old_standard", "l"}, dims_keys)}};
+  L[kName] = {{no_space(profile) + "_" + l, {"profile", "l"}},
+              {profile + " x " + l, {"profile", "l"}},
+              {no_space(profile) + " L" + l, {"profile", "l"}},
+              {profile + " " + noun, {"profile"}}};
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -504,6 +589,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "hex_standoff") return hex_standoff(item, built, facts);
   if (item.group == "shaft_collar") return shaft_collar(item, built, facts);
   if (item.group == "countersunk_socket_screw") return countersunk_screw(item, built, facts);
+  if (item.group == "steel_profile") return steel_profile(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

@@ -1,5 +1,7 @@
 #include "cadclip/cad/standards.h"
 
+#include <cctype>
+
 #include "standard_tables.h"
 
 namespace cadclip::cad {
@@ -10,6 +12,33 @@ std::optional<BearingSize> ball_bearing_size(std::string_view number) {
     if (table.cell(row, "designation") != number) continue;
     return BearingSize{std::string(number), table.number(row, "d"), table.number(row, "D"),
                        table.number(row, "B")};
+  }
+  return std::nullopt;
+}
+
+std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std::string_view size) {
+  std::string upper(series);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const bool angle = upper == "L";
+  const char* file = angle            ? "steel_angles.csv"
+                     : upper == "UPN" ? "steel_channels.csv"
+                                      : "steel_i_sections.csv";
+  const synth::StandardTable& table = synth::standard_table(file);
+  const std::string designation = upper + " " + std::string(size);
+  for (size_t row = 0; row < table.rows.size(); ++row) {
+    if (table.cell(row, "designation") != designation) continue;
+    const double area = 100 * table.number(row, "A");
+    if (angle) {
+      const double a = table.number(row, "a"), t = table.number(row, "t");
+      return SteelProfileSize{designation, file, a, a, t, t, area};
+    }
+    return SteelProfileSize{designation,
+                            file,
+                            table.number(row, "h"),
+                            table.number(row, "b"),
+                            table.number(row, "tw"),
+                            table.number(row, "tf"),
+                            area};
   }
   return std::nullopt;
 }

@@ -28,6 +28,7 @@ const std::vector<StandardGroup>& standard_groups() {
       {"hex_standoff", hex_standoff_catalog, build_hex_standoff},
       {"shaft_collar", shaft_collar_catalog, build_shaft_collar},
       {"countersunk_socket_screw", countersunk_screw_catalog, build_countersunk_screw},
+      {"steel_profile", steel_profile_catalog, build_steel_profile},
   };
   return kGroups;
 }

@@ -13,6 +13,7 @@
 #include "cad/synth/model.h"
 #include "cad/synth/standard.h"
 #include "cad/synth/standard_tables.h"
+#include "cadclip/cad/standards.h"
 #include "cadclip/cad/synth.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
@@ -181,6 +182,61 @@ TEST(StandardTables, CountersunkScrewsAgreeWithIso10642) {
   EXPECT_TRUE(overall);
 }
 
+// EN 10365:2017 and EN 10056-1:2017, written from the published tables.
+TEST(StandardTables, SteelSectionsAgreeWithEn10365AndEn10056) {
+  // IPE 200: h 200, b 100, tw 5.6, tf 8.5, r 12, A 28.5 cm2; IPE 80: 80 x 46, tw 3.8, tf 5.2.
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "b"), 100);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "tw"), 5.6);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "tf"), 8.5);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "r"), 12);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "A"), 28.5);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 80", "b"), 46);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 80", "tf"), 5.2);
+  // HEA 160: h 152, b 160, tw 6, tf 9, r 15; HEB 200: 200 x 200, tw 9, tf 15, r 18, A 78.1.
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEA 160", "h"), 152);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEA 160", "tf"), 9);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEA 160", "r"), 15);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEB 200", "tw"), 9);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEB 200", "tf"), 15);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEB 200", "A"), 78.1);
+  // UPN 100: h 100, b 50, tw 6, tf 8.5, r1 8.5, r2 4.5; UPN 200: b 75, tw 8.5, tf 11.5.
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 100", "b"), 50);
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 100", "tf"), 8.5);
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 100", "r2"), 4.5);
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 200", "b"), 75);
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 200", "tw"), 8.5);
+  // L 50x5: r1 7, r2 3.5, A 4.80 cm2; L 100x10: r1 12, A 19.2.
+  EXPECT_EQ(cell("steel_angles.csv", "L 50x5", "r1"), 7);
+  EXPECT_EQ(cell("steel_angles.csv", "L 50x5", "A"), 4.8);
+  EXPECT_EQ(cell("steel_angles.csv", "L 100x10", "r1"), 12);
+  EXPECT_EQ(cell("steel_angles.csv", "L 100x10", "A"), 19.2);
+}
+
+TEST(StandardLookup, SteelProfilesByDesignation) {
+  const auto ipe = cad::steel_profile_size("IPE", "200");
+  ASSERT_TRUE(ipe.has_value());
+  EXPECT_EQ(ipe->designation, "IPE 200");
+  EXPECT_EQ(ipe->table, "steel_i_sections.csv");
+  EXPECT_EQ(ipe->h, 200);
+  EXPECT_EQ(ipe->b, 100);
+  EXPECT_EQ(ipe->tf, 8.5);
+  EXPECT_NEAR(ipe->area, 2850, 1e-9);
+  const auto hea = cad::steel_profile_size("hea", "160");
+  ASSERT_TRUE(hea.has_value());
+  EXPECT_EQ(hea->h, 152);
+  EXPECT_EQ(cad::steel_profile_size("UPN", "100")->table, "steel_channels.csv");
+  const auto angle = cad::steel_profile_size("L", "50x5");
+  ASSERT_TRUE(angle.has_value());
+  EXPECT_EQ(angle->h, 50);
+  EXPECT_EQ(angle->tw, 5);
+  EXPECT_EQ(angle->table, "steel_angles.csv");
+  EXPECT_FALSE(cad::steel_profile_size("IPE", "210").has_value());
+  EXPECT_FALSE(cad::steel_profile_size("XYZ", "200").has_value());
+  const auto bearing = cad::ball_bearing_size("6204");
+  ASSERT_TRUE(bearing.has_value());
+  EXPECT_EQ(bearing->outside, 47);
+}
+
 TEST(StandardTables, EveryTableNamesItsSourceAndBadTablesAreClearErrors) {
   for (const auto& [file, text] : cad::synth::embedded_standard_files()) {
     const cad::synth::StandardTable& t = standard_table(file);
@@ -211,6 +267,10 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
   if (part.family == "socket_head_cap_screw") return {at("dk"), at("dk"), l + at("k")};
   // ISO 10642's l is the overall length.
   if (part.family == "countersunk_socket_screw") return {at("dk"), at("dk"), l};
+  if (part.family == "steel_profile") {
+    if (row.contains("a")) return {at("a"), at("a"), l};
+    return {at("b"), at("h"), l};
+  }
   if (part.family == "hex_nut") {
     const bool din = standard == "DIN 934";
     const double s = at(din ? "s_din" : "s");
@@ -392,6 +452,36 @@ TEST(StandardParts, CountersunkScrewsAreAsLongAsTheirNominalLengthHeadIncluded) 
   EXPECT_LT(m.volume, cone - socket + pi * r * r * (20 - k));
 }
 
+// The sections' areas: the true root and toe arcs give the published A (EN 10365 computes
+// it from the same r), UPN's parallel flanges a little more.
+TEST(StandardParts, SteelSectionsHaveTheTablesAreaAndRootArcs) {
+  const double pi = 3.14159265358979;
+  struct Case {
+    const char* designation;
+    double width, depth, area, tolerance;  // mm, mm, mm^2, relative
+  };
+  for (const Case& c :
+       {Case{"IPE 200 x 1000", 100, 200, 2850, 0.005}, Case{"HEA 160 x 500", 160, 152, 3880, 0.005},
+        Case{"HEB 200 x 2000", 200, 200, 7810, 0.005}, Case{"L 50x5 x 1000", 50, 50, 480, 0.005},
+        Case{"UPN 100 x 500", 50, 100, 1350 * 1.015, 0.01}}) {
+    const auto& item = item_named("steel_profile", c.designation);
+    const test::OracleMeasure m =
+        test::oracle_measure_shape(cad::synth::build_steel_profile(item).shape);
+    EXPECT_TRUE(m.valid) << c.designation;
+    EXPECT_NEAR(m.extent[0], c.width, 0.01) << c.designation;
+    EXPECT_NEAR(m.extent[1], c.depth, 0.01) << c.designation;
+    EXPECT_NEAR(m.extent[2], item.length, 0.01) << c.designation;
+    EXPECT_NEAR(m.volume / item.length, c.area, c.tolerance * c.area) << c.designation;
+  }
+  // IPE 200 exactly: the flanges, the web and four root arcs of r = 12 (a chamfer
+  // would add 0.5 r^2 per corner instead of (1 - pi/4) r^2).
+  const auto& ipe = item_named("steel_profile", "IPE 200 x 1000");
+  const double exact = 2 * 100 * 8.5 + (200 - 2 * 8.5) * 5.6 + (4 - pi) * 12 * 12;
+  const test::OracleMeasure m =
+      test::oracle_measure_shape(cad::synth::build_steel_profile(ipe).shape);
+  EXPECT_NEAR(m.volume / 1000, exact, 1e-3 * exact);
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -456,6 +546,21 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_NE(csk_texts[3][1].find("replaces DIN 7991"), std::string::npos) << csk_texts[3][1];
   EXPECT_NE(csk_texts[3][1].find("30 mm overall"), std::string::npos) << csk_texts[3][1];
   EXPECT_TRUE(contains(csk_texts[4], "ISO10642_M8x30"));
+
+  const auto& beam = item_named("steel_profile", "HEA 160 x 1000");
+  const auto beam_texts = cad::synth::standard_caption_choices(
+      beam, cad::synth::standard_group("steel_profile").build(beam));
+  EXPECT_TRUE(contains(beam_texts[1], "HEA 160, 1000 mm"));
+  EXPECT_TRUE(contains(beam_texts[2], "HEA 160 x 1000"));
+  EXPECT_TRUE(contains(beam_texts[2], "IPBl 160 (HEA 160), 1000 mm long"));
+  EXPECT_NE(beam_texts[3][1].find("replaces DIN 1025-3"), std::string::npos) << beam_texts[3][1];
+  EXPECT_NE(beam_texts[3][1].find("h = 152 mm, b = 160 mm"), std::string::npos);
+  EXPECT_TRUE(contains(beam_texts[4], "HEA160_1000"));
+  const auto& angle = item_named("steel_profile", "L 50x5 x 500");
+  const auto angle_texts = cad::synth::standard_caption_choices(
+      angle, cad::synth::standard_group("steel_profile").build(angle));
+  EXPECT_TRUE(contains(angle_texts[2], "L 50x5 x 500"));
+  EXPECT_NE(angle_texts[3][1].find("EN 10056-1"), std::string::npos) << angle_texts[3][1];
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(
