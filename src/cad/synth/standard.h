@@ -54,7 +54,7 @@ bool standard_row_held_out(size_t row);
 
 // The groups' catalogs and solids (standard_fasteners.cc, standard_nuts_washers.cc,
 // standard_bearings.cc, standard_rings.cc, standard_standoffs_collars.cc,
-// standard_steel_profiles.cc).
+// standard_steel_profiles.cc, standard_tslot_profiles.cc).
 std::vector<StandardItem> hex_bolt_catalog();
 StandardBuilt build_hex_bolt(const StandardItem& item);
 std::vector<StandardItem> socket_screw_catalog();
@@ -79,6 +79,8 @@ std::vector<StandardItem> shaft_collar_catalog();
 StandardBuilt build_shaft_collar(const StandardItem& item);
 std::vector<StandardItem> steel_profile_catalog();
 StandardBuilt build_steel_profile(const StandardItem& item);
+std::vector<StandardItem> tslot_profile_catalog();
+StandardBuilt build_tslot_profile(const StandardItem& item);
 
 // Shared by the builders: a solid of revolution about z from a closed profile
 // in the xz plane (x = radius >= 0, y = z), corners chamfered as P2 says.

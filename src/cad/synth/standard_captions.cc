@@ -566,6 +566,51 @@ Levels steel_profile(const StandardItem& it, const StandardBuilt& b, nlohmann::j
   return L;
 }
 
+// Aluminium T-slot profiles: catalogue parts, no standard.
+Levels tslot_profile(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string size = t.cell(it.row, "size"), series = t.cell(it.row, "series");
+  const std::string slot = n(b.dims["slot"]), l = n(it.length), a = n(b.dims["a"]);
+  const std::string catalogue = t.cell(it.row, "catalogue"), misumi = t.cell(it.row, "misumi");
+  const std::string code = series + series;  // "2020", "4545": how the trade writes the size
+  const bool btype = catalogue.starts_with("B-type");
+  facts["slot"] = b.dims["slot"];
+  facts["catalogue"] = catalogue;
+  Levels L;
+  L[kAbstract] = {
+      {"an aluminium extrusion " + a + " mm square with a T-slot on each side, " + l + " mm long",
+       {"a", "l"}},
+      {"a square aluminium profile " + a + " x " + a + " mm with four " + slot +
+           " mm slots and a centre hole, " + l + " mm long",
+       {"a", "slot", "l"}},
+      {"a " + l + " mm length of " + a + " mm T-slot framing bar", {"l", "a"}}};
+  L[kBeginner] = {{code + " aluminium extrusion " + l + " mm", {"size", "l"}},
+                  {size + " T-slot profile, " + l + " mm", {"size", "l"}},
+                  {code + " profile slot " + slot + ", " + l + " mm long", {"size", "slot", "l"}},
+                  {size + " aluminum extrusion " + l + "mm", {"size", "l"}}};
+  L[kIntermediate] = {
+      {"aluminium profile " + size + " slot " + slot + " x " + l, {"size", "slot", "l"}},
+      {size + " " + (btype ? "B-type " : "") + "T-slot profile, slot " + slot + ", L = " + l +
+           " mm",
+       {"size", "slot", "l"}},
+      {"strut profile " + size + " N" + slot + ", " + l + " mm long (" + catalogue + ")",
+       {"size", "slot", "l", "catalogue"}}};
+  if (!misumi.empty())
+    L[kIntermediate].push_back({misumi + "-" + l + " aluminium extrusion", {"size", "slot", "l"}});
+  L[kExpert] = {
+      {"Aluminium T-slot profile " + size + ", slot " + slot + ", L = " + l + " mm",
+       {"size", "slot", "l"}},
+      {"Aluminium T-slot profile " + size + ", slot " + slot + ", L = " + l + " mm, " + catalogue +
+           " (a manufacturer convention; no standard covers T-slot profiles): slot opening " +
+           slot + " mm, centre bore " + n(b.dims["bore"]) + " mm",
+       {"size", "slot", "l", "catalogue", "bore"}}};
+  L[kName] = {{code + "_" + l, {"size", "l"}},
+              {"profile_" + size + "_N" + slot + "_L" + l, {"size", "slot", "l"}},
+              {size + " extrusion " + l, {"size", "l"}}};
+  if (!misumi.empty()) L[kName].push_back({misumi + "-" + l, {"size", "slot", "l"}});
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -590,6 +635,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "shaft_collar") return shaft_collar(item, built, facts);
   if (item.group == "countersunk_socket_screw") return countersunk_screw(item, built, facts);
   if (item.group == "steel_profile") return steel_profile(item, built, facts);
+  if (item.group == "tslot_profile") return tslot_profile(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

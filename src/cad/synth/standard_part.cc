@@ -29,6 +29,7 @@ const std::vector<StandardGroup>& standard_groups() {
       {"shaft_collar", shaft_collar_catalog, build_shaft_collar},
       {"countersunk_socket_screw", countersunk_screw_catalog, build_countersunk_screw},
       {"steel_profile", steel_profile_catalog, build_steel_profile},
+      {"tslot_profile", tslot_profile_catalog, build_tslot_profile},
   };
   return kGroups;
 }

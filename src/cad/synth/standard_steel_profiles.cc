@@ -63,10 +63,9 @@ StandardBuilt build_steel_profile(const StandardItem& item) {
     // The web's back on x = 0, the flanges along +x.
     const double h = t.number(row, "h"), b = t.number(row, "b"), tw = t.number(row, "tw");
     const double tf = t.number(row, "tf"), r1 = t.number(row, "r1"), r2 = t.number(row, "r2");
-    section = {{0, 0},          {b, 0},
-               {b, tf, 0, r2},  {tw, tf, 0, r1},
-               {tw, h - tf, 0, r1}, {b, h - tf, 0, r2},
-               {b, h},          {0, h}};
+    section = {
+        {0, 0}, {b, 0}, {b, tf, 0, r2}, {tw, tf, 0, r1}, {tw, h - tf, 0, r1}, {b, h - tf, 0, r2},
+        {b, h}, {0, h}};
     built.extent[0] = b, built.extent[1] = h;
     built.dims = {{"h", h}, {"b", b}, {"tw", tw}, {"tf", tf}, {"r1", r1}, {"r2", r2}, {"l", l}};
   } else {
@@ -74,9 +73,8 @@ StandardBuilt build_steel_profile(const StandardItem& item) {
     const double h = t.number(row, "h"), b = t.number(row, "b"), tw = t.number(row, "tw");
     const double tf = t.number(row, "tf"), r = t.number(row, "r");
     const double x = b / 2, w = tw / 2;
-    section = {{-x, 0},     {x, 0},          {x, tf},          {w, tf, 0, r},
-               {w, h - tf, 0, r}, {x, h - tf}, {x, h},           {-x, h},
-               {-x, h - tf},      {-w, h - tf, 0, r}, {-w, tf, 0, r}, {-x, tf}};
+    section = {{-x, 0}, {x, 0},  {x, tf},      {w, tf, 0, r},      {w, h - tf, 0, r}, {x, h - tf},
+               {x, h},  {-x, h}, {-x, h - tf}, {-w, h - tf, 0, r}, {-w, tf, 0, r},    {-x, tf}};
     built.extent[0] = b, built.extent[1] = h;
     built.dims = {{"h", h}, {"b", b}, {"tw", tw}, {"tf", tf}, {"r", r}, {"l", l}};
   }

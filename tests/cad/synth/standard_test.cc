@@ -212,6 +212,24 @@ TEST(StandardTables, SteelSectionsAgreeWithEn10365AndEn10056) {
   EXPECT_EQ(cell("steel_angles.csv", "L 100x10", "A"), 19.2);
 }
 
+// T-slot profiles follow the catalogues, not a standard; the table must say so.
+TEST(StandardTables, TslotProfilesAreACatalogueConvention) {
+  // Misumi HFS5-2020: 20 x 20, slot 6; HFS6-3030: 30, slot 8; HFS8-4040: 40, slot 8;
+  // Bosch Rexroth 45x45 N10: 45, slot 10; item Line 5 20x20: slot 5.
+  EXPECT_EQ(cell("tslot_profiles.csv", "20x20 slot 6", "a"), 20);
+  EXPECT_EQ(cell("tslot_profiles.csv", "20x20 slot 6", "slot"), 6);
+  EXPECT_EQ(cell("tslot_profiles.csv", "20x20 slot 5", "slot"), 5);
+  EXPECT_EQ(cell("tslot_profiles.csv", "30x30 slot 8", "slot"), 8);
+  EXPECT_EQ(cell("tslot_profiles.csv", "40x40 slot 8", "a"), 40);
+  EXPECT_EQ(cell("tslot_profiles.csv", "45x45 slot 10", "slot"), 10);
+  const auto& t = standard_table("tslot_profiles.csv");
+  EXPECT_EQ(t.cell(row_of(t, "20x20 slot 6"), "misumi"), "HFS5-2020");
+  bool says = false;
+  for (const std::string& note : t.notes)
+    says |= note.find("manufacturer convention, not a standard") != std::string::npos;
+  EXPECT_TRUE(says);
+}
+
 TEST(StandardLookup, SteelProfilesByDesignation) {
   const auto ipe = cad::steel_profile_size("IPE", "200");
   ASSERT_TRUE(ipe.has_value());
@@ -267,6 +285,7 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
   if (part.family == "socket_head_cap_screw") return {at("dk"), at("dk"), l + at("k")};
   // ISO 10642's l is the overall length.
   if (part.family == "countersunk_socket_screw") return {at("dk"), at("dk"), l};
+  if (part.family == "tslot_profile") return {at("a"), at("a"), l};
   if (part.family == "steel_profile") {
     if (row.contains("a")) return {at("a"), at("a"), l};
     return {at("b"), at("h"), l};
@@ -347,7 +366,7 @@ TEST(StandardParts, BearingVariantsAreDifferentSolidsAndNutsHaveTheirHole) {
 // Small catalogs are built whole: every row makes one valid solid of the table's box.
 TEST(StandardParts, EveryEntryOfTheSmallCatalogsBuilds) {
   for (const char* group : {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar",
-                            "countersunk_socket_screw"}) {
+                            "countersunk_socket_screw", "tslot_profile"}) {
     const auto& catalog = cad::synth::standard_catalog(group);
     EXPECT_FALSE(catalog.empty()) << group;
     for (const cad::synth::StandardItem& item : catalog) {
@@ -482,6 +501,35 @@ TEST(StandardParts, SteelSectionsHaveTheTablesAreaAndRootArcs) {
   EXPECT_NEAR(m.volume / 1000, exact, 1e-3 * exact);
 }
 
+// The section: the square less four slots (the opening through the lip, then the
+// trapezoid chamber), the rounded corners and the centre bore.
+TEST(StandardParts, TslotProfilesHaveTheirSlotsAndBore) {
+  const double pi = 3.14159265358979;
+  for (const char* name : {"T-slot 20x20 slot 6 x 500", "T-slot 40x40 slot 8 x 1000"}) {
+    const auto& item = item_named("tslot_profile", name);
+    const auto built = cad::synth::build_tslot_profile(item);
+    const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+    auto dim = [&](const char* key) { return built.dims.at(key).get<double>(); };
+    EXPECT_TRUE(m.valid) << name;
+    EXPECT_NEAR(m.extent[0], dim("a"), 0.01) << name;
+    EXPECT_NEAR(m.extent[1], dim("a"), 0.01) << name;
+    EXPECT_NEAR(m.extent[2], item.length, 0.01) << name;
+    const double lip = dim("lip"), c = dim("chamber"), depth = dim("depth");
+    const double bottom = c - 2 * (depth - lip);
+    const double slot = dim("slot") * lip + (c + bottom) / 2 * (depth - lip);
+    const double area = dim("a") * dim("a") - 4 * slot - pi / 4 * dim("bore") * dim("bore") -
+                        (4 - pi) * dim("corner") * dim("corner");
+    EXPECT_NEAR(m.volume / item.length, area, 1e-3 * area) << name;
+    ASSERT_EQ(m.holes.size(), 1u) << name;
+    EXPECT_NEAR(m.holes[0].first, dim("bore"), 0.01) << name;
+  }
+  // The rows' slot openings are the catalogues' (checked against them above).
+  EXPECT_EQ(
+      cad::synth::build_tslot_profile(item_named("tslot_profile", "T-slot 20x20 slot 6 x 500"))
+          .dims.at("slot"),
+      6);
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -561,6 +609,14 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
       angle, cad::synth::standard_group("steel_profile").build(angle));
   EXPECT_TRUE(contains(angle_texts[2], "L 50x5 x 500"));
   EXPECT_NE(angle_texts[3][1].find("EN 10056-1"), std::string::npos) << angle_texts[3][1];
+
+  const auto& tslot = item_named("tslot_profile", "T-slot 20x20 slot 6 x 500");
+  const auto tslot_texts = cad::synth::standard_caption_choices(
+      tslot, cad::synth::standard_group("tslot_profile").build(tslot));
+  EXPECT_TRUE(contains(tslot_texts[1], "2020 aluminium extrusion 500 mm"));
+  EXPECT_TRUE(contains(tslot_texts[2], "HFS5-2020-500 aluminium extrusion"));
+  EXPECT_NE(tslot_texts[3][1].find("manufacturer convention"), std::string::npos);
+  EXPECT_TRUE(contains(tslot_texts[4], "2020_500"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(
