@@ -36,4 +36,16 @@ struct SteelProfileSize {
 // nullopt for a section the tables do not hold.
 std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std::string_view size);
 
+// A GT2 (2 mm pitch) timing pulley's diameters, mm, by formula: PD = teeth x 2 / pi, OD =
+// PD - 2 x 0.254 (the belt's pitch line differential).
+struct PulleySize {
+  int teeth = 0;
+  double pitch = 0;       // pitch diameter PD
+  double outside = 0;     // outside diameter OD
+  bool in_table = false;  // whether gt2_pulleys.csv (the pulleys synth makes) holds this count
+};
+
+// nullopt for fewer than 10 or more than 250 teeth, beyond the GT2 pulleys sold.
+std::optional<PulleySize> gt2_pulley_size(int teeth);
+
 }  // namespace cadclip::cad

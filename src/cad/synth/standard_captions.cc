@@ -6,6 +6,7 @@
 // and what a file would be called (name: "608ZZ", "ISO4017_M8x40").
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "cad/synth/model.h"
 #include "cad/synth/standard.h"
@@ -22,8 +23,8 @@ struct Say {
 using Levels = std::array<std::vector<Say>, 5>;  // kCaptionLevels order
 enum { kAbstract, kBeginner, kIntermediate, kExpert, kName };
 
-std::string n(double value) { return num_text(value); }
-std::string n(const nlohmann::json& value) { return num_text(value.get<double>()); }
+std::string n(double value) { return dim_text(value); }
+std::string n(const nlohmann::json& value) { return dim_text(value.get<double>()); }
 std::string no_space(std::string text) {
   std::erase(text, ' ');
   return text;
@@ -611,6 +612,52 @@ Levels tslot_profile(const StandardItem& it, const StandardBuilt& b, nlohmann::j
   return L;
 }
 
+// GT2 timing pulleys (2 mm pitch): the belt system is Gates'; the hub and flanges are the
+// catalogues' convention.
+Levels gt2_pulley(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const std::string z = n(b.dims["teeth"]), bore = n(b.dims["bore"]);
+  const std::string belt = n(b.dims["belt_width"]),
+                    pd = n(std::round(b.dims["PD"].get<double>() * 100) / 100);
+  const std::string od = n(std::round(b.dims["OD"].get<double>() * 100) / 100);
+  facts["PD"] = std::round(b.dims["PD"].get<double>() * 100) / 100;
+  facts["OD"] = std::round(b.dims["OD"].get<double>() * 100) / 100;
+  Levels L;
+  L[kAbstract] = {
+      {"a toothed pulley with " + z + " teeth for a " + belt + " mm wide timing belt, " + bore +
+           " mm bore",
+       {"teeth", "belt_width", "bore"}},
+      {"a small timing belt pulley with flanges on both sides and a set screw hub, for a " + bore +
+           " mm shaft",
+       {"bore"}},
+      {"a GT2 belt pulley " + od + " mm across the teeth with a " + bore + " mm hole",
+       {"OD", "bore"}}};
+  L[kBeginner] = {{"GT2 pulley " + z + "T " + bore + "mm bore", {"teeth", "bore"}},
+                  {z + " tooth GT2 pulley, " + bore + " mm bore, " + belt + " mm belt",
+                   {"teeth", "bore", "belt_width"}},
+                  {"GT2 " + z + " teeth pulley for " + belt + "mm belt", {"teeth", "belt_width"}},
+                  {z + "T timing pulley " + bore + "mm", {"teeth", "bore"}}};
+  L[kIntermediate] = {
+      {it.designation, {"designation"}},
+      {"GT2 timing pulley " + z + " teeth, bore " + bore + " mm, belt width " + belt + " mm",
+       {"teeth", "bore", "belt_width"}},
+      {"2GT " + z + "T pulley, pitch diameter " + pd + " mm, " + bore + " mm bore",
+       {"teeth", "PD", "bore"}},
+      {"2MGT timing pulley " + z + " grooves, " + belt + " mm belt, " + bore + " mm bore",
+       {"teeth", "belt_width", "bore"}}};
+  L[kExpert] = {{"Timing pulley GT2 2 mm pitch, " + z + " teeth, bore " + bore + " mm, for " +
+                     belt + " mm belts",
+                 {"teeth", "bore", "belt_width"}},
+                {"Timing pulley GT2 (2MR, 2 mm pitch) " + z + " teeth, pitch diameter " + pd +
+                     " mm, outside diameter " + od + " mm, bore " + bore + " mm, belt width " +
+                     belt + " mm, two flanges, hub with M3 set screw",
+                 {"teeth", "PD", "OD", "bore", "belt_width"}}};
+  L[kName] = {{"GT2_" + z + "T_" + bore + "mm", {"teeth", "bore"}},
+              {"GT2-" + z + "T-B" + bore + "-W" + belt, {"teeth", "bore", "belt_width"}},
+              {"pulley GT2 " + z + "T", {"teeth"}},
+              {z + "T GT2 pulley", {"teeth"}}};
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -636,6 +683,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "countersunk_socket_screw") return countersunk_screw(item, built, facts);
   if (item.group == "steel_profile") return steel_profile(item, built, facts);
   if (item.group == "tslot_profile") return tslot_profile(item, built, facts);
+  if (item.group == "gt2_pulley") return gt2_pulley(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

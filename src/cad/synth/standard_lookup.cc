@@ -43,4 +43,14 @@ std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std:
   return std::nullopt;
 }
 
+std::optional<PulleySize> gt2_pulley_size(int teeth) {
+  if (teeth < 10 || teeth > 250) return std::nullopt;
+  const double pitch = teeth * 2 / 3.14159265358979323846;
+  const synth::StandardTable& table = synth::standard_table("gt2_pulleys.csv");
+  bool in_table = false;
+  for (size_t row = 0; row < table.rows.size(); ++row)
+    in_table |= table.number(row, "teeth") == teeth;
+  return PulleySize{teeth, pitch, pitch - 2 * 0.254, in_table};
+}
+
 }  // namespace cadclip::cad

@@ -46,11 +46,12 @@ StandardBuilt build_tslot_profile(const StandardItem& item) {
   // The chambers of two adjacent sides are mirror images about the diagonal: a wall is
   // left between them while every chamber point keeps y - |x| > 0, and the bore stays clear.
   if (!(w < c && bottom > 0 && h - lip - c / 2 > 0.5 && h - depth > bore / 2 + 0.5))
-    throw Error(format("standard table {} row {} ({}): the slot does not fit the section; "
-                       "fix lip, chamber or depth",
-                       kTslotTable, row + 1, t.cell(row, "designation")));
+    throw Error(
+        format("standard table {} row {} ({}): the slot does not fit the section; "
+               "fix lip, chamber or depth",
+               kTslotTable, row + 1, t.cell(row, "designation")));
   // The top side from its right corner towards -x; the other sides are it turned by 90 degrees.
-  const std::vector<P2> side = {{h, h, 0, corner}, {w / 2, h},         {w / 2, h - lip},
+  const std::vector<P2> side = {{h, h, 0, corner}, {w / 2, h},          {w / 2, h - lip},
                                 {c / 2, h - lip},  {bottom, h - depth}, {-bottom, h - depth},
                                 {-c / 2, h - lip}, {-w / 2, h - lip},   {-w / 2, h}};
   std::vector<P2> outline;
@@ -59,13 +60,12 @@ StandardBuilt build_tslot_profile(const StandardItem& item) {
       for (int turn = 0; turn < k; ++turn) p = {-p.y, p.x, p.chamfer, p.fillet};
       outline.push_back(p);
     }
-  const TopoDS_Shape bar =
-      extrude(profile_face(outline, gp_Pnt(0, 0, 0), gp_Dir(1, 0, 0), gp_Dir(0, 1, 0)),
-              gp_Vec(0, 0, l));
+  const TopoDS_Shape bar = extrude(
+      profile_face(outline, gp_Pnt(0, 0, 0), gp_Dir(1, 0, 0), gp_Dir(0, 1, 0)), gp_Vec(0, 0, l));
   StandardBuilt built;
   built.shape = cut(bar, {cylinder(gp_Pnt(0, 0, -1), gp_Dir(0, 0, 1), bore / 2, l + 2)});
   built.extent[0] = a, built.extent[1] = a, built.extent[2] = l;
-  built.dims = {{"a", a},         {"slot", w},       {"lip", lip}, {"chamber", c},
+  built.dims = {{"a", a},         {"slot", w},        {"lip", lip},   {"chamber", c},
                 {"depth", depth}, {"corner", corner}, {"bore", bore}, {"l", l}};
   return built;
 }

@@ -2,6 +2,9 @@
 // of every group whose bounding box is the table's, designation captions,
 // held-out table rows, and mixed sets with and without standard parts.
 #include <gtest/gtest.h>
+#include <BRepAdaptor_Surface.hxx>
+#include <TopExp_Explorer.hxx>
+#include <TopoDS.hxx>
 
 #include <algorithm>
 #include <array>
@@ -230,6 +233,34 @@ TEST(StandardTables, TslotProfilesAreACatalogueConvention) {
   EXPECT_TRUE(says);
 }
 
+// Gates GT2 2MR: PD = 2 z / pi, OD = PD - 0.508 (20 teeth: 12.73 / 12.22; 40: 25.46).
+TEST(StandardTables, Gt2PulleysHaveTheGatesPitchAndOutsideDiameters) {
+  EXPECT_EQ(cell("gt2_pulleys.csv", "20", "PD"), 12.73);
+  EXPECT_EQ(cell("gt2_pulleys.csv", "20", "OD"), 12.22);
+  EXPECT_EQ(cell("gt2_pulleys.csv", "40", "PD"), 25.46);
+  EXPECT_EQ(cell("gt2_pulleys.csv", "16", "OD"), 9.68);
+  const auto& t = standard_table("gt2_pulleys.csv");
+  for (size_t row = 0; row < t.rows.size(); ++row) {
+    const double z = t.number(row, "teeth"), pd = 2 * z / 3.14159265358979;
+    EXPECT_NEAR(t.number(row, "PD"), pd, 0.005) << z;
+    EXPECT_NEAR(t.number(row, "OD"), pd - 0.508, 0.005) << z;
+  }
+}
+
+TEST(StandardLookup, Gt2PulleysByTeeth) {
+  const auto twenty = cad::gt2_pulley_size(20);
+  ASSERT_TRUE(twenty.has_value());
+  EXPECT_NEAR(twenty->pitch, 12.732, 0.001);
+  EXPECT_NEAR(twenty->outside, 12.224, 0.001);
+  EXPECT_TRUE(twenty->in_table);
+  const auto odd = cad::gt2_pulley_size(25);  // sold, not in the table: the formula still holds
+  ASSERT_TRUE(odd.has_value());
+  EXPECT_NEAR(odd->pitch, 15.915, 0.001);
+  EXPECT_FALSE(odd->in_table);
+  EXPECT_FALSE(cad::gt2_pulley_size(5).has_value());
+  EXPECT_FALSE(cad::gt2_pulley_size(1000).has_value());
+}
+
 TEST(StandardLookup, SteelProfilesByDesignation) {
   const auto ipe = cad::steel_profile_size("IPE", "200");
   ASSERT_TRUE(ipe.has_value());
@@ -286,6 +317,10 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
   // ISO 10642's l is the overall length.
   if (part.family == "countersunk_socket_screw") return {at("dk"), at("dk"), l};
   if (part.family == "tslot_profile") return {at("a"), at("a"), l};
+  if (part.family == "gt2_pulley") {
+    const double belt = std::stod(p.at("variant").get<std::string>());
+    return {at("flange_d"), at("flange_d"), at("hub_l") + 2 + belt + 1};
+  }
   if (part.family == "steel_profile") {
     if (row.contains("a")) return {at("a"), at("a"), l};
     return {at("b"), at("h"), l};
@@ -530,6 +565,48 @@ TEST(StandardParts, TslotProfilesHaveTheirSlotsAndBore) {
       6);
 }
 
+// Distinct axes of the cylindrical faces of `radius` parallel to z: the teeth of a pulley.
+int round_grooves(const TopoDS_Shape& shape, double radius) {
+  std::vector<gp_Pnt> axes;
+  for (TopExp_Explorer it(shape, TopAbs_FACE); it.More(); it.Next()) {
+    const BRepAdaptor_Surface surface(TopoDS::Face(it.Current()));
+    if (surface.GetType() != GeomAbs_Cylinder) continue;
+    const gp_Cylinder cylinder = surface.Cylinder();
+    if (std::abs(cylinder.Radius() - radius) > 1e-6) continue;
+    gp_Pnt p = cylinder.Location();
+    p.SetZ(0);
+    bool seen = false;
+    for (const gp_Pnt& q : axes) seen |= q.Distance(p) < 1e-4;
+    if (!seen) axes.push_back(p);
+  }
+  return static_cast<int>(axes.size());
+}
+
+TEST(StandardParts, Gt2PulleysHaveTheirTeethBoreAndFlanges) {
+  for (const char* name :
+       {"GT2 20T bore 5 belt 6", "GT2 60T bore 8 belt 10", "GT2 16T bore 5 belt 6"}) {
+    const auto& item = item_named("gt2_pulley", name);
+    const auto built = cad::synth::build_gt2_pulley(item);
+    const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+    EXPECT_TRUE(m.valid) << name;
+    const int teeth = built.dims.at("teeth");
+    // One groove per tooth, on the circle 0.75 - 0.555 mm inside OD = 2 z / pi - 0.508.
+    EXPECT_EQ(round_grooves(built.shape, 0.555), teeth) << name;
+    const double od = 2 * teeth / 3.14159265358979 - 0.508;
+    EXPECT_NEAR(built.dims.at("OD").get<double>(), od, 1e-6) << name;
+    const double belt = built.dims.at("belt_width");
+    EXPECT_NEAR(m.extent[2], built.dims.at("hub_l").get<double>() + 2 + belt + 1, 0.01) << name;
+    EXPECT_NEAR(m.extent[0], built.dims.at("flange_d").get<double>(), 0.01) << name;
+    // The bore and the M3 set screw's hole.
+    std::set<double> holes;
+    for (const auto& [d, count] : m.holes) holes.insert(std::round(d * 100) / 100);
+    EXPECT_EQ(holes.count(std::round(item.bore * 100) / 100), 1u) << name;
+  }
+  // Every bore of the catalog leaves the wall to the roots: 16 teeth take 5 mm only.
+  for (const auto& item : cad::synth::standard_catalog("gt2_pulley"))
+    if (item.designation.starts_with("GT2 16T")) EXPECT_EQ(item.bore, 5) << item.designation;
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -617,6 +694,15 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_TRUE(contains(tslot_texts[2], "HFS5-2020-500 aluminium extrusion"));
   EXPECT_NE(tslot_texts[3][1].find("manufacturer convention"), std::string::npos);
   EXPECT_TRUE(contains(tslot_texts[4], "2020_500"));
+
+  const auto& pulley = item_named("gt2_pulley", "GT2 20T bore 5 belt 6");
+  const auto pulley_texts = cad::synth::standard_caption_choices(
+      pulley, cad::synth::standard_group("gt2_pulley").build(pulley));
+  EXPECT_TRUE(contains(pulley_texts[1], "GT2 pulley 20T 5mm bore"));
+  EXPECT_TRUE(contains(pulley_texts[2], "2GT 20T pulley, pitch diameter 12.73 mm, 5 mm bore"));
+  EXPECT_NE(pulley_texts[3][1].find("outside diameter 12.22 mm"), std::string::npos)
+      << pulley_texts[3][1];
+  EXPECT_TRUE(contains(pulley_texts[4], "GT2-20T-B5-W6"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(

@@ -1,0 +1,95 @@
+// Drive parts: GT2 timing pulleys (2 mm pitch; data/standards/gt2_pulleys.csv),
+// axis z. A pulley is, from z = 0, the hub (with a radial M3 set screw hole
+// at mid-height along +y), a 1 mm flange, the tooth zone (belt width + 1 mm)
+// and a second flange, bored through. Each of its grooves is a U: a
+// semicircle of radius 0.555 mm at the root (0.75 mm below OD) and straight
+// radial flanks out to OD, one per tooth, so the tooth count is true.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cad/synth/model.h"
+#include "cad/synth/standard.h"
+#include "cad/synth/standard_tables.h"
+#include "cadclip/cad/standards.h"
+#include "cadclip/core/format.h"
+
+namespace cadclip::cad::synth {
+namespace {
+
+constexpr const char* kPulleyTable = "gt2_pulleys.csv";
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kGrooveRadius = 0.555;  // the GT2 belt tooth's tip radius, mm
+constexpr double kGrooveDepth = 0.75;    // the GT2 belt tooth's height, mm
+constexpr double kFlange = 1;            // flange thickness, mm
+constexpr double kMinWall = 1.25;        // least wall a bore leaves to the root and the hub, mm
+
+}  // namespace
+
+std::vector<StandardItem> gt2_pulley_catalog() {
+  const StandardTable& t = standard_table(kPulleyTable);
+  std::vector<StandardItem> items;
+  for (size_t row = 0; row < t.rows.size(); ++row) {
+    const int teeth = static_cast<int>(t.number(row, "teeth"));
+    const double root = gt2_pulley_size(teeth)->outside - 2 * kGrooveDepth;
+    for (double bore : {5.0, 6.35, 8.0}) {
+      // The set screw needs the hub's wall; the bore may not reach the grooves.
+      if (bore > root - 2 * kMinWall || bore > t.number(row, "hub_d") - 4 * kMinWall) continue;
+      for (const char* belt : {"6", "10"})
+        items.push_back({"gt2_pulley", "catalogue", kPulleyTable, row, 0, belt,
+                         "GT2 " + std::to_string(teeth) + "T bore " + dim_text(bore) +
+                             " belt " + belt,
+                         bore});
+    }
+  }
+  return items;
+}
+
+StandardBuilt build_gt2_pulley(const StandardItem& item) {
+  const StandardTable& t = standard_table(kPulleyTable);
+  const size_t row = item.row;
+  const int teeth = static_cast<int>(t.number(row, "teeth"));
+  const PulleySize size = *gt2_pulley_size(teeth);
+  const double od = size.outside, flange = t.number(row, "flange_d"), hub = t.number(row, "hub_d");
+  const double hub_l = t.number(row, "hub_l"), belt = std::stod(item.variant);
+  const double width = belt + 1, bore = item.bore;
+  const double z0 = hub_l + kFlange, z1 = z0 + width, top = z1 + kFlange;
+  // The hub may be as wide as the flange, which then has no step of its own.
+  std::vector<P2> outline = {{bore / 2, 0}, {hub / 2, 0}, {hub / 2, hub_l}};
+  if (hub != flange) outline.push_back({flange / 2, hub_l});
+  outline.insert(outline.end(), {{flange / 2, z0},
+                                 {od / 2, z0},
+                                 {od / 2, z1},
+                                 {flange / 2, z1},
+                                 {flange / 2, top},
+                                 {bore / 2, top}});
+  const TopoDS_Shape body = turned_z(outline);
+  // One U groove per tooth, between the flanges: in the groove's own radial (u) and
+  // tangential (v) axes, a rectangle from the root out past OD, its root corners rounded by
+  // the groove radius into a semicircle.
+  const double root = od / 2 - kGrooveDepth, r = kGrooveRadius, out = od / 2 + 1;
+  std::vector<TopoDS_Shape> tools;
+  for (int i = 0; i < teeth; ++i) {
+    const double a = 2 * kPi * i / teeth;
+    const gp_Dir u(std::cos(a), std::sin(a), 0), v(-std::sin(a), std::cos(a), 0);
+    tools.push_back(
+        extrude(profile_face({{root, -r, 0, r}, {out, -r}, {out, r}, {root, r, 0, r}},
+                             gp_Pnt(0, 0, z0), u, v),
+                gp_Vec(0, 0, width)));
+  }
+  // The set screw's tapped hole (M3, D1 = 3 - 1.0825 x 0.5), from the bore out through the hub.
+  const double d1 = 3 - 1.0825 * 0.5;
+  tools.push_back(cylinder(gp_Pnt(0, bore / 4, hub_l / 2), gp_Dir(0, 1, 0), d1 / 2,
+                           hub / 2 - bore / 4 + 1));
+  StandardBuilt built;
+  built.shape = cut(body, tools);
+  built.extent[0] = flange, built.extent[1] = flange, built.extent[2] = top;
+  built.dims = {{"teeth", teeth},     {"pitch", 2},       {"PD", size.pitch},
+                {"OD", od},           {"bore", bore},     {"belt_width", belt},
+                {"width", width},     {"flange_d", flange}, {"hub_d", hub},
+                {"hub_l", hub_l},     {"groove_radius", r}, {"groove_depth", kGrooveDepth},
+                {"set_screw", "M3"}};
+  return built;
+}
+
+}  // namespace cadclip::cad::synth
