@@ -48,4 +48,18 @@ struct PulleySize {
 // nullopt for fewer than 10 or more than 250 teeth, beyond the GT2 pulleys sold.
 std::optional<PulleySize> gt2_pulley_size(int teeth);
 
+// A spur gear's diameters, mm, by formula for a 20 degree involute with the ISO 53
+// basic rack and no profile shift.
+struct GearSize {
+  double module = 0;
+  int teeth = 0;
+  double pitch = 0;  // d = m z
+  double tip = 0;    // da = m (z + 2)
+  double root = 0;   // df = m (z - 2.5)
+  double base = 0;   // db = m z cos 20
+};
+
+// nullopt for a module that is not positive or fewer than 6 teeth.
+std::optional<GearSize> spur_gear_size(double module, int teeth);
+
 }  // namespace cadclip::cad

@@ -84,6 +84,8 @@ std::vector<StandardItem> tslot_profile_catalog();
 StandardBuilt build_tslot_profile(const StandardItem& item);
 std::vector<StandardItem> gt2_pulley_catalog();
 StandardBuilt build_gt2_pulley(const StandardItem& item);
+std::vector<StandardItem> spur_gear_catalog();
+StandardBuilt build_spur_gear(const StandardItem& item);
 
 // Shared by the builders: a solid of revolution about z from a closed profile
 // in the xz plane (x = radius >= 0, y = z), corners chamfered as P2 says.

@@ -658,6 +658,47 @@ Levels gt2_pulley(const StandardItem& it, const StandardBuilt& b, nlohmann::json
   return L;
 }
 
+// Spur gears by module (ISO 53 basic rack, 20 degree involute).
+Levels spur_gear(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const std::string m = n(b.dims["module"]), z = n(b.dims["teeth"]), d = n(b.dims["d"]);
+  const std::string da = n(b.dims["da"]), w = n(b.dims["b"]), bore = n(b.dims["bore"]);
+  Levels L;
+  L[kAbstract] = {
+      {"a spur gear with " + z + " teeth, " + da + " mm across, " + w + " mm wide",
+       {"teeth", "da", "b"}},
+      {"a straight toothed gear wheel, module " + m + ", " + z + " teeth, with a " + bore +
+           " mm bore",
+       {"module", "teeth", "bore"}},
+      {"a flat gear " + d + " mm on the pitch circle with a " + bore + " mm hole", {"d", "bore"}}};
+  L[kBeginner] = {{"module " + m + " gear " + z + " teeth", {"module", "teeth"}},
+                  {z + " tooth spur gear, mod " + m, {"teeth", "module"}},
+                  {"m" + m + " " + z + "T gear, " + bore + " mm bore", {"module", "teeth", "bore"}},
+                  {"spur gear " + z + " teeth " + bore + "mm bore", {"teeth", "bore"}}};
+  L[kIntermediate] = {
+      {"spur gear m" + m + " z" + z, {"module", "teeth"}},
+      {"spur gear m = " + m + ", z = " + z + ", b = " + w + " mm, bore " + bore + " mm",
+       {"module", "teeth", "b", "bore"}},
+      {"involute spur gear module " + m + ", " + z +
+           " teeth, 20 degree pressure angle, pitch "
+           "diameter " +
+           d + " mm",
+       {"module", "teeth", "d"}}};
+  L[kExpert] = {
+      {"Spur gear m " + m + " z " + z + ", 20 degree, ISO 53 basic rack, b = " + w + " mm",
+       {"module", "teeth", "b"}},
+      {"Spur gear module " + m + ", " + z +
+           " teeth, pressure angle 20 degrees (ISO 53 basic "
+           "rack, no profile shift): d = " +
+           d + " mm, da = " + da + " mm, df = " + n(b.dims["df"]) + " mm, face width " + w +
+           " mm, bore " + bore + " mm",
+       {"module", "teeth", "d", "da", "df", "b", "bore"}}};
+  L[kName] = {{"gear_m" + m + "_z" + z, {"module", "teeth"}},
+              {"spur gear m" + m + " z" + z, {"module", "teeth"}},
+              {"M" + m + "-" + z + "T gear", {"module", "teeth"}},
+              {"gear " + z + "T mod " + m, {"teeth", "module"}}};
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -684,6 +725,7 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "steel_profile") return steel_profile(item, built, facts);
   if (item.group == "tslot_profile") return tslot_profile(item, built, facts);
   if (item.group == "gt2_pulley") return gt2_pulley(item, built, facts);
+  if (item.group == "spur_gear") return spur_gear(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

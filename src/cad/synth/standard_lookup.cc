@@ -1,6 +1,7 @@
 #include "cadclip/cad/standards.h"
 
 #include <cctype>
+#include <cmath>
 
 #include "standard_tables.h"
 
@@ -51,6 +52,17 @@ std::optional<PulleySize> gt2_pulley_size(int teeth) {
   for (size_t row = 0; row < table.rows.size(); ++row)
     in_table |= table.number(row, "teeth") == teeth;
   return PulleySize{teeth, pitch, pitch - 2 * 0.254, in_table};
+}
+
+std::optional<GearSize> spur_gear_size(double module, int teeth) {
+  if (!(module > 0) || teeth < 6) return std::nullopt;
+  const double d = module * teeth;
+  return GearSize{module,
+                  teeth,
+                  d,
+                  module * (teeth + 2),
+                  module * (teeth - 2.5),
+                  d * std::cos(20 * 3.14159265358979323846 / 180)};
 }
 
 }  // namespace cadclip::cad

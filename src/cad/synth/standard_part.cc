@@ -32,6 +32,7 @@ const std::vector<StandardGroup>& standard_groups() {
       {"steel_profile", steel_profile_catalog, build_steel_profile},
       {"tslot_profile", tslot_profile_catalog, build_tslot_profile},
       {"gt2_pulley", gt2_pulley_catalog, build_gt2_pulley},
+      {"spur_gear", spur_gear_catalog, build_spur_gear},
   };
   return kGroups;
 }

@@ -3,7 +3,10 @@
 // held-out table rows, and mixed sets with and without standard parts.
 #include <gtest/gtest.h>
 #include <BRepAdaptor_Surface.hxx>
+#include <BRep_Tool.hxx>
+#include <TopExp.hxx>
 #include <TopExp_Explorer.hxx>
+#include <TopTools_IndexedMapOfShape.hxx>
 #include <TopoDS.hxx>
 
 #include <algorithm>
@@ -261,6 +264,19 @@ TEST(StandardLookup, Gt2PulleysByTeeth) {
   EXPECT_FALSE(cad::gt2_pulley_size(1000).has_value());
 }
 
+TEST(StandardLookup, SpurGearsByModuleAndTeeth) {
+  // m 2, z 20: d 40, da 44, df 35, db 40 cos 20 = 37.588.
+  const auto g = cad::spur_gear_size(2, 20);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_NEAR(g->pitch, 40, 1e-9);
+  EXPECT_NEAR(g->tip, 44, 1e-9);
+  EXPECT_NEAR(g->root, 35, 1e-9);
+  EXPECT_NEAR(g->base, 37.5877, 1e-4);
+  EXPECT_NEAR(cad::spur_gear_size(0.5, 60)->tip, 31, 1e-9);
+  EXPECT_FALSE(cad::spur_gear_size(0, 20).has_value());
+  EXPECT_FALSE(cad::spur_gear_size(1, 3).has_value());
+}
+
 TEST(StandardLookup, SteelProfilesByDesignation) {
   const auto ipe = cad::steel_profile_size("IPE", "200");
   ASSERT_TRUE(ipe.has_value());
@@ -317,6 +333,10 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
   // ISO 10642's l is the overall length.
   if (part.family == "countersunk_socket_screw") return {at("dk"), at("dk"), l};
   if (part.family == "tslot_profile") return {at("a"), at("a"), l};
+  if (part.family == "spur_gear") {
+    const double da = at("module") * (at("teeth") + 2);
+    return {da, da, at("b")};
+  }
   if (part.family == "gt2_pulley") {
     const double belt = std::stod(p.at("variant").get<std::string>());
     return {at("flange_d"), at("flange_d"), at("hub_l") + 2 + belt + 1};
@@ -607,6 +627,65 @@ TEST(StandardParts, Gt2PulleysHaveTheirTeethBoreAndFlanges) {
     if (item.designation.starts_with("GT2 16T")) EXPECT_EQ(item.bore, 5) << item.designation;
 }
 
+// Polar radius and angle of every vertex of the gear's face at z = 0, each once.
+std::vector<std::pair<double, double>> gear_vertices(const TopoDS_Shape& shape) {
+  TopTools_IndexedMapOfShape vertices;
+  TopExp::MapShapes(shape, TopAbs_VERTEX, vertices);
+  std::vector<std::pair<double, double>> out;
+  for (int i = 1; i <= vertices.Extent(); ++i) {
+    const gp_Pnt p = BRep_Tool::Pnt(TopoDS::Vertex(vertices(i)));
+    if (std::abs(p.Z()) < 1e-6) out.push_back({std::hypot(p.X(), p.Y()), std::atan2(p.Y(), p.X())});
+  }
+  return out;
+}
+
+TEST(StandardParts, SpurGearsHaveTheirTeethOnTheInvolute) {
+  const double pi = 3.14159265358979;
+  auto inv = [](double phi) { return std::tan(phi) - phi; };
+  for (const char* name : {"spur gear m2 z20 b20 bore 20", "spur gear m1 z60 b10 bore 30",
+                           "spur gear m0.5 z12 b3 bore 2"}) {
+    const auto& item = item_named("spur_gear", name);
+    const auto built = cad::synth::build_spur_gear(item);
+    const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+    const double mod = built.dims.at("module"), b = built.dims.at("b");
+    const int z = built.dims.at("teeth");
+    EXPECT_TRUE(m.valid) << name;
+    EXPECT_NEAR(m.extent[0], mod * (z + 2), 0.01) << name;  // da = m (z + 2)
+    EXPECT_NEAR(m.extent[1], mod * (z + 2), 0.01) << name;
+    EXPECT_NEAR(m.extent[2], b, 0.01) << name;
+    ASSERT_EQ(m.holes.size(), 1u) << name;
+    EXPECT_NEAR(m.holes[0].first, item.bore, 0.01) << name;
+    // One tip point per tooth on the tip circle at the tooth's centre, 360/z degrees apart;
+    // every other point above the base circle lies on the involute: its angle from the
+    // tooth centre is a quarter pitch + inv 20 - inv phi, cos phi = rb / r.
+    const double ra = mod * (z + 2) / 2, rb = mod * z * std::cos(20 * pi / 180) / 2;
+    const double pitch = 2 * pi / z;
+    int tips = 0, flank = 0, on_involute = 0;
+    for (const auto& [r, a] : gear_vertices(built.shape)) {
+      if (r < rb + 1e-6 || r > ra + 1e-6) continue;
+      const double off = a - pitch * std::round(a / pitch);
+      if (std::abs(off) < 1e-9) {
+        tips += std::abs(r - ra) < 1e-6;
+        continue;
+      }
+      // The root point mid-space, on the root circle, which lies above the base circle
+      // from 42 teeth up.
+      if (std::abs(std::abs(off) - pitch / 2) < 1e-9) continue;
+      ++flank;
+      const double phi = std::acos(std::min(1.0, rb / r));
+      on_involute +=
+          std::abs(std::abs(off) - (pi / (2 * z) + inv(20 * pi / 180) - inv(phi))) < 1e-6;
+    }
+    EXPECT_EQ(tips, z) << name;
+    EXPECT_GE(flank, 10 * z) << name;  // five or more involute points per flank
+    EXPECT_EQ(on_involute, flank) << name;
+    // The disc lies between the root and the tip circles, less the bore.
+    const double df = mod * (z - 2.5), bore = item.bore;
+    EXPECT_GT(m.volume, pi / 4 * (df * df - bore * bore) * b) << name;
+    EXPECT_LT(m.volume, pi / 4 * (4 * ra * ra - bore * bore) * b) << name;
+  }
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -703,6 +782,15 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_NE(pulley_texts[3][1].find("outside diameter 12.22 mm"), std::string::npos)
       << pulley_texts[3][1];
   EXPECT_TRUE(contains(pulley_texts[4], "GT2-20T-B5-W6"));
+
+  const auto& gear = item_named("spur_gear", "spur gear m2 z20 b20 bore 20");
+  const auto gear_texts = cad::synth::standard_caption_choices(
+      gear, cad::synth::standard_group("spur_gear").build(gear));
+  EXPECT_TRUE(contains(gear_texts[1], "module 2 gear 20 teeth"));
+  EXPECT_TRUE(contains(gear_texts[2], "spur gear m2 z20"));
+  EXPECT_NE(gear_texts[3][1].find("d = 40 mm, da = 44 mm, df = 35 mm"), std::string::npos)
+      << gear_texts[3][1];
+  EXPECT_TRUE(contains(gear_texts[4], "gear_m2_z20"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(
