@@ -105,32 +105,39 @@ StandardBuilt build_gt2_pulley(const StandardItem& item) {
   const double hub_l = t.number(row, "hub_l"), belt = std::stod(item.variant);
   const double width = belt + 1, bore = item.bore;
   const double z0 = hub_l + kFlange, z1 = z0 + width, top = z1 + kFlange;
-  // The hub may be as wide as the flange, which then has no step of its own.
-  std::vector<P2> outline = {{bore / 2, 0}, {hub / 2, 0}, {hub / 2, hub_l}};
-  if (hub != flange) outline.push_back({flange / 2, hub_l});
+  // The body (hub, flanges and a core below the groove roots), solid to the axis; the bore
+  // is cut last.
+  const double root = od / 2 - kGrooveDepth, r = kGrooveRadius, out = od / 2 + 1;
+  std::vector<P2> outline = {{0, 0}, {hub / 2, 0}, {hub / 2, hub_l}};
+  if (hub != flange) outline.push_back({flange / 2, hub_l});  // else the flange has no step
   outline.insert(outline.end(), {{flange / 2, z0},
-                                 {od / 2, z0},
-                                 {od / 2, z1},
+                                 {root - 0.25, z0},
+                                 {root - 0.25, z1},
                                  {flange / 2, z1},
                                  {flange / 2, top},
-                                 {bore / 2, top}});
-  const TopoDS_Shape body = turned_z(outline);
-  // One U groove per tooth, between the flanges: in the groove's own radial (u) and
-  // tangential (v) axes, a rectangle from the root out past OD, its root corners rounded by
-  // the groove radius into a semicircle.
-  const double root = od / 2 - kGrooveDepth, r = kGrooveRadius, out = od / 2 + 1;
-  std::vector<TopoDS_Shape> tools;
+                                 {0, top}});
+  // The toothed ring reaches half into each flange, so that no face of it lies on a
+  // flange's face (coplanar contact would split the flange faces along the grooves): OD
+  // less one U groove per tooth, in the groove's own radial (u) and tangential (v) axes a
+  // rectangle from the root out past OD, its root corners rounded by the groove radius into
+  // a semicircle.
+  std::vector<TopoDS_Shape> grooves;
   for (int i = 0; i < teeth; ++i) {
     const double a = 2 * kPi * i / teeth;
     const gp_Dir u(std::cos(a), std::sin(a), 0), v(-std::sin(a), std::cos(a), 0);
-    tools.push_back(extrude(profile_face({{root, -r, 0, r}, {out, -r}, {out, r}, {root, r, 0, r}},
-                                         gp_Pnt(0, 0, z0), u, v),
-                            gp_Vec(0, 0, width)));
+    grooves.push_back(extrude(profile_face({{root, -r, 0, r}, {out, -r}, {out, r}, {root, r, 0, r}},
+                                           gp_Pnt(0, 0, z0 - kFlange), u, v),
+                              gp_Vec(0, 0, width + 2 * kFlange)));
   }
-  // The set screw's tapped hole (M3, D1 = 3 - 1.0825 x 0.5), from the bore out through the hub.
+  const TopoDS_Shape ring = cut(
+      cylinder(gp_Pnt(0, 0, z0 - kFlange / 2), gp_Dir(0, 0, 1), od / 2, width + kFlange), grooves);
+  const TopoDS_Shape body = fuse(turned_z(outline), {ring});
+  // The bore, and the set screw's tapped hole (M3, D1 = 3 - 1.0825 x 0.5) from the bore
+  // out through the hub at mid-height.
   const double d1 = 3 - 1.0825 * 0.5;
-  tools.push_back(
-      cylinder(gp_Pnt(0, bore / 4, hub_l / 2), gp_Dir(0, 1, 0), d1 / 2, hub / 2 - bore / 4 + 1));
+  const std::vector<TopoDS_Shape> tools = {
+      cylinder(gp_Pnt(0, 0, -1), gp_Dir(0, 0, 1), bore / 2, top + 2),
+      cylinder(gp_Pnt(0, bore / 4, hub_l / 2), gp_Dir(0, 1, 0), d1 / 2, hub / 2 - bore / 4 + 1)};
   StandardBuilt built;
   built.shape = cut(body, tools);
   built.extent[0] = flange, built.extent[1] = flange, built.extent[2] = top;

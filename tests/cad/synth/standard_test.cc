@@ -612,6 +612,18 @@ TEST(StandardParts, Gt2PulleysHaveTheirTeethBoreAndFlanges) {
     const int teeth = built.dims.at("teeth");
     // One groove per tooth, on the circle 0.75 - 0.555 mm inside OD = 2 z / pi - 0.508.
     EXPECT_EQ(round_grooves(built.shape, 0.555), teeth) << name;
+    // Two flat flanks per groove; the flat faces across z (hub end, four flange faces,
+    // top) are whole, not split along the grooves.
+    int flanks = 0, across = 0;
+    for (TopExp_Explorer it(built.shape, TopAbs_FACE); it.More(); it.Next()) {
+      const BRepAdaptor_Surface surface(TopoDS::Face(it.Current()));
+      if (surface.GetType() != GeomAbs_Plane) continue;
+      const double nz = std::abs(surface.Plane().Axis().Direction().Z());
+      flanks += nz < 1e-9;
+      across += nz > 1 - 1e-9;
+    }
+    EXPECT_EQ(flanks, 2 * teeth) << name;
+    EXPECT_LE(across, 6) << name;
     const double od = 2 * teeth / 3.14159265358979 - 0.508;
     EXPECT_NEAR(built.dims.at("OD").get<double>(), od, 1e-6) << name;
     const double belt = built.dims.at("belt_width");
