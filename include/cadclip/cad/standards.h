@@ -36,6 +36,20 @@ struct SteelProfileSize {
 // nullopt for a section the tables do not hold.
 std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std::string_view size);
 
+// An aluminium T-slot profile's section (a manufacturer convention, no standard), mm.
+struct TslotProfileSize {
+  std::string designation;  // "20x20 slot 6"
+  std::string catalogue;    // the convention the row follows: "B-type slot 6 (Misumi HFS5; ...)"
+  std::string misumi;       // Misumi's part number stem ("HFS5-2020"); "" where none
+  double a = 0;             // outer size (square)
+  double slot = 0;          // slot opening width
+  double bore = 0;          // centre bore
+};
+
+// By series (the outer size: 20, 30, 40, 45) and slot (5, 6, 8, 10); with slot 0 the first
+// row of the series (20: slot 5, 40: slot 8); nullopt for a size the table does not hold.
+std::optional<TslotProfileSize> tslot_profile_size(int series, double slot);
+
 // A GT2 (2 mm pitch) timing pulley's diameters, mm, by formula: PD = teeth x 2 / pi, OD =
 // PD - 2 x 0.254 (the belt's pitch line differential).
 struct PulleySize {

@@ -44,6 +44,18 @@ std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std:
   return std::nullopt;
 }
 
+std::optional<TslotProfileSize> tslot_profile_size(int series, double slot) {
+  const synth::StandardTable& table = synth::standard_table("tslot_profiles.csv");
+  for (size_t row = 0; row < table.rows.size(); ++row) {
+    if (table.number(row, "series") != series) continue;
+    if (slot != 0 && table.number(row, "slot") != slot) continue;
+    return TslotProfileSize{table.cell(row, "designation"), table.cell(row, "catalogue"),
+                            table.cell(row, "misumi"),      table.number(row, "a"),
+                            table.number(row, "slot"),      table.number(row, "bore")};
+  }
+  return std::nullopt;
+}
+
 std::optional<PulleySize> gt2_pulley_size(int teeth) {
   if (teeth < 10 || teeth > 250) return std::nullopt;
   const double pitch = teeth * 2 / 3.14159265358979323846;

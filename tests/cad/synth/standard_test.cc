@@ -167,10 +167,13 @@ TEST(StandardTables, ShaftCollarsAgreeWithDin705) {
 
 // ISO 10642:2004, written from the published table.
 TEST(StandardTables, CountersunkScrewsAgreeWithIso10642) {
-  // M6: dk 13.44, k 3.72, s 4; M8: 17.92 / 4.96 / 5; M3: 6.72 / 1.86 / 2; M12: 26.88 / 7.44 / 8.
+  // M6: dk 13.44, k 3.72, s 4, t 2.16; M8: 17.92 / 4.96 / 5; M3: 6.72 / 1.86 / 2;
+  // M12: 26.88 / 7.44 / 8; M20: t 5.49.
   EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "dk"), 13.44);
   EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "k"), 3.72);
   EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "s"), 4);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "t"), 2.16);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M20", "t"), 5.49);
   EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "dk"), 17.92);
   EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "k"), 4.96);
   EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "s"), 5);
@@ -248,6 +251,19 @@ TEST(StandardTables, Gt2PulleysHaveTheGatesPitchAndOutsideDiameters) {
     EXPECT_NEAR(t.number(row, "PD"), pd, 0.005) << z;
     EXPECT_NEAR(t.number(row, "OD"), pd - 0.508, 0.005) << z;
   }
+}
+
+TEST(StandardLookup, TslotProfilesBySeriesAndSlot) {
+  const auto p = cad::tslot_profile_size(20, 6);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->designation, "20x20 slot 6");
+  EXPECT_EQ(p->misumi, "HFS5-2020");
+  EXPECT_EQ(p->a, 20);
+  EXPECT_EQ(p->slot, 6);
+  EXPECT_EQ(cad::tslot_profile_size(40, 0)->slot, 8);  // the series' first row
+  EXPECT_EQ(cad::tslot_profile_size(45, 10)->a, 45);
+  EXPECT_FALSE(cad::tslot_profile_size(30, 10).has_value());
+  EXPECT_FALSE(cad::tslot_profile_size(25, 0).has_value());
 }
 
 TEST(StandardLookup, Gt2PulleysByTeeth) {
@@ -517,11 +533,11 @@ TEST(StandardParts, CountersunkScrewsAreAsLongAsTheirNominalLengthHeadIncluded) 
   const test::OracleMeasure cap = test::oracle_measure_shape(
       cad::synth::build_socket_screw(item_named("socket_head_cap_screw", "ISO 4762 M6x20")).shape);
   EXPECT_NEAR(cap.extent[2], 26, 0.01);
-  // The cone between d at l - k and dk at the top, less the socket s = 4 x 2.2 deep, and
+  // The cone between d at l - k and dk at the top, less the socket s = 4 x 2.16 deep, and
   // a shank no thicker than d: the volume lies between these bounds.
   const double pi = 3.14159265358979, k = 3.72, R = 6.72, r = 3;
   const double cone = pi * k / 3 * (R * R + R * r + r * r);
-  const double socket = 3 * std::sqrt(3.0) / 2 * (4 / std::sqrt(3.0)) * (4 / std::sqrt(3.0)) * 2.2;
+  const double socket = 3 * std::sqrt(3.0) / 2 * (4 / std::sqrt(3.0)) * (4 / std::sqrt(3.0)) * 2.16;
   EXPECT_GT(m.volume, cone - socket + pi * 2.3 * 2.3 * (20 - k - 1));
   EXPECT_LT(m.volume, cone - socket + pi * r * r * (20 - k));
 }
@@ -903,7 +919,9 @@ TEST(StandardParts, AMixedSetDrawsFromEveryStandardGroup) {
   std::set<std::string> keys;
   for (const cad::synth::StandardGroup& group : cad::synth::standard_groups())
     keys.insert(group.key);
-  for (const char* group : {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar"})
+  for (const char* group :
+       {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar",
+        "countersunk_socket_screw", "steel_profile", "tslot_profile", "gt2_pulley", "spur_gear"})
     EXPECT_EQ(keys.count(group), 1u) << group;
   cad::SynthOptions mixed;
   mixed.kind = "mixed";
