@@ -21,4 +21,59 @@ struct BearingSize {
 // nullopt for a number the table does not hold.
 std::optional<BearingSize> ball_bearing_size(std::string_view number);
 
+// A hot rolled steel section's nominal dimensions (EN 10365, EN 10056-1), mm.
+struct SteelProfileSize {
+  std::string designation;  // "IPE 200", "L 50x5"
+  std::string table;        // the table it came from: "steel_i_sections.csv"
+  double h = 0;             // depth; an angle's leg a
+  double b = 0;             // flange width; an angle's leg a
+  double tw = 0;            // web thickness; an angle's t
+  double tf = 0;            // flange thickness (UPN: at half the flange width); an angle's t
+  double area = 0;          // sectional area A, mm^2
+};
+
+// By series ("IPE", "HEA", "HEB", "UPN", "L"; any case) and size ("200"; an angle's "50x5");
+// nullopt for a section the tables do not hold.
+std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std::string_view size);
+
+// An aluminium T-slot profile's section (a manufacturer convention, no standard), mm.
+struct TslotProfileSize {
+  std::string designation;  // "20x20 slot 6"
+  std::string catalogue;    // the convention the row follows: "B-type slot 6 (Misumi HFS5; ...)"
+  std::string misumi;       // Misumi's part number stem ("HFS5-2020"); "" where none
+  double a = 0;             // outer size (square)
+  double slot = 0;          // slot opening width
+  double bore = 0;          // centre bore
+};
+
+// By series (the outer size: 20, 30, 40, 45) and slot (5, 6, 8, 10); with slot 0 the first
+// row of the series (20: slot 5, 40: slot 8); nullopt for a size the table does not hold.
+std::optional<TslotProfileSize> tslot_profile_size(int series, double slot);
+
+// A GT2 (2 mm pitch) timing pulley's diameters, mm, by formula: PD = teeth x 2 / pi, OD =
+// PD - 2 x 0.254 (the belt's pitch line differential).
+struct PulleySize {
+  int teeth = 0;
+  double pitch = 0;       // pitch diameter PD
+  double outside = 0;     // outside diameter OD
+  bool in_table = false;  // whether gt2_pulleys.csv (the pulleys synth makes) holds this count
+};
+
+// nullopt for fewer than 10 or more than 250 teeth, beyond the GT2 pulleys sold.
+std::optional<PulleySize> gt2_pulley_size(int teeth);
+
+// A spur gear's diameters, mm, by formula for a 20 degree involute with the ISO 53
+// basic rack and no profile shift.
+struct GearSize {
+  double module = 0;
+  int teeth = 0;
+  double pitch = 0;  // d = m z
+  double tip = 0;    // da = m (z + 2)
+  double root = 0;   // df = m (z - 2.5)
+  double base = 0;   // db = m z cos 20
+};
+
+// nullopt for a module that is not positive or fewer than 6 teeth.
+std::optional<GearSize> spur_gear_size(double module, int teeth);
+
 }  // namespace cadclip::cad

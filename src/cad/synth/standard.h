@@ -24,8 +24,9 @@ struct StandardItem {
   double length = 0;        // nominal length, mm; 0 when the part has none
   std::string variant;      // bearings: "" (open), "ZZ" or "2RS"; spring washers and
                             // collars: the form ("B", "A"); standoffs: "FF" (female-female)
-                            // or "MF" (male-female)
+                            // or "MF" (male-female); pulleys: the belt width ("6")
   std::string designation;  // short designation: "ISO 4017 M8x40", "608-2RS"
+  double bore = 0;          // pulleys and gears: the bore, mm; 0 for other parts
 };
 
 // The solid and what was built from the table.
@@ -53,11 +54,14 @@ const std::vector<StandardItem>& standard_catalog(const std::string& group);
 bool standard_row_held_out(size_t row);
 
 // The groups' catalogs and solids (standard_fasteners.cc, standard_nuts_washers.cc,
-// standard_bearings.cc, standard_rings.cc, standard_standoffs_collars.cc).
+// standard_bearings.cc, standard_rings.cc, standard_standoffs_collars.cc,
+// standard_steel_profiles.cc, standard_tslot_profiles.cc, standard_drives.cc).
 std::vector<StandardItem> hex_bolt_catalog();
 StandardBuilt build_hex_bolt(const StandardItem& item);
 std::vector<StandardItem> socket_screw_catalog();
 StandardBuilt build_socket_screw(const StandardItem& item);
+std::vector<StandardItem> countersunk_screw_catalog();
+StandardBuilt build_countersunk_screw(const StandardItem& item);
 std::vector<StandardItem> dowel_pin_catalog();
 StandardBuilt build_dowel_pin(const StandardItem& item);
 std::vector<StandardItem> hex_nut_catalog();
@@ -74,6 +78,14 @@ std::vector<StandardItem> hex_standoff_catalog();
 StandardBuilt build_hex_standoff(const StandardItem& item);
 std::vector<StandardItem> shaft_collar_catalog();
 StandardBuilt build_shaft_collar(const StandardItem& item);
+std::vector<StandardItem> steel_profile_catalog();
+StandardBuilt build_steel_profile(const StandardItem& item);
+std::vector<StandardItem> tslot_profile_catalog();
+StandardBuilt build_tslot_profile(const StandardItem& item);
+std::vector<StandardItem> gt2_pulley_catalog();
+StandardBuilt build_gt2_pulley(const StandardItem& item);
+std::vector<StandardItem> spur_gear_catalog();
+StandardBuilt build_spur_gear(const StandardItem& item);
 
 // Shared by the builders: a solid of revolution about z from a closed profile
 // in the xz plane (x = radius >= 0, y = z), corners chamfered as P2 says.
@@ -81,6 +93,9 @@ struct P2;
 TopoDS_Shape turned_z(const std::vector<P2>& profile);
 // A hexagonal prism about z, across flats `s` along y (corners on x), from z0 to z1.
 TopoDS_Shape hex_prism(double s, double z0, double z1);
+// A table dimension as the tables write it, to 0.01 mm without trailing zeros ("6.35",
+// "1.25", "12"); num_text's one decimal would turn M8's pitch 1.25 into 1.2.
+std::string dim_text(double value);
 // The standard length series of screws and pins (mm) from lo to hi.
 std::vector<double> standard_lengths(double lo, double hi);
 

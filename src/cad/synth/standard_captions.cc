@@ -6,6 +6,7 @@
 // and what a file would be called (name: "608ZZ", "ISO4017_M8x40").
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "cad/synth/model.h"
 #include "cad/synth/standard.h"
@@ -22,8 +23,8 @@ struct Say {
 using Levels = std::array<std::vector<Say>, 5>;  // kCaptionLevels order
 enum { kAbstract, kBeginner, kIntermediate, kExpert, kName };
 
-std::string n(double value) { return num_text(value); }
-std::string n(const nlohmann::json& value) { return num_text(value.get<double>()); }
+std::string n(double value) { return dim_text(value); }
+std::string n(const nlohmann::json& value) { return dim_text(value.get<double>()); }
 std::string no_space(std::string text) {
   std::erase(text, ' ');
   return text;
@@ -120,6 +121,50 @@ Levels socket_screw(const StandardItem& it, const StandardBuilt& b, nlohmann::js
               {"ISO4762_" + sl, {"standard", "size", "l"}},
               {"SHCS " + sl, {"size", "l"}},
               {sl + " allen bolt", {"size", "l"}}};
+  return L;
+}
+
+// ISO 10642 (DIN 7991 before it, with a smaller head): countersunk socket screws, whose
+// nominal length is the overall length, head included.
+Levels countersunk_screw(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string size = t.cell(it.row, "size"), l = n(it.length), d = n(b.dims["d"]);
+  const std::string sl = size + "x" + l, s = n(b.dims["s"]), dk = n(b.dims["dk"]);
+  facts["old_standard"] = "DIN 7991";
+  facts["new_standard"] = "ISO 10642";
+  Levels L;
+  L[kAbstract] = {
+      {"a countersunk screw with a hex socket, " + d + " mm thread, " + l + " mm long overall",
+       {"d", "l"}},
+      {"a flat head screw that sits flush in a 90 degree countersink, " + d + " mm thread, " + l +
+           " mm long including the head",
+       {"d", "l"}},
+      {"a cone head screw " + dk + " mm across the head for a " + s + " mm hex key, " + l +
+           " mm long",
+       {"dk", "s", "l"}}};
+  L[kBeginner] = {{sl + " countersunk screw", {"size", "l"}},
+                  {size + " flat head allen screw " + l + " mm long", {"size", "l"}},
+                  {size + " x " + l + " countersunk bolt", {"size", "l"}},
+                  {sl + " CSK socket screw", {"size", "l"}}};
+  L[kIntermediate] = {
+      {"ISO 10642 " + sl, {"standard", "size", "l"}},
+      {"ISO 10642 " + sl + " countersunk socket screw", {"standard", "size", "l"}},
+      {"countersunk head socket screw " + size + " x " + l + " to ISO 10642 (replaces DIN 7991)",
+       {"standard", "old_standard", "size", "l"}},
+      {"flat head socket cap screw " + sl + ", " + s + " mm hex key, 90 degree head",
+       {"size", "l", "s"}}};
+  L[kExpert] = {{"Hexagon socket countersunk head screw ISO 10642 - " + size + " x " + l + " - 8.8",
+                 {"standard", "size", "l"}},
+                {"Hexagon socket countersunk head screw ISO 10642 - " + size + " x " + l +
+                     " - 10.9 (replaces DIN 7991, whose head is smaller): 90 degree head " + dk +
+                     " mm across and " + n(b.dims["k"]) + " mm high, " + s + " mm hexagon socket " +
+                     n(b.dims["t"]) + " mm deep, l = " + l + " mm overall including the head",
+                 {"standard", "old_standard", "size", "l", "dk", "k", "s", "t"}}};
+  L[kName] = {{sl + " countersunk screw", {"size", "l"}},
+              {"ISO10642_" + sl, {"standard", "size", "l"}},
+              {"ISO 10642 " + sl, {"standard", "size", "l"}},
+              {"CSK " + sl, {"size", "l"}},
+              {"flat head " + sl, {"size", "l"}}};
   return L;
 }
 
@@ -437,6 +482,223 @@ Levels shaft_collar(const StandardItem& it, const StandardBuilt& b, nlohmann::js
   return L;
 }
 
+// EN 10365 (IPE, HEA, HEB, UPN) and EN 10056-1 (L): hot rolled steel sections cut to length.
+Levels steel_profile(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string profile = t.cell(it.row, "designation"), l = n(it.length);
+  const bool angle = it.standard == "EN 10056-1";
+  const std::string series = profile.substr(0, profile.find(' '));  // "IPE", "UPN", "L"
+  const std::string size = t.cell(it.row, "size");
+  const bool ipe = series == "IPE", channel = series == "UPN";
+  // The superseded DIN numbers and the old German names (IPBl 160 is HEA 160).
+  const std::string old = ipe               ? "DIN 1025-5"
+                          : channel         ? "DIN 1026-1"
+                          : angle           ? "DIN 1028"
+                          : series == "HEA" ? "DIN 1025-3"
+                                            : "DIN 1025-2";
+  const std::string german = series == "HEA"   ? "IPBl " + size
+                             : series == "HEB" ? "IPB " + size
+                             : channel         ? "U " + size
+                                               : profile;
+  const std::string noun = ipe       ? "I-beam"
+                           : channel ? "U-channel"
+                           : angle   ? "equal angle"
+                                     : "H-beam";
+  const std::string kind = ipe       ? "parallel flange I section"
+                           : channel ? "taper flange channel"
+                           : angle   ? "equal leg angle"
+                                     : std::string("wide flange H section, ") +
+                                         (series == "HEA" ? "light" : "medium") + " series";
+  facts["profile"] = profile;
+  facts["series"] = series;
+  facts["old_standard"] = old;
+  facts["new_standard"] = it.standard;
+  const std::string dims_text =
+      angle ? "a = " + n(b.dims["a"]) + " mm, t = " + n(b.dims["t"]) +
+                  " mm, r1 = " + n(b.dims["r1"]) + " mm"
+            : "h = " + n(b.dims["h"]) + " mm, b = " + n(b.dims["b"]) +
+                  " mm, tw = " + n(b.dims["tw"]) + " mm, tf = " + n(b.dims["tf"]) + " mm, r" +
+                  (channel ? "1" : "") + " = " + n(b.dims[channel ? "r1" : "r"]) + " mm";
+  const std::vector<std::string> dims_keys =
+      angle     ? std::vector<std::string>{"a", "t", "r1"}
+      : channel ? std::vector<std::string>{"h", "b", "tw", "tf", "r1"}
+                : std::vector<std::string>{"h", "b", "tw", "tf", "r"};
+  auto with = [](std::vector<std::string> keys, const std::vector<std::string>& more) {
+    keys.insert(keys.end(), more.begin(), more.end());
+    return keys;
+  };
+  Levels L;
+  if (angle) {
+    const std::string a = n(b.dims["a"]), th = n(b.dims["t"]);
+    L[kAbstract] = {
+        {"a steel angle with two " + a + " mm legs " + th + " mm thick, " + l + " mm long",
+         {"a", "t", "l"}},
+        {"an L-shaped steel bar " + a + " by " + a + " mm, " + l + " mm long", {"a", "l"}}};
+  } else {
+    const std::string h = n(b.dims["h"]), w = n(b.dims["b"]);
+    const std::string shape = channel ? "a C-shaped steel channel "
+                              : ipe   ? "a steel I-beam "
+                                      : "a wide flange steel beam ";
+    L[kAbstract] = {
+        {shape + h + " mm deep and " + w + " mm wide, " + l + " mm long", {"h", "b", "l"}},
+        {"a " + l + " mm length of hot rolled " + noun + ", " + h + " mm high", {"l", "h"}}};
+  }
+  L[kBeginner] = {{profile + " " + noun + " " + l + " mm long", {"profile", "l"}},
+                  {profile + ", " + l + " mm", {"profile", "l"}},
+                  {noun + " " + profile + " cut to " + l + " mm", {"profile", "l"}}};
+  L[kIntermediate] = {
+      {profile + " x " + l, {"profile", "l"}},
+      {profile + " to " + it.standard + ", " + l + " mm long", {"profile", "standard", "l"}},
+      {kind + " " + profile + " (" + it.standard + ", formerly " + old + "), L = " + l + " mm",
+       {"profile", "standard", "old_standard", "l"}}};
+  if (german != profile)
+    L[kIntermediate].push_back(
+        {german + " (" + profile + "), " + l + " mm long", {"profile", "l"}});
+  L[kExpert] = {
+      {"Hot rolled " + kind + " " + profile + " " + it.standard + " - S235JR, L = " + l + " mm",
+       {"profile", "standard", "l"}},
+      {"Hot rolled " + kind + " " + profile + " " + it.standard + " - S235JR (replaces " + old +
+           "), L = " + l + " mm: " + dims_text,
+       with({"profile", "standard", "old_standard", "l"}, dims_keys)}};
+  L[kName] = {{no_space(profile) + "_" + l, {"profile", "l"}},
+              {profile + " x " + l, {"profile", "l"}},
+              {no_space(profile) + " L" + l, {"profile", "l"}},
+              {profile + " " + noun, {"profile"}}};
+  return L;
+}
+
+// Aluminium T-slot profiles: catalogue parts, no standard.
+Levels tslot_profile(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const StandardTable& t = standard_table(it.table);
+  const std::string size = t.cell(it.row, "size"), series = t.cell(it.row, "series");
+  const std::string slot = n(b.dims["slot"]), l = n(it.length), a = n(b.dims["a"]);
+  const std::string catalogue = t.cell(it.row, "catalogue"), misumi = t.cell(it.row, "misumi");
+  const std::string code = series + series;  // "2020", "4545": how the trade writes the size
+  const bool btype = catalogue.starts_with("B-type");
+  facts["slot"] = b.dims["slot"];
+  facts["catalogue"] = catalogue;
+  Levels L;
+  L[kAbstract] = {
+      {"an aluminium extrusion " + a + " mm square with a T-slot on each side, " + l + " mm long",
+       {"a", "l"}},
+      {"a square aluminium profile " + a + " x " + a + " mm with four " + slot +
+           " mm slots and a centre hole, " + l + " mm long",
+       {"a", "slot", "l"}},
+      {"a " + l + " mm length of " + a + " mm T-slot framing bar", {"l", "a"}}};
+  L[kBeginner] = {{code + " aluminium extrusion " + l + " mm", {"size", "l"}},
+                  {size + " T-slot profile, " + l + " mm", {"size", "l"}},
+                  {code + " profile slot " + slot + ", " + l + " mm long", {"size", "slot", "l"}},
+                  {size + " aluminum extrusion " + l + "mm", {"size", "l"}}};
+  L[kIntermediate] = {
+      {"aluminium profile " + size + " slot " + slot + " x " + l, {"size", "slot", "l"}},
+      {size + " " + (btype ? "B-type " : "") + "T-slot profile, slot " + slot + ", L = " + l +
+           " mm",
+       {"size", "slot", "l"}},
+      {"strut profile " + size + " N" + slot + ", " + l + " mm long (" + catalogue + ")",
+       {"size", "slot", "l", "catalogue"}}};
+  if (!misumi.empty())
+    L[kIntermediate].push_back({misumi + "-" + l + " aluminium extrusion", {"size", "slot", "l"}});
+  L[kExpert] = {
+      {"Aluminium T-slot profile " + size + ", slot " + slot + ", L = " + l + " mm",
+       {"size", "slot", "l"}},
+      {"Aluminium T-slot profile " + size + ", slot " + slot + ", L = " + l + " mm, " + catalogue +
+           " (a manufacturer convention; no standard covers T-slot profiles): slot opening " +
+           slot + " mm, centre bore " + n(b.dims["bore"]) + " mm",
+       {"size", "slot", "l", "catalogue", "bore"}}};
+  L[kName] = {{code + "_" + l, {"size", "l"}},
+              {"profile_" + size + "_N" + slot + "_L" + l, {"size", "slot", "l"}},
+              {size + " extrusion " + l, {"size", "l"}}};
+  if (!misumi.empty()) L[kName].push_back({misumi + "-" + l, {"size", "slot", "l"}});
+  return L;
+}
+
+// GT2 timing pulleys (2 mm pitch): the belt system is Gates'; the hub and flanges are the
+// catalogues' convention.
+Levels gt2_pulley(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const std::string z = n(b.dims["teeth"]), bore = n(b.dims["bore"]);
+  const std::string belt = n(b.dims["belt_width"]),
+                    pd = n(std::round(b.dims["PD"].get<double>() * 100) / 100);
+  const std::string od = n(std::round(b.dims["OD"].get<double>() * 100) / 100);
+  facts["PD"] = std::round(b.dims["PD"].get<double>() * 100) / 100;
+  facts["OD"] = std::round(b.dims["OD"].get<double>() * 100) / 100;
+  Levels L;
+  L[kAbstract] = {
+      {"a toothed pulley with " + z + " teeth for a " + belt + " mm wide timing belt, " + bore +
+           " mm bore",
+       {"teeth", "belt_width", "bore"}},
+      {"a small timing belt pulley with flanges on both sides and a set screw hub, for a " + bore +
+           " mm shaft",
+       {"bore"}},
+      {"a GT2 belt pulley " + od + " mm across the teeth with a " + bore + " mm hole",
+       {"OD", "bore"}}};
+  L[kBeginner] = {{"GT2 pulley " + z + "T " + bore + "mm bore", {"teeth", "bore"}},
+                  {z + " tooth GT2 pulley, " + bore + " mm bore, " + belt + " mm belt",
+                   {"teeth", "bore", "belt_width"}},
+                  {"GT2 " + z + " teeth pulley for " + belt + "mm belt", {"teeth", "belt_width"}},
+                  {z + "T timing pulley " + bore + "mm", {"teeth", "bore"}}};
+  L[kIntermediate] = {
+      {it.designation, {"designation"}},
+      {"GT2 timing pulley " + z + " teeth, bore " + bore + " mm, belt width " + belt + " mm",
+       {"teeth", "bore", "belt_width"}},
+      {"2GT " + z + "T pulley, pitch diameter " + pd + " mm, " + bore + " mm bore",
+       {"teeth", "PD", "bore"}},
+      {"2MGT timing pulley " + z + " grooves, " + belt + " mm belt, " + bore + " mm bore",
+       {"teeth", "belt_width", "bore"}}};
+  L[kExpert] = {{"Timing pulley GT2 2 mm pitch, " + z + " teeth, bore " + bore + " mm, for " +
+                     belt + " mm belts",
+                 {"teeth", "bore", "belt_width"}},
+                {"Timing pulley GT2 (2MR, 2 mm pitch) " + z + " teeth, pitch diameter " + pd +
+                     " mm, outside diameter " + od + " mm, bore " + bore + " mm, belt width " +
+                     belt + " mm, two flanges, hub with M3 set screw",
+                 {"teeth", "PD", "OD", "bore", "belt_width"}}};
+  L[kName] = {{"GT2_" + z + "T_" + bore + "mm", {"teeth", "bore"}},
+              {"GT2-" + z + "T-B" + bore + "-W" + belt, {"teeth", "bore", "belt_width"}},
+              {"pulley GT2 " + z + "T", {"teeth"}},
+              {z + "T GT2 pulley", {"teeth"}}};
+  return L;
+}
+
+// Spur gears by module (ISO 53 basic rack, 20 degree involute).
+Levels spur_gear(const StandardItem& it, const StandardBuilt& b, nlohmann::json& facts) {
+  const std::string m = n(b.dims["module"]), z = n(b.dims["teeth"]), d = n(b.dims["d"]);
+  const std::string da = n(b.dims["da"]), w = n(b.dims["b"]), bore = n(b.dims["bore"]);
+  Levels L;
+  L[kAbstract] = {
+      {"a spur gear with " + z + " teeth, " + da + " mm across, " + w + " mm wide",
+       {"teeth", "da", "b"}},
+      {"a straight toothed gear wheel, module " + m + ", " + z + " teeth, with a " + bore +
+           " mm bore",
+       {"module", "teeth", "bore"}},
+      {"a flat gear " + d + " mm on the pitch circle with a " + bore + " mm hole", {"d", "bore"}}};
+  L[kBeginner] = {{"module " + m + " gear " + z + " teeth", {"module", "teeth"}},
+                  {z + " tooth spur gear, mod " + m, {"teeth", "module"}},
+                  {"m" + m + " " + z + "T gear, " + bore + " mm bore", {"module", "teeth", "bore"}},
+                  {"spur gear " + z + " teeth " + bore + "mm bore", {"teeth", "bore"}}};
+  L[kIntermediate] = {
+      {"spur gear m" + m + " z" + z, {"module", "teeth"}},
+      {"spur gear m = " + m + ", z = " + z + ", b = " + w + " mm, bore " + bore + " mm",
+       {"module", "teeth", "b", "bore"}},
+      {"involute spur gear module " + m + ", " + z +
+           " teeth, 20 degree pressure angle, pitch "
+           "diameter " +
+           d + " mm",
+       {"module", "teeth", "d"}}};
+  L[kExpert] = {
+      {"Spur gear m " + m + " z " + z + ", 20 degree, ISO 53 basic rack, b = " + w + " mm",
+       {"module", "teeth", "b"}},
+      {"Spur gear module " + m + ", " + z +
+           " teeth, pressure angle 20 degrees (ISO 53 basic "
+           "rack, no profile shift): d = " +
+           d + " mm, da = " + da + " mm, df = " + n(b.dims["df"]) + " mm, face width " + w +
+           " mm, bore " + bore + " mm",
+       {"module", "teeth", "d", "da", "df", "b", "bore"}}};
+  L[kName] = {{"gear_m" + m + "_z" + z, {"module", "teeth"}},
+              {"spur gear m" + m + " z" + z, {"module", "teeth"}},
+              {"M" + m + "-" + z + "T gear", {"module", "teeth"}},
+              {"gear " + z + "T mod " + m, {"teeth", "module"}}};
+  return L;
+}
+
 // The texts of every level and the values of every key they may state.
 Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::json& facts) {
   const StandardTable& t = standard_table(item.table);
@@ -459,6 +721,11 @@ Levels choices(const StandardItem& item, const StandardBuilt& built, nlohmann::j
   if (item.group == "retaining_ring") return retaining_ring(item, built, facts);
   if (item.group == "hex_standoff") return hex_standoff(item, built, facts);
   if (item.group == "shaft_collar") return shaft_collar(item, built, facts);
+  if (item.group == "countersunk_socket_screw") return countersunk_screw(item, built, facts);
+  if (item.group == "steel_profile") return steel_profile(item, built, facts);
+  if (item.group == "tslot_profile") return tslot_profile(item, built, facts);
+  if (item.group == "gt2_pulley") return gt2_pulley(item, built, facts);
+  if (item.group == "spur_gear") return spur_gear(item, built, facts);
   return dowel_pin(item, built, facts);
 }
 

@@ -1,8 +1,8 @@
 // Standard screws and pins: hexagon head bolts and screws (ISO 4014, ISO 4017,
-// DIN 931, DIN 933), socket head cap screws (ISO 4762) and dowel pins
-// (ISO 8734), from data/standards/. Axis z, the tip at z = 0, the head on
-// top. Threads are plain cylinders at the minor diameter d3 = d - 1.22687 P
-// (ISO 724), so a partly threaded bolt keeps its shank at the nominal d.
+// DIN 931, DIN 933), socket head cap screws (ISO 4762), countersunk socket
+// screws (ISO 10642) and dowel pins (ISO 8734), from data/standards/. Axis z,
+// the tip at z = 0, the head on top. Threads are plain cylinders at the minor diameter d3 = d
+// - 1.22687 P (ISO 724), so a partly threaded bolt keeps its shank at the nominal d.
 #include <cmath>
 
 #include "cad/synth/model.h"
@@ -16,6 +16,7 @@ namespace {
 constexpr const char* kHexTable = "hex_bolts.csv";
 constexpr const char* kSocketTable = "socket_head_cap_screws.csv";
 constexpr const char* kPinTable = "dowel_pins.csv";
+constexpr const char* kCountersunkTable = "countersunk_socket_screws.csv";
 const double kTan30 = std::tan(30.0 * 3.14159265358979323846 / 180);
 
 double minor_diameter(double d, double pitch) { return d - 1.22687 * pitch; }
@@ -119,6 +120,40 @@ StandardBuilt build_socket_screw(const StandardItem& item) {
   StandardBuilt built;
   built.shape = cut(turned_z(profile), {hex_prism(s, l + k - depth, l + k + 1)});
   built.extent[0] = dk, built.extent[1] = dk, built.extent[2] = l + k;
+  built.dims = {{"d", d},     {"P", pitch}, {"dk", dk}, {"k", k},      {"s", s},
+                {"t", depth}, {"l", l},     {"b", b},   {"d3", 2 * r3}};
+  return built;
+}
+
+std::vector<StandardItem> countersunk_screw_catalog() {
+  const StandardTable& t = standard_table(kCountersunkTable);
+  std::vector<StandardItem> items;
+  for (size_t row = 0; row < t.rows.size(); ++row)
+    for (double l : standard_lengths(t.number(row, "l_min"), t.number(row, "l_max")))
+      items.push_back({"countersunk_socket_screw", "ISO 10642", kCountersunkTable, row, l, "",
+                       "ISO 10642 " + t.cell(row, "size") + "x" + size_text(l)});
+  return items;
+}
+
+StandardBuilt build_countersunk_screw(const StandardItem& item) {
+  const StandardTable& t = standard_table(kCountersunkTable);
+  const size_t row = item.row;
+  const double d = t.number(row, "d"), pitch = t.number(row, "P"), dk = t.number(row, "dk");
+  const double k = t.number(row, "k"), s = t.number(row, "s"), depth = t.number(row, "t");
+  // ISO 10642's l is the overall length: the head's top face is at z = l.
+  const double l = item.length, r3 = minor_diameter(d, pitch) / 2, r = d / 2;
+  if (l - k <= tip_chamfer(pitch))
+    throw Reject(format("{} is shorter than its head", item.designation));
+  // Threaded up to b (or to the head on short screws), the plain shank at d up to the head;
+  // the head is the 90 degree cone from d at l - k to dk at the top, its edge sharp (dk is
+  // the standard's theoretical diameter of that sharp edge).
+  const double b = std::min(l - k, t.number(row, "b"));
+  std::vector<P2> profile = {{0, 0}, {r3, 0, tip_chamfer(pitch)}, {r3, b}};
+  if (b < l - k) profile.push_back({r, b});
+  profile.insert(profile.end(), {{r, l - k}, {dk / 2, l}, {0, l}});
+  StandardBuilt built;
+  built.shape = cut(turned_z(profile), {hex_prism(s, l - depth, l + 1)});
+  built.extent[0] = dk, built.extent[1] = dk, built.extent[2] = l;
   built.dims = {{"d", d},     {"P", pitch}, {"dk", dk}, {"k", k},      {"s", s},
                 {"t", depth}, {"l", l},     {"b", b},   {"d3", 2 * r3}};
   return built;

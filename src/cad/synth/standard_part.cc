@@ -3,6 +3,7 @@
 // against the table's bounding box, the STEP text and the captions.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -27,6 +28,11 @@ const std::vector<StandardGroup>& standard_groups() {
       {"retaining_ring", retaining_ring_catalog, build_retaining_ring},
       {"hex_standoff", hex_standoff_catalog, build_hex_standoff},
       {"shaft_collar", shaft_collar_catalog, build_shaft_collar},
+      {"countersunk_socket_screw", countersunk_screw_catalog, build_countersunk_screw},
+      {"steel_profile", steel_profile_catalog, build_steel_profile},
+      {"tslot_profile", tslot_profile_catalog, build_tslot_profile},
+      {"gt2_pulley", gt2_pulley_catalog, build_gt2_pulley},
+      {"spur_gear", spur_gear_catalog, build_spur_gear},
   };
   return kGroups;
 }
@@ -66,6 +72,15 @@ TopoDS_Shape hex_prism(double s, double z0, double z1) {
   }
   return extrude(profile_face(corners, gp_Pnt(0, 0, z0), gp_Dir(1, 0, 0), gp_Dir(0, 1, 0)),
                  gp_Vec(0, 0, z1 - z0));
+}
+
+std::string dim_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f", value);
+  std::string out = text;
+  while (out.ends_with('0')) out.pop_back();
+  if (out.ends_with('.')) out.pop_back();
+  return out == "-0" ? "0" : out;
 }
 
 std::vector<double> standard_lengths(double lo, double hi) {
@@ -136,6 +151,7 @@ SynthPart make_standard_part(const SynthOptions& options, int64_t index) {
                  {"heldout_row", standard_row_held_out(item.row)},
                  {"dims", built.dims}};
   if (item.length > 0) part.params["length"] = item.length;
+  if (item.bore > 0) part.params["bore"] = item.bore;
   if (!item.variant.empty()) part.params["variant"] = item.variant;
   std::vector<StandardCaption> captions =
       standard_captions(item, built, options.seed, static_cast<uint64_t>(index));

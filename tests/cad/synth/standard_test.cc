@@ -2,6 +2,12 @@
 // of every group whose bounding box is the table's, designation captions,
 // held-out table rows, and mixed sets with and without standard parts.
 #include <gtest/gtest.h>
+#include <BRepAdaptor_Surface.hxx>
+#include <BRep_Tool.hxx>
+#include <TopExp.hxx>
+#include <TopExp_Explorer.hxx>
+#include <TopTools_IndexedMapOfShape.hxx>
+#include <TopoDS.hxx>
 
 #include <algorithm>
 #include <array>
@@ -13,6 +19,7 @@
 #include "cad/synth/model.h"
 #include "cad/synth/standard.h"
 #include "cad/synth/standard_tables.h"
+#include "cadclip/cad/standards.h"
 #include "cadclip/cad/synth.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
@@ -158,6 +165,159 @@ TEST(StandardTables, ShaftCollarsAgreeWithDin705) {
             "M6");
 }
 
+// ISO 10642:2004, written from the published table.
+TEST(StandardTables, CountersunkScrewsAgreeWithIso10642) {
+  // M6: dk 13.44, k 3.72, s 4, t 2.16; M8: 17.92 / 4.96 / 5; M3: 6.72 / 1.86 / 2;
+  // M12: 26.88 / 7.44 / 8; M20: t 5.49.
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "dk"), 13.44);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "k"), 3.72);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "s"), 4);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M6", "t"), 2.16);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M20", "t"), 5.49);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "dk"), 17.92);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "k"), 4.96);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M8", "s"), 5);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M3", "dk"), 6.72);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M12", "dk"), 26.88);
+  EXPECT_EQ(cell("countersunk_socket_screws.csv", "M12", "s"), 8);
+  // A 90 degree head: k = (dk - d) / 2 on every row.
+  const auto& t = standard_table("countersunk_socket_screws.csv");
+  for (size_t row = 0; row < t.rows.size(); ++row)
+    EXPECT_NEAR(t.number(row, "k"), (t.number(row, "dk") - t.number(row, "d")) / 2, 1e-9)
+        << t.rows[row][0];
+  bool overall = false;
+  for (const std::string& note : t.notes)
+    overall |= note.find("OVERALL length") != std::string::npos;
+  EXPECT_TRUE(overall);
+}
+
+// EN 10365:2017 and EN 10056-1:2017, written from the published tables.
+TEST(StandardTables, SteelSectionsAgreeWithEn10365AndEn10056) {
+  // IPE 200: h 200, b 100, tw 5.6, tf 8.5, r 12, A 28.5 cm2; IPE 80: 80 x 46, tw 3.8, tf 5.2.
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "b"), 100);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "tw"), 5.6);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "tf"), 8.5);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "r"), 12);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 200", "A"), 28.5);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 80", "b"), 46);
+  EXPECT_EQ(cell("steel_i_sections.csv", "IPE 80", "tf"), 5.2);
+  // HEA 160: h 152, b 160, tw 6, tf 9, r 15; HEB 200: 200 x 200, tw 9, tf 15, r 18, A 78.1.
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEA 160", "h"), 152);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEA 160", "tf"), 9);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEA 160", "r"), 15);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEB 200", "tw"), 9);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEB 200", "tf"), 15);
+  EXPECT_EQ(cell("steel_i_sections.csv", "HEB 200", "A"), 78.1);
+  // UPN 100: h 100, b 50, tw 6, tf 8.5, r1 8.5, r2 4.5; UPN 200: b 75, tw 8.5, tf 11.5.
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 100", "b"), 50);
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 100", "tf"), 8.5);
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 100", "r2"), 4.5);
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 200", "b"), 75);
+  EXPECT_EQ(cell("steel_channels.csv", "UPN 200", "tw"), 8.5);
+  // L 50x5: r1 7, r2 3.5, A 4.80 cm2; L 100x10: r1 12, A 19.2.
+  EXPECT_EQ(cell("steel_angles.csv", "L 50x5", "r1"), 7);
+  EXPECT_EQ(cell("steel_angles.csv", "L 50x5", "A"), 4.8);
+  EXPECT_EQ(cell("steel_angles.csv", "L 100x10", "r1"), 12);
+  EXPECT_EQ(cell("steel_angles.csv", "L 100x10", "A"), 19.2);
+}
+
+// T-slot profiles follow the catalogues, not a standard; the table must say so.
+TEST(StandardTables, TslotProfilesAreACatalogueConvention) {
+  // Misumi HFS5-2020: 20 x 20, slot 6; HFS6-3030: 30, slot 8; HFS8-4040: 40, slot 8;
+  // Bosch Rexroth 45x45 N10: 45, slot 10; item Line 5 20x20: slot 5.
+  EXPECT_EQ(cell("tslot_profiles.csv", "20x20 slot 6", "a"), 20);
+  EXPECT_EQ(cell("tslot_profiles.csv", "20x20 slot 6", "slot"), 6);
+  EXPECT_EQ(cell("tslot_profiles.csv", "20x20 slot 5", "slot"), 5);
+  EXPECT_EQ(cell("tslot_profiles.csv", "30x30 slot 8", "slot"), 8);
+  EXPECT_EQ(cell("tslot_profiles.csv", "40x40 slot 8", "a"), 40);
+  EXPECT_EQ(cell("tslot_profiles.csv", "45x45 slot 10", "slot"), 10);
+  const auto& t = standard_table("tslot_profiles.csv");
+  EXPECT_EQ(t.cell(row_of(t, "20x20 slot 6"), "misumi"), "HFS5-2020");
+  bool says = false;
+  for (const std::string& note : t.notes)
+    says |= note.find("manufacturer convention, not a standard") != std::string::npos;
+  EXPECT_TRUE(says);
+}
+
+// Gates GT2 2MR: PD = 2 z / pi, OD = PD - 0.508 (20 teeth: 12.73 / 12.22; 40: 25.46).
+TEST(StandardTables, Gt2PulleysHaveTheGatesPitchAndOutsideDiameters) {
+  EXPECT_EQ(cell("gt2_pulleys.csv", "20", "PD"), 12.73);
+  EXPECT_EQ(cell("gt2_pulleys.csv", "20", "OD"), 12.22);
+  EXPECT_EQ(cell("gt2_pulleys.csv", "40", "PD"), 25.46);
+  EXPECT_EQ(cell("gt2_pulleys.csv", "16", "OD"), 9.68);
+  const auto& t = standard_table("gt2_pulleys.csv");
+  for (size_t row = 0; row < t.rows.size(); ++row) {
+    const double z = t.number(row, "teeth"), pd = 2 * z / 3.14159265358979;
+    EXPECT_NEAR(t.number(row, "PD"), pd, 0.005) << z;
+    EXPECT_NEAR(t.number(row, "OD"), pd - 0.508, 0.005) << z;
+  }
+}
+
+TEST(StandardLookup, TslotProfilesBySeriesAndSlot) {
+  const auto p = cad::tslot_profile_size(20, 6);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->designation, "20x20 slot 6");
+  EXPECT_EQ(p->misumi, "HFS5-2020");
+  EXPECT_EQ(p->a, 20);
+  EXPECT_EQ(p->slot, 6);
+  EXPECT_EQ(cad::tslot_profile_size(40, 0)->slot, 8);  // the series' first row
+  EXPECT_EQ(cad::tslot_profile_size(45, 10)->a, 45);
+  EXPECT_FALSE(cad::tslot_profile_size(30, 10).has_value());
+  EXPECT_FALSE(cad::tslot_profile_size(25, 0).has_value());
+}
+
+TEST(StandardLookup, Gt2PulleysByTeeth) {
+  const auto twenty = cad::gt2_pulley_size(20);
+  ASSERT_TRUE(twenty.has_value());
+  EXPECT_NEAR(twenty->pitch, 12.732, 0.001);
+  EXPECT_NEAR(twenty->outside, 12.224, 0.001);
+  EXPECT_TRUE(twenty->in_table);
+  const auto odd = cad::gt2_pulley_size(25);  // sold, not in the table: the formula still holds
+  ASSERT_TRUE(odd.has_value());
+  EXPECT_NEAR(odd->pitch, 15.915, 0.001);
+  EXPECT_FALSE(odd->in_table);
+  EXPECT_FALSE(cad::gt2_pulley_size(5).has_value());
+  EXPECT_FALSE(cad::gt2_pulley_size(1000).has_value());
+}
+
+TEST(StandardLookup, SpurGearsByModuleAndTeeth) {
+  // m 2, z 20: d 40, da 44, df 35, db 40 cos 20 = 37.588.
+  const auto g = cad::spur_gear_size(2, 20);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_NEAR(g->pitch, 40, 1e-9);
+  EXPECT_NEAR(g->tip, 44, 1e-9);
+  EXPECT_NEAR(g->root, 35, 1e-9);
+  EXPECT_NEAR(g->base, 37.5877, 1e-4);
+  EXPECT_NEAR(cad::spur_gear_size(0.5, 60)->tip, 31, 1e-9);
+  EXPECT_FALSE(cad::spur_gear_size(0, 20).has_value());
+  EXPECT_FALSE(cad::spur_gear_size(1, 3).has_value());
+}
+
+TEST(StandardLookup, SteelProfilesByDesignation) {
+  const auto ipe = cad::steel_profile_size("IPE", "200");
+  ASSERT_TRUE(ipe.has_value());
+  EXPECT_EQ(ipe->designation, "IPE 200");
+  EXPECT_EQ(ipe->table, "steel_i_sections.csv");
+  EXPECT_EQ(ipe->h, 200);
+  EXPECT_EQ(ipe->b, 100);
+  EXPECT_EQ(ipe->tf, 8.5);
+  EXPECT_NEAR(ipe->area, 2850, 1e-9);
+  const auto hea = cad::steel_profile_size("hea", "160");
+  ASSERT_TRUE(hea.has_value());
+  EXPECT_EQ(hea->h, 152);
+  EXPECT_EQ(cad::steel_profile_size("UPN", "100")->table, "steel_channels.csv");
+  const auto angle = cad::steel_profile_size("L", "50x5");
+  ASSERT_TRUE(angle.has_value());
+  EXPECT_EQ(angle->h, 50);
+  EXPECT_EQ(angle->tw, 5);
+  EXPECT_EQ(angle->table, "steel_angles.csv");
+  EXPECT_FALSE(cad::steel_profile_size("IPE", "210").has_value());
+  EXPECT_FALSE(cad::steel_profile_size("XYZ", "200").has_value());
+  const auto bearing = cad::ball_bearing_size("6204");
+  ASSERT_TRUE(bearing.has_value());
+  EXPECT_EQ(bearing->outside, 47);
+}
+
 TEST(StandardTables, EveryTableNamesItsSourceAndBadTablesAreClearErrors) {
   for (const auto& [file, text] : cad::synth::embedded_standard_files()) {
     const cad::synth::StandardTable& t = standard_table(file);
@@ -186,6 +346,21 @@ std::array<double, 3> table_box(const cad::SynthPart& part) {
     return {hex * s, s, l + k};
   }
   if (part.family == "socket_head_cap_screw") return {at("dk"), at("dk"), l + at("k")};
+  // ISO 10642's l is the overall length.
+  if (part.family == "countersunk_socket_screw") return {at("dk"), at("dk"), l};
+  if (part.family == "tslot_profile") return {at("a"), at("a"), l};
+  if (part.family == "spur_gear") {
+    const double da = at("module") * (at("teeth") + 2);
+    return {da, da, at("b")};
+  }
+  if (part.family == "gt2_pulley") {
+    const double belt = std::stod(p.at("variant").get<std::string>());
+    return {at("flange_d"), at("flange_d"), at("hub_l") + 2 + belt + 1};
+  }
+  if (part.family == "steel_profile") {
+    if (row.contains("a")) return {at("a"), at("a"), l};
+    return {at("b"), at("h"), l};
+  }
   if (part.family == "hex_nut") {
     const bool din = standard == "DIN 934";
     const double s = at(din ? "s_din" : "s");
@@ -261,8 +436,8 @@ TEST(StandardParts, BearingVariantsAreDifferentSolidsAndNutsHaveTheirHole) {
 
 // Small catalogs are built whole: every row makes one valid solid of the table's box.
 TEST(StandardParts, EveryEntryOfTheSmallCatalogsBuilds) {
-  for (const char* group :
-       {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar"}) {
+  for (const char* group : {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar",
+                            "countersunk_socket_screw", "tslot_profile"}) {
     const auto& catalog = cad::synth::standard_catalog(group);
     EXPECT_FALSE(catalog.empty()) << group;
     for (const cad::synth::StandardItem& item : catalog) {
@@ -347,6 +522,198 @@ TEST(StandardParts, ShaftCollarsHaveTheirBoreAndSetScrewHole) {
   EXPECT_NEAR(m.volume, ring - hole, 0.1 * hole);
 }
 
+TEST(StandardParts, CountersunkScrewsAreAsLongAsTheirNominalLengthHeadIncluded) {
+  const auto& item = item_named("countersunk_socket_screw", "ISO 10642 M6x20");
+  const test::OracleMeasure m =
+      test::oracle_measure_shape(cad::synth::build_countersunk_screw(item).shape);
+  EXPECT_TRUE(m.valid);
+  EXPECT_NEAR(m.extent[0], 13.44, 0.01);
+  EXPECT_NEAR(m.extent[1], 13.44, 0.01);
+  EXPECT_NEAR(m.extent[2], 20, 0.01);  // tip to head top, where ISO 4762 M6x20 is 26
+  const test::OracleMeasure cap = test::oracle_measure_shape(
+      cad::synth::build_socket_screw(item_named("socket_head_cap_screw", "ISO 4762 M6x20")).shape);
+  EXPECT_NEAR(cap.extent[2], 26, 0.01);
+  // The cone between d at l - k and dk at the top, less the socket s = 4 x 2.16 deep, and
+  // a shank no thicker than d: the volume lies between these bounds.
+  const double pi = 3.14159265358979, k = 3.72, R = 6.72, r = 3;
+  const double cone = pi * k / 3 * (R * R + R * r + r * r);
+  const double socket = 3 * std::sqrt(3.0) / 2 * (4 / std::sqrt(3.0)) * (4 / std::sqrt(3.0)) * 2.16;
+  EXPECT_GT(m.volume, cone - socket + pi * 2.3 * 2.3 * (20 - k - 1));
+  EXPECT_LT(m.volume, cone - socket + pi * r * r * (20 - k));
+}
+
+// The sections' areas: the true root and toe arcs give the published A (EN 10365 computes
+// it from the same r), UPN's parallel flanges a little more.
+TEST(StandardParts, SteelSectionsHaveTheTablesAreaAndRootArcs) {
+  const double pi = 3.14159265358979;
+  struct Case {
+    const char* designation;
+    double width, depth, area, tolerance;  // mm, mm, mm^2, relative
+  };
+  for (const Case& c :
+       {Case{"IPE 200 x 1000", 100, 200, 2850, 0.005}, Case{"HEA 160 x 500", 160, 152, 3880, 0.005},
+        Case{"HEB 200 x 2000", 200, 200, 7810, 0.005}, Case{"L 50x5 x 1000", 50, 50, 480, 0.005},
+        Case{"UPN 100 x 500", 50, 100, 1350 * 1.015, 0.01}}) {
+    const auto& item = item_named("steel_profile", c.designation);
+    const test::OracleMeasure m =
+        test::oracle_measure_shape(cad::synth::build_steel_profile(item).shape);
+    EXPECT_TRUE(m.valid) << c.designation;
+    EXPECT_NEAR(m.extent[0], c.width, 0.01) << c.designation;
+    EXPECT_NEAR(m.extent[1], c.depth, 0.01) << c.designation;
+    EXPECT_NEAR(m.extent[2], item.length, 0.01) << c.designation;
+    EXPECT_NEAR(m.volume / item.length, c.area, c.tolerance * c.area) << c.designation;
+  }
+  // IPE 200 exactly: the flanges, the web and four root arcs of r = 12 (a chamfer
+  // would add 0.5 r^2 per corner instead of (1 - pi/4) r^2).
+  const auto& ipe = item_named("steel_profile", "IPE 200 x 1000");
+  const double exact = 2 * 100 * 8.5 + (200 - 2 * 8.5) * 5.6 + (4 - pi) * 12 * 12;
+  const test::OracleMeasure m =
+      test::oracle_measure_shape(cad::synth::build_steel_profile(ipe).shape);
+  EXPECT_NEAR(m.volume / 1000, exact, 1e-3 * exact);
+}
+
+// The section: the square less four slots (the opening through the lip, then the
+// trapezoid chamber), the rounded corners and the centre bore.
+TEST(StandardParts, TslotProfilesHaveTheirSlotsAndBore) {
+  const double pi = 3.14159265358979;
+  for (const char* name : {"T-slot 20x20 slot 6 x 500", "T-slot 40x40 slot 8 x 1000"}) {
+    const auto& item = item_named("tslot_profile", name);
+    const auto built = cad::synth::build_tslot_profile(item);
+    const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+    auto dim = [&](const char* key) { return built.dims.at(key).get<double>(); };
+    EXPECT_TRUE(m.valid) << name;
+    EXPECT_NEAR(m.extent[0], dim("a"), 0.01) << name;
+    EXPECT_NEAR(m.extent[1], dim("a"), 0.01) << name;
+    EXPECT_NEAR(m.extent[2], item.length, 0.01) << name;
+    const double lip = dim("lip"), c = dim("chamber"), depth = dim("depth");
+    const double bottom = c - 2 * (depth - lip);
+    const double slot = dim("slot") * lip + (c + bottom) / 2 * (depth - lip);
+    const double area = dim("a") * dim("a") - 4 * slot - pi / 4 * dim("bore") * dim("bore") -
+                        (4 - pi) * dim("corner") * dim("corner");
+    EXPECT_NEAR(m.volume / item.length, area, 1e-3 * area) << name;
+    ASSERT_EQ(m.holes.size(), 1u) << name;
+    EXPECT_NEAR(m.holes[0].first, dim("bore"), 0.01) << name;
+  }
+  // The rows' slot openings are the catalogues' (checked against them above).
+  EXPECT_EQ(
+      cad::synth::build_tslot_profile(item_named("tslot_profile", "T-slot 20x20 slot 6 x 500"))
+          .dims.at("slot"),
+      6);
+}
+
+// Distinct axes of the cylindrical faces of `radius` parallel to z: the teeth of a pulley.
+int round_grooves(const TopoDS_Shape& shape, double radius) {
+  std::vector<gp_Pnt> axes;
+  for (TopExp_Explorer it(shape, TopAbs_FACE); it.More(); it.Next()) {
+    const BRepAdaptor_Surface surface(TopoDS::Face(it.Current()));
+    if (surface.GetType() != GeomAbs_Cylinder) continue;
+    const gp_Cylinder cylinder = surface.Cylinder();
+    if (std::abs(cylinder.Radius() - radius) > 1e-6) continue;
+    gp_Pnt p = cylinder.Location();
+    p.SetZ(0);
+    bool seen = false;
+    for (const gp_Pnt& q : axes) seen |= q.Distance(p) < 1e-4;
+    if (!seen) axes.push_back(p);
+  }
+  return static_cast<int>(axes.size());
+}
+
+TEST(StandardParts, Gt2PulleysHaveTheirTeethBoreAndFlanges) {
+  for (const char* name :
+       {"GT2 20T bore 5 belt 6", "GT2 60T bore 8 belt 10", "GT2 16T bore 5 belt 6"}) {
+    const auto& item = item_named("gt2_pulley", name);
+    const auto built = cad::synth::build_gt2_pulley(item);
+    const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+    EXPECT_TRUE(m.valid) << name;
+    const int teeth = built.dims.at("teeth");
+    // One groove per tooth, on the circle 0.75 - 0.555 mm inside OD = 2 z / pi - 0.508.
+    EXPECT_EQ(round_grooves(built.shape, 0.555), teeth) << name;
+    // Two flat flanks per groove; the flat faces across z (hub end, four flange faces,
+    // top) are whole, not split along the grooves.
+    int flanks = 0, across = 0;
+    for (TopExp_Explorer it(built.shape, TopAbs_FACE); it.More(); it.Next()) {
+      const BRepAdaptor_Surface surface(TopoDS::Face(it.Current()));
+      if (surface.GetType() != GeomAbs_Plane) continue;
+      const double nz = std::abs(surface.Plane().Axis().Direction().Z());
+      flanks += nz < 1e-9;
+      across += nz > 1 - 1e-9;
+    }
+    EXPECT_EQ(flanks, 2 * teeth) << name;
+    EXPECT_LE(across, 6) << name;
+    const double od = 2 * teeth / 3.14159265358979 - 0.508;
+    EXPECT_NEAR(built.dims.at("OD").get<double>(), od, 1e-6) << name;
+    const double belt = built.dims.at("belt_width");
+    EXPECT_NEAR(m.extent[2], built.dims.at("hub_l").get<double>() + 2 + belt + 1, 0.01) << name;
+    EXPECT_NEAR(m.extent[0], built.dims.at("flange_d").get<double>(), 0.01) << name;
+    // The bore and the M3 set screw's hole.
+    std::set<double> holes;
+    for (const auto& [d, count] : m.holes) holes.insert(std::round(d * 100) / 100);
+    EXPECT_EQ(holes.count(std::round(item.bore * 100) / 100), 1u) << name;
+  }
+  // Every bore of the catalog leaves the wall to the roots: 16 teeth take 5 mm only.
+  for (const auto& item : cad::synth::standard_catalog("gt2_pulley"))
+    if (item.designation.starts_with("GT2 16T")) EXPECT_EQ(item.bore, 5) << item.designation;
+}
+
+// Polar radius and angle of every vertex of the gear's face at z = 0, each once.
+std::vector<std::pair<double, double>> gear_vertices(const TopoDS_Shape& shape) {
+  TopTools_IndexedMapOfShape vertices;
+  TopExp::MapShapes(shape, TopAbs_VERTEX, vertices);
+  std::vector<std::pair<double, double>> out;
+  for (int i = 1; i <= vertices.Extent(); ++i) {
+    const gp_Pnt p = BRep_Tool::Pnt(TopoDS::Vertex(vertices(i)));
+    if (std::abs(p.Z()) < 1e-6) out.push_back({std::hypot(p.X(), p.Y()), std::atan2(p.Y(), p.X())});
+  }
+  return out;
+}
+
+TEST(StandardParts, SpurGearsHaveTheirTeethOnTheInvolute) {
+  const double pi = 3.14159265358979;
+  auto inv = [](double phi) { return std::tan(phi) - phi; };
+  for (const char* name : {"spur gear m2 z20 b20 bore 20", "spur gear m1 z60 b10 bore 30",
+                           "spur gear m0.5 z12 b3 bore 2"}) {
+    const auto& item = item_named("spur_gear", name);
+    const auto built = cad::synth::build_spur_gear(item);
+    const test::OracleMeasure m = test::oracle_measure_shape(built.shape);
+    const double mod = built.dims.at("module"), b = built.dims.at("b");
+    const int z = built.dims.at("teeth");
+    EXPECT_TRUE(m.valid) << name;
+    EXPECT_NEAR(m.extent[0], mod * (z + 2), 0.01) << name;  // da = m (z + 2)
+    EXPECT_NEAR(m.extent[1], mod * (z + 2), 0.01) << name;
+    EXPECT_NEAR(m.extent[2], b, 0.01) << name;
+    ASSERT_EQ(m.holes.size(), 1u) << name;
+    EXPECT_NEAR(m.holes[0].first, item.bore, 0.01) << name;
+    // One tip point per tooth on the tip circle at the tooth's centre, 360/z degrees apart;
+    // every other point above the base circle lies on the involute: its angle from the
+    // tooth centre is a quarter pitch + inv 20 - inv phi, cos phi = rb / r.
+    const double ra = mod * (z + 2) / 2, rb = mod * z * std::cos(20 * pi / 180) / 2;
+    const double pitch = 2 * pi / z;
+    int tips = 0, flank = 0, on_involute = 0;
+    for (const auto& [r, a] : gear_vertices(built.shape)) {
+      if (r < rb + 1e-6 || r > ra + 1e-6) continue;
+      const double off = a - pitch * std::round(a / pitch);
+      if (std::abs(off) < 1e-9) {
+        tips += std::abs(r - ra) < 1e-6;
+        continue;
+      }
+      // The root point mid-space, on the root circle, which lies above the base circle
+      // from 42 teeth up.
+      if (std::abs(std::abs(off) - pitch / 2) < 1e-9) continue;
+      ++flank;
+      const double phi = std::acos(std::min(1.0, rb / r));
+      on_involute +=
+          std::abs(std::abs(off) - (pi / (2 * z) + inv(20 * pi / 180) - inv(phi))) < 1e-6;
+    }
+    EXPECT_EQ(tips, z) << name;
+    EXPECT_GE(flank, 10 * z) << name;  // five or more involute points per flank
+    EXPECT_EQ(on_involute, flank) << name;
+    // The disc lies between the root and the tip circles, less the bore.
+    const double df = mod * (z - 2.5), bore = item.bore;
+    EXPECT_GT(m.volume, pi / 4 * (df * df - bore * bore) * b) << name;
+    EXPECT_LT(m.volume, pi / 4 * (4 * ra * ra - bore * bore) * b) << name;
+  }
+}
+
 TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   const auto& bolt = item_named("hex_bolt", "ISO 4017 M8x40");
   const auto bolt_texts = cad::synth::standard_caption_choices(
@@ -400,6 +767,58 @@ TEST(StandardCaptions, DesignationsAreWrittenTheWayEngineersWriteThem) {
   EXPECT_TRUE(contains(collar_texts[2], "DIN 705 A 20"));
   EXPECT_TRUE(contains(collar_texts[3], "Adjusting ring DIN 705 - A 20 - St"));
   EXPECT_TRUE(contains(collar_texts[4], "DIN705A_20"));
+
+  const auto& csk = item_named("countersunk_socket_screw", "ISO 10642 M8x30");
+  const auto csk_texts = cad::synth::standard_caption_choices(
+      csk, cad::synth::standard_group("countersunk_socket_screw").build(csk));
+  EXPECT_TRUE(contains(csk_texts[1], "M8x30 countersunk screw"));
+  EXPECT_TRUE(contains(csk_texts[2], "ISO 10642 M8x30"));
+  EXPECT_TRUE(
+      contains(csk_texts[3], "Hexagon socket countersunk head screw ISO 10642 - M8 x 30 - 8.8"));
+  EXPECT_NE(csk_texts[3][1].find("replaces DIN 7991"), std::string::npos) << csk_texts[3][1];
+  EXPECT_NE(csk_texts[3][1].find("30 mm overall"), std::string::npos) << csk_texts[3][1];
+  EXPECT_TRUE(contains(csk_texts[4], "ISO10642_M8x30"));
+
+  const auto& beam = item_named("steel_profile", "HEA 160 x 1000");
+  const auto beam_texts = cad::synth::standard_caption_choices(
+      beam, cad::synth::standard_group("steel_profile").build(beam));
+  EXPECT_TRUE(contains(beam_texts[1], "HEA 160, 1000 mm"));
+  EXPECT_TRUE(contains(beam_texts[2], "HEA 160 x 1000"));
+  EXPECT_TRUE(contains(beam_texts[2], "IPBl 160 (HEA 160), 1000 mm long"));
+  EXPECT_NE(beam_texts[3][1].find("replaces DIN 1025-3"), std::string::npos) << beam_texts[3][1];
+  EXPECT_NE(beam_texts[3][1].find("h = 152 mm, b = 160 mm"), std::string::npos);
+  EXPECT_TRUE(contains(beam_texts[4], "HEA160_1000"));
+  const auto& angle = item_named("steel_profile", "L 50x5 x 500");
+  const auto angle_texts = cad::synth::standard_caption_choices(
+      angle, cad::synth::standard_group("steel_profile").build(angle));
+  EXPECT_TRUE(contains(angle_texts[2], "L 50x5 x 500"));
+  EXPECT_NE(angle_texts[3][1].find("EN 10056-1"), std::string::npos) << angle_texts[3][1];
+
+  const auto& tslot = item_named("tslot_profile", "T-slot 20x20 slot 6 x 500");
+  const auto tslot_texts = cad::synth::standard_caption_choices(
+      tslot, cad::synth::standard_group("tslot_profile").build(tslot));
+  EXPECT_TRUE(contains(tslot_texts[1], "2020 aluminium extrusion 500 mm"));
+  EXPECT_TRUE(contains(tslot_texts[2], "HFS5-2020-500 aluminium extrusion"));
+  EXPECT_NE(tslot_texts[3][1].find("manufacturer convention"), std::string::npos);
+  EXPECT_TRUE(contains(tslot_texts[4], "2020_500"));
+
+  const auto& pulley = item_named("gt2_pulley", "GT2 20T bore 5 belt 6");
+  const auto pulley_texts = cad::synth::standard_caption_choices(
+      pulley, cad::synth::standard_group("gt2_pulley").build(pulley));
+  EXPECT_TRUE(contains(pulley_texts[1], "GT2 pulley 20T 5mm bore"));
+  EXPECT_TRUE(contains(pulley_texts[2], "2GT 20T pulley, pitch diameter 12.73 mm, 5 mm bore"));
+  EXPECT_NE(pulley_texts[3][1].find("outside diameter 12.22 mm"), std::string::npos)
+      << pulley_texts[3][1];
+  EXPECT_TRUE(contains(pulley_texts[4], "GT2-20T-B5-W6"));
+
+  const auto& gear = item_named("spur_gear", "spur gear m2 z20 b20 bore 20");
+  const auto gear_texts = cad::synth::standard_caption_choices(
+      gear, cad::synth::standard_group("spur_gear").build(gear));
+  EXPECT_TRUE(contains(gear_texts[1], "module 2 gear 20 teeth"));
+  EXPECT_TRUE(contains(gear_texts[2], "spur gear m2 z20"));
+  EXPECT_NE(gear_texts[3][1].find("d = 40 mm, da = 44 mm, df = 35 mm"), std::string::npos)
+      << gear_texts[3][1];
+  EXPECT_TRUE(contains(gear_texts[4], "gear_m2_z20"));
 
   const auto& bearing = item_named("ball_bearing", "608ZZ");
   const auto bearing_texts = cad::synth::standard_caption_choices(
@@ -500,7 +919,9 @@ TEST(StandardParts, AMixedSetDrawsFromEveryStandardGroup) {
   std::set<std::string> keys;
   for (const cad::synth::StandardGroup& group : cad::synth::standard_groups())
     keys.insert(group.key);
-  for (const char* group : {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar"})
+  for (const char* group :
+       {"spring_lock_washer", "retaining_ring", "hex_standoff", "shaft_collar",
+        "countersunk_socket_screw", "steel_profile", "tslot_profile", "gt2_pulley", "spur_gear"})
     EXPECT_EQ(keys.count(group), 1u) << group;
   cad::SynthOptions mixed;
   mixed.kind = "mixed";
