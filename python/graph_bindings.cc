@@ -26,6 +26,7 @@
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/graph_codec.h"
 #include "cadclip/data/ingest_failure.h"
+#include "cadclip/data/ingest_limits.h"
 #include "cadclip/data/pairwise.h"
 #include "cadclip/data/prepared.h"
 #if CADCLIP_WITH_OCCT
@@ -112,6 +113,15 @@ py::dict batch_dict(const data::BRepBatch& b) {
 
 // ---- Reading CAD files ------------------------------------------------------
 
+// ReadError's help, with the kinds from the one table of data/ingest_failure.h.
+std::string read_error_doc() {
+  std::string kinds;
+  for (const data::FailureKind kind : data::failure_kinds())
+    kinds += format("{}'{}'", kinds.empty() ? "" : ", ", data::failure_kind_name(kind));
+  return "A CAD file that could not be read as a part. Attributes: path, kind (why, one of " +
+         kinds + ", as failures.jsonl names them) and reason (what failed and what to do).";
+}
+
 // The exception class of a file that could not be read (cadclip.ReadError),
 // made in bind_graphs.
 py::handle g_read_error;
@@ -129,22 +139,22 @@ py::object read_error(const std::string& path, std::string_view kind, const std:
   throw py::error_already_set();
 }
 
+[[noreturn]] void raise_failure(const std::string& path, const data::IngestFailure& failure) {
+  raise(read_error(path, data::failure_kind_name(failure.kind), failure.reason));
+}
+
 // How cadclip.read_cad and read_cad_many read files (keyword arguments).
 struct ReadOptions {
-  std::string unit;       // unit of unitless inputs; empty = mm
-  int max_faces = 1000;   // 0 = no limit
-  int max_edges = 10000;  // 0 = no limit
+  std::string unit;           // unit of unitless inputs; empty = mm
+  data::IngestLimits limits;  // keywords max_faces, max_edges, max_file_mb, file_timeout_s
   bool deepcad_symmetric_full = true;
-  double timeout_s = 300;     // per file in a worker; 0 = no limit
-  double max_file_mb = 1024;  // 0 = no limit
 };
 
 #if CADCLIP_WITH_OCCT
 cad::IngestOptions ingest_options(const ReadOptions& o) {
   cad::IngestOptions ingest;
   if (!o.unit.empty()) ingest.assume_unit = o.unit;
-  ingest.max_faces = o.max_faces;
-  ingest.max_edges = o.max_edges;
+  ingest.limits = o.limits;
   ingest.deepcad_symmetric_full = o.deepcad_symmetric_full;
   return ingest;
 }
@@ -158,8 +168,6 @@ cad::IngestPoolOptions pool_options(const ReadOptions& o, int workers) {
                worker_binary()));
   cad::IngestPoolOptions pool;
   pool.workers = workers;
-  pool.file_timeout_s = o.timeout_s;
-  pool.max_file_mb = o.max_file_mb;
   pool.worker_binary = worker_binary();
   pool.ingest = ingest_options(o);
   return pool;
@@ -185,29 +193,28 @@ GraphPtr read_cad(const std::string& path, const ReadOptions& o, bool isolated,
 #if CADCLIP_WITH_OCCT
   const std::string graph_id = id.value_or(fs::path(path).stem().string());
   if (!isolated) {
+    // The pool's checks before opening, then its worker's work, here.
+    const cad::IngestOptions ingest = ingest_options(o);
+    if (const auto failure = cad::check_before_opening(path, graph_id, ingest))
+      raise_failure(path, *failure);
     Result<data::BRepGraph> result = [&] {
       py::gil_scoped_release release;
       cad::quiet_occt_messages();
-      return cad::ingest_file(path, ingest_options(o));
+      return cad::ingest_file(path, ingest);
     }();
-    if (!result.is_ok()) raise(read_error(path, "ingest", result.status().reason()));
+    if (!result.is_ok())
+      raise_failure(path, {data::FailureKind::kIngest, result.status().reason()});
     auto graph = std::make_shared<data::BRepGraph>(std::move(result).value());
     graph->id = graph_id;
     return graph;
   }
   const cad::IngestPoolOptions options = pool_options(o, 1);
-  const cad::IngestInput input{path, graph_id, /*thumbnail=*/false};
-  std::optional<cad::IngestOutcome> outcome;
-  {
+  try {
     py::gil_scoped_release release;
-    cad::IngestPool(options).run(std::span(&input, 1),
-                                 [&](cad::IngestOutcome out) { outcome = std::move(out); });
+    return std::make_shared<data::BRepGraph>(cad::ingest_in_worker(path, options, graph_id));
+  } catch (const data::IngestError& e) {
+    raise_failure(path, e.failure());
   }
-  CADCLIP_CHECK(outcome.has_value(), "the ingest pool gave {} no outcome", path);
-  if (outcome->failure)
-    raise(read_error(path, data::failure_kind_name(outcome->failure->kind),
-                     outcome->failure->reason));
-  return decode(*outcome, path);
 #else
   no_occt();
 #endif
@@ -421,36 +428,47 @@ uint8, centroid_distance [F, F] float32.)")
         "A view of the graph's array; see tensors() for dtype and shape.");
   }
 
-  g_read_error = PyErr_NewExceptionWithDoc(
-      "cadclip.ReadError",
-      "A CAD file that could not be read as a part. Attributes: path, kind (why, from one "
-      "fixed list: 'unreadable', 'too_large', 'bad_name', 'ingest', 'crash', 'timeout') and "
-      "reason (what failed and what to do).",
-      m.attr("Error").ptr(), nullptr);
+  g_read_error = PyErr_NewExceptionWithDoc("cadclip.ReadError", read_error_doc().c_str(),
+                                           m.attr("Error").ptr(), nullptr);
   m.attr("ReadError") = g_read_error;
 
   py::class_<ReadOptions>(m, "_ReadOptions")
       .def(py::init([](std::optional<std::string> unit, int max_faces, int max_edges,
-                       bool deepcad_symmetric_full, double timeout_s, double max_file_mb) {
+                       bool deepcad_symmetric_full, double file_timeout_s, double max_file_mb) {
              ReadOptions o;
              o.unit = unit.value_or("");
-             o.max_faces = max_faces;
-             o.max_edges = max_edges;
+             o.limits = {max_faces, max_edges, max_file_mb, file_timeout_s};
              o.deepcad_symmetric_full = deepcad_symmetric_full;
-             o.timeout_s = timeout_s;
-             o.max_file_mb = max_file_mb;
              if (!o.unit.empty() && o.unit != "mm" && o.unit != "cm" && o.unit != "m" &&
                  o.unit != "inch")
                throw Error(
                    format("unit '{}' is not one cadclip knows: use mm, cm, m or inch", o.unit));
-             if (max_faces < 0 || max_edges < 0 || timeout_s < 0 || max_file_mb < 0)
-               throw Error(
-                   "max_faces, max_edges, timeout_s and max_file_mb must be 0 (no limit) "
-                   "or positive");
+             data::check_limits(o.limits);
              return o;
            }),
            py::arg("unit"), py::arg("max_faces"), py::arg("max_edges"),
-           py::arg("deepcad_symmetric_full"), py::arg("timeout_s"), py::arg("max_file_mb"));
+           py::arg("deepcad_symmetric_full"), py::arg("file_timeout_s"), py::arg("max_file_mb"));
+  m.def(
+      "_default_limits",
+      [] {
+        const data::IngestLimits limits;
+        py::dict out;
+        out["max_faces"] = limits.max_faces;
+        out["max_edges"] = limits.max_edges;
+        out["max_file_mb"] = limits.max_file_mb;
+        out["file_timeout_s"] = limits.file_timeout_s;
+        return out;
+      },
+      "The ingest limits' defaults (cadclip/data/ingest_limits.h), as read_cad takes them.");
+  m.def(
+      "_failure_kinds",
+      [] {
+        std::vector<std::string> names;
+        for (const data::FailureKind kind : data::failure_kinds())
+          names.emplace_back(data::failure_kind_name(kind));
+        return names;
+      },
+      "Every failure kind's name (cadclip/data/ingest_failure.h), in the enum's order.");
 
   m.def("_set_worker_binary", [](const std::string& path) { worker_binary() = path; });
   m.def("_worker_binary", [] { return worker_binary(); });

@@ -13,6 +13,7 @@
 #include "cadclip/index/build_index.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "command.h"
+#include "ingest_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -82,8 +83,7 @@ void define_index(CLI::App& command, Runner& run) {
   command.add_option("--workers", i.workers, "Ingest worker processes; 0 = one per core")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--file-timeout", i.file_timeout_s, "Seconds one CAD file may take")
-      ->capture_default_str();
+  add_ingest_limit_flags(command, i.limits, "each library file");
   command.add_option("--assume-unit", i.assume_unit, "Unit of unitless CAD files")
       ->capture_default_str();
   command

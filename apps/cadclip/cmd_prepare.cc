@@ -14,6 +14,7 @@
 #include "cadclip/core/format.h"
 #include "cadclip/core/log.h"
 #include "command.h"
+#include "ingest_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -109,29 +110,13 @@ void define_prepare(CLI::App& command, Runner& run) {
       .add_option("--assume-unit", o->ingest.assume_unit,
                   "Unit of unitless inputs (BREP, DeepCAD JSON): mm, cm, m, inch")
       ->capture_default_str();
-  command
-      .add_option("--max-faces", o->ingest.max_faces,
-                  "A model with more faces fails (never truncated); 0 = no limit")
-      ->capture_default_str();
-  command
-      .add_option("--max-edges", o->ingest.max_edges,
-                  "A model with more directed edges fails; 0 = no limit")
-      ->capture_default_str();
+  add_ingest_limit_flags(command, o->ingest.limits, "each input file");
   command
       .add_option("--deepcad-symmetric-full", o->ingest.deepcad_symmetric_full,
                   "DeepCAD symmetric extent: true = full distance each side (DeepCAD), false = "
                   "half each side (Text2CAD)")
       ->capture_default_str();
   command.add_option("--workers", o->workers, "Worker processes; 0 = one per core")
-      ->capture_default_str();
-  command
-      .add_option("--file-timeout", o->file_timeout_s,
-                  "Seconds one file may take before it fails and its worker is replaced; 0 = "
-                  "no limit")
-      ->capture_default_str();
-  command
-      .add_option("--max-file-mb", o->max_file_mb,
-                  "Larger files fail without being opened; 0 = no limit")
       ->capture_default_str();
   command.add_option("--shard-models", o->shard_models, "Models per shard at most")
       ->capture_default_str();

@@ -16,6 +16,7 @@
 #include "cadclip/index/result_export.h"
 #include "cadclip/index/searcher.h"
 #include "command.h"
+#include "ingest_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -37,6 +38,7 @@ struct SearchCommandOptions {
   std::string out;                 // write the answer to this file instead of stdout
   std::string checkpoint;          // empty = the one the index records (another is refused)
   int threads = 0;                 // intra-op threads; 0 = LibTorch's default (the cores)
+  data::IngestLimits limits;       // what the --like part may cost to ingest
 };
 
 // At most `width` characters of `text` (UTF-8 aware enough for a table: it
@@ -136,6 +138,7 @@ int run_search(SearchCommandOptions o) {
         "--like-id");
   index::SearcherOptions options;
   options.checkpoint = o.checkpoint;
+  options.limits = o.limits;
   const index::Searcher searcher = index::Searcher::open(o.index, options);
   std::vector<std::pair<std::string, index::SearchResult>> answers;
   for (const std::string& text : o.texts)
@@ -219,6 +222,7 @@ void define_search(CLI::App& command, Runner& run) {
   command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  add_ingest_limit_flags(command, o->limits, "the --like part");
   command.footer(
       "Exit status: 0 answered, 2 bad input (no index, another "
       "checkpoint, bad part, a filter that cannot be read).");

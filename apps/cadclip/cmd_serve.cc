@@ -17,6 +17,7 @@
 #include "cadclip/core/format.h"
 #include "cadclip/serve/server.h"
 #include "command.h"
+#include "ingest_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -172,6 +173,7 @@ void define_serve(CLI::App& command, Runner& run) {
                   "requests; 0 = never")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  add_ingest_limit_flags(command, o->limits, "each uploaded part");
   command.footer("Prints 'serving INDEX on http://HOST:PORT/' once it listens.");
   run = [o] { return run_serve(*o); };
 }

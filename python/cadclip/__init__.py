@@ -94,13 +94,18 @@ def executable() -> str:
     return str(_BIN / "cadclip")
 
 
-def _options(unit, max_faces, max_edges, deepcad_symmetric_full, timeout_s, max_file_mb):
+# The ingest limits' defaults, from the one description that `cadclip prepare`,
+# `index`, `search` and `serve` use too (cadclip/data/ingest_limits.h).
+_LIMITS = _core._default_limits()
+
+
+def _options(unit, max_faces, max_edges, deepcad_symmetric_full, file_timeout_s, max_file_mb):
     return _core._ReadOptions(
         unit=unit,
         max_faces=max_faces,
         max_edges=max_edges,
         deepcad_symmetric_full=deepcad_symmetric_full,
-        timeout_s=timeout_s,
+        file_timeout_s=file_timeout_s,
         max_file_mb=max_file_mb,
     )
 
@@ -111,11 +116,11 @@ def read_cad(
     *,
     id: Optional[str] = None,
     isolated: bool = True,
-    max_faces: int = 1000,
-    max_edges: int = 10000,
+    max_faces: int = _LIMITS["max_faces"],
+    max_edges: int = _LIMITS["max_edges"],
     deepcad_symmetric_full: bool = True,
-    timeout_s: float = 300,
-    max_file_mb: float = 1024,
+    file_timeout_s: float = _LIMITS["file_timeout_s"],
+    max_file_mb: float = _LIMITS["max_file_mb"],
 ) -> BRepGraph:
     """Reads one CAD file (STEP, IGES, BREP or DeepCAD JSON) as a ``BRepGraph``.
 
@@ -125,7 +130,7 @@ def read_cad(
     their own. The id is the file stem unless ``id`` is given.
 
     By default the file is read in a fresh ``cadclip prepare-worker`` process, so
-    that a crash or hang inside Open CASCADE (limited by ``timeout_s``) raises
+    that a crash or hang inside Open CASCADE (limited by ``file_timeout_s``) raises
     ``ReadError`` instead of killing Python; ``isolated=False`` reads it in this
     process, which saves starting the worker and setting up Open CASCADE's
     readers again (most of a second per call) but trusts the file. For many
@@ -134,7 +139,8 @@ def read_cad(
     Raises ``ReadError`` (``.path``, ``.kind``, ``.reason``) for a file that cannot
     be read as a part, ``Error`` for bad arguments.
     """
-    options = _options(unit, max_faces, max_edges, deepcad_symmetric_full, timeout_s, max_file_mb)
+    options = _options(unit, max_faces, max_edges, deepcad_symmetric_full, file_timeout_s,
+                       max_file_mb)
     return _core._read_cad(os.fspath(path), options, isolated, id)
 
 
@@ -144,11 +150,11 @@ def read_cad_many(
     unit: Optional[str] = None,
     *,
     ids: Optional[Sequence[str]] = None,
-    max_faces: int = 1000,
-    max_edges: int = 10000,
+    max_faces: int = _LIMITS["max_faces"],
+    max_edges: int = _LIMITS["max_edges"],
     deepcad_symmetric_full: bool = True,
-    timeout_s: float = 300,
-    max_file_mb: float = 1024,
+    file_timeout_s: float = _LIMITS["file_timeout_s"],
+    max_file_mb: float = _LIMITS["max_file_mb"],
 ) -> Iterator[ReadResult]:
     """Reads many CAD files in isolated worker processes; yields one ``ReadResult``
     per path, in input order.
@@ -174,7 +180,8 @@ def read_cad_many(
                         "give one id per path, or none")
     if workers < 0:
         raise Error(f"workers = {workers}; use 0 (one per core) or more")
-    options = _options(unit, max_faces, max_edges, deepcad_symmetric_full, timeout_s, max_file_mb)
+    options = _options(unit, max_faces, max_edges, deepcad_symmetric_full, file_timeout_s,
+                       max_file_mb)
     return _core._ReadMany(path_list, id_list, options, workers)
 
 

@@ -110,9 +110,12 @@ class _ReadOptions:
         max_faces: int,
         max_edges: int,
         deepcad_symmetric_full: bool,
-        timeout_s: float,
+        file_timeout_s: float,
         max_file_mb: float,
     ) -> None: ...
+
+def _default_limits() -> dict[str, float]: ...
+def _failure_kinds() -> list[str]: ...
 
 class _ReadMany(Iterator[ReadResult]):
     def __init__(

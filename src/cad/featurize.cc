@@ -707,17 +707,21 @@ Result<data::BRepGraph> featurize_shape(const TopoDS_Shape& shape, const IngestO
   TopExp::MapShapes(shape, TopAbs_EDGE, edges);
   const int face_count = faces.Extent();
   if (face_count == 0) return Status::failure("the model has no face");
-  if (options.max_faces > 0 && face_count > options.max_faces)
-    return Status::failure(format("the model has {} faces, over the limit of {} (max_faces)",
-                                  face_count, options.max_faces));
+  const data::IngestLimits& limits = options.limits;
+  if (limits.max_faces > 0 && face_count > limits.max_faces)
+    return Status::failure(
+        format("the model has {} faces, over the limit of {} (--max-faces, max_faces in "
+               "Python; 0 = no limit; docs/INGEST.md gives the memory per size)",
+               with_commas(face_count), with_commas(limits.max_faces)));
 
   std::vector<int> loop_counts;
   const std::vector<Link> links = manifold_links(edges, edge_uses(faces, edges, loop_counts));
   const int64_t directed = 2 * static_cast<int64_t>(links.size());
-  if (options.max_edges > 0 && directed > options.max_edges)
+  if (limits.max_edges > 0 && directed > limits.max_edges)
     return Status::failure(
-        format("the model has {} directed edges, over the limit of {} (max_edges)", directed,
-               options.max_edges));
+        format("the model has {} directed edges, over the limit of {} (--max-edges, max_edges "
+               "in Python; 0 = no limit)",
+               with_commas(directed), with_commas(limits.max_edges)));
 
   data::BRepGraph graph;
   SampledFaces sampled;

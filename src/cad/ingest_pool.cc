@@ -81,6 +81,15 @@ std::vector<WorkerProcess> start_workers(int n, const std::string& binary,
   return workers;
 }
 
+// check_before_opening, and the file's facts when it passes.
+std::optional<IngestFailure> check_input(const fs::path& path, const std::string& id,
+                                         const data::IngestLimits& limits, FileFacts& facts) {
+  std::optional<IngestFailure> failure = stat_input(path, facts);
+  if (!failure) failure = check_id(id);
+  if (!failure) failure = check_size(facts.size, limits.max_file_mb);
+  return failure;
+}
+
 // True when `fd` has something to read (or its peer is gone).
 bool readable(int fd) {
   pollfd p{fd, POLLIN, 0};
@@ -101,6 +110,7 @@ class PoolRun {
   PoolRun(const IngestPoolOptions& o, std::span<const IngestInput> inputs,
           const IngestPool::OnOutcome& on_outcome)
       : o_(o),
+        timeout_s_(o.ingest.limits.file_timeout_s),
         binary_(resolve_binary(o.worker_binary)),
         options_(prepare_detail::options_payload(o.ingest, o.thumbnail.size_px,
                                                  o.thumbnail.stroke_px, o.thumbnail.margin_px)),
@@ -118,6 +128,7 @@ class PoolRun {
   void deliver(Slot& slot, IngestOutcome outcome);
 
   const IngestPoolOptions& o_;
+  const double timeout_s_;  // o_.ingest.limits.file_timeout_s
   const std::string binary_;
   const std::string options_;
   std::span<const IngestInput> inputs_;
@@ -144,8 +155,8 @@ void PoolRun::run(const std::vector<size_t>& todo) {
       if (!slot.input) continue;
       fds.push_back({slot.process.fd(), POLLIN, 0});
       busy.push_back(&slot);
-      if (o_.file_timeout_s > 0)
-        wait_s = std::min(wait_s, std::max(0.0, o_.file_timeout_s - seconds_since(slot.started)));
+      if (timeout_s_ > 0)
+        wait_s = std::min(wait_s, std::max(0.0, timeout_s_ - seconds_since(slot.started)));
     }
     if (busy.empty() || (o_.stop && o_.stop->load())) break;
     const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait_s * 1000) + 1);
@@ -153,7 +164,7 @@ void PoolRun::run(const std::vector<size_t>& todo) {
       throw Error(format("waiting for the prepare workers failed: {}", std::strerror(errno)));
     for (size_t i = 0; i < busy.size(); ++i)
       if (ready > 0 && fds[i].revents != 0) read_answer(*busy[i]);
-    if (o_.file_timeout_s > 0) stop_overdue(busy);
+    if (timeout_s_ > 0) stop_overdue(busy);
   }
   // Workers still busy (a stopped run) are killed as their slots go.
   for (Slot& slot : slots_)
@@ -269,7 +280,7 @@ void PoolRun::fail(Slot& slot, FailureKind kind, const std::string& reason) {
 
 void PoolRun::stop_overdue(const std::vector<Slot*>& busy) {
   for (Slot* slot : busy) {
-    if (!slot->input || seconds_since(slot->started) < o_.file_timeout_s) continue;
+    if (!slot->input || seconds_since(slot->started) < timeout_s_) continue;
     // An answer that came while on_outcome ran is read on the next round.
     if (readable(slot->process.fd())) continue;
     slot->process.kill_now();
@@ -277,7 +288,7 @@ void PoolRun::stop_overdue(const std::vector<Slot*>& busy) {
          format("{} still running after {} s, the per-file limit (--file-timeout); its "
                 "worker was stopped and replaced",
                 slot->drawing ? "drawing the thumbnail (HLR) was" : "ingest was",
-                fixed(o_.file_timeout_s, 1)));
+                fixed(timeout_s_, 1)));
   }
 }
 
@@ -302,8 +313,13 @@ IngestPool::IngestPool(IngestPoolOptions options) : options_(std::move(options))
   if (options_.workers < 0)
     throw Error(
         format("the ingest pool got {} workers; use 0 (one per core) or more", options_.workers));
-  if (options_.file_timeout_s < 0 || options_.max_file_mb < 0)
-    throw Error("the per-file timeout and size limit must be 0 (no limit) or positive");
+  data::check_limits(options_.ingest.limits);
+}
+
+std::optional<IngestFailure> check_before_opening(const fs::path& path, const std::string& id,
+                                                  const IngestOptions& options) {
+  FileFacts facts;
+  return check_input(path, id, options.limits, facts);
 }
 
 void IngestPool::run(std::span<const IngestInput> inputs, const OnOutcome& on_outcome) {
@@ -311,9 +327,8 @@ void IngestPool::run(std::span<const IngestInput> inputs, const OnOutcome& on_ou
   std::vector<uint64_t> sizes(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     FileFacts facts;
-    std::optional<IngestFailure> failure = stat_input(inputs[i].path, facts);
-    if (!failure) failure = check_id(inputs[i].id);
-    if (!failure) failure = check_size(facts.size, options_.max_file_mb);
+    std::optional<IngestFailure> failure =
+        check_input(inputs[i].path, inputs[i].id, options_.ingest.limits, facts);
     if (!failure) {
       sizes[i] = facts.size;
       todo.push_back(i);
@@ -333,19 +348,23 @@ void IngestPool::run(std::span<const IngestInput> inputs, const OnOutcome& on_ou
   PoolRun(options_, inputs, on_outcome).run(todo);
 }
 
-data::BRepGraph ingest_in_worker(const fs::path& path, const IngestPoolOptions& options) {
+data::BRepGraph ingest_in_worker(const fs::path& path, const IngestPoolOptions& options,
+                                 const std::string& id) {
   IngestPoolOptions one = options;
   one.workers = 1;
-  const IngestInput input{path, path.stem().string(), /*thumbnail=*/false};
+  const IngestInput input{path, id.empty() ? path.stem().string() : id, /*thumbnail=*/false};
   std::optional<IngestOutcome> result;
   IngestPool(one).run(std::span(&input, 1),
                       [&](IngestOutcome outcome) { result = std::move(outcome); });
   CADCLIP_CHECK(result.has_value(), "the ingest pool gave {} no outcome", path.string());
-  if (result->failure)
-    throw data::IngestError(
+  if (result->failure) {
+    // The message first: the failure is moved into the error, and the order
+    // in which a call's arguments are made is unspecified.
+    const std::string message =
         format("{} could not be read as a part: {}: {}", path.filename().string(),
-               data::failure_kind_name(result->failure->kind), result->failure->reason),
-        std::move(*result->failure));
+               data::failure_kind_name(result->failure->kind), result->failure->reason);
+    throw data::IngestError(message, std::move(*result->failure));
+  }
   return data::decode_graph(std::as_bytes(std::span(result->graph.data(), result->graph.size())),
                             format("the worker's graph of {}", path.string()));
 }

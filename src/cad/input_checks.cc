@@ -32,9 +32,11 @@ std::optional<IngestFailure> check_id(const std::string& id) {
 std::optional<IngestFailure> check_size(uint64_t size, double max_file_mb) {
   if (max_file_mb <= 0 || static_cast<double>(size) <= max_file_mb * 1024 * 1024)
     return std::nullopt;
-  return IngestFailure{FailureKind::kTooLarge,
-                       format("the file is {}, over the limit of {} MiB (--max-file-mb)",
-                              human_bytes(size), max_file_mb)};
+  return IngestFailure{
+      FailureKind::kTooLarge,
+      format("the file is {}, over the limit of {} MiB (--max-file-mb, max_file_mb "
+             "in Python; 0 = no limit)",
+             human_bytes(size), max_file_mb)};
 }
 
 }  // namespace cadclip::cad

@@ -37,12 +37,9 @@ void check_options(const PrepareOptions& o) {
     throw Error("prepare needs inputs: CAD files or folders, or --inputs-from LIST");
   if (o.workers < 0)
     throw Error(format("--workers is {}; use 0 (one per core) or more", o.workers));
-  if (o.file_timeout_s < 0 || o.max_file_mb < 0)
-    throw Error("--file-timeout and --max-file-mb must be 0 (no limit) or positive");
+  data::check_limits(o.ingest.limits);
   if (o.shard_models < 1 || o.shard_mb <= 0)
     throw Error("--shard-models must be at least 1 and --shard-mb positive");
-  if (o.ingest.max_faces < 0 || o.ingest.max_edges < 0)
-    throw Error("--max-faces and --max-edges must be 0 (no limit) or positive");
   if (o.thumbnails && (o.thumbnail_px < 32 || o.thumbnail_px > 4096))
     throw Error(format("--thumbnail-px is {}; use 32 to 4096 pixels", o.thumbnail_px));
   if (o.num_shards < 1)
@@ -122,8 +119,6 @@ void ready_output(const fs::path& out, const PrepareOptions& o) {
 IngestPoolOptions pool_options(const PrepareOptions& o) {
   IngestPoolOptions pool;
   pool.workers = o.workers;
-  pool.file_timeout_s = o.file_timeout_s;
-  pool.max_file_mb = o.max_file_mb;
   pool.worker_binary = o.worker_binary;
   pool.ingest = o.ingest;
   pool.thumbnail.size_px = o.thumbnail_px;

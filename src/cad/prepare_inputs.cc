@@ -119,7 +119,7 @@ std::vector<Input> collect_inputs(const PrepareOptions& o, std::vector<Failure>&
             format("{} already gives the model id '{}'; rename one of the files",
                    it->second.string(), in.id)};
     }
-    if (!failure) failure = check_size(in.size, o.max_file_mb);
+    if (!failure) failure = check_size(in.size, o.ingest.limits.max_file_mb);
     if (failure) {
       failures.push_back({in.path.string(), in.id, std::move(*failure)});
       continue;

@@ -25,7 +25,19 @@ namespace cadclip::cad {
 // IngestOptions' JSON form (declared in cad/ingest.h) is defined here, beside
 // the worker protocol that carries it, so that the protocol's fuzz target,
 // built without Open CASCADE, links it too.
-CADCLIP_JSON_FIELDS(IngestOptions, assume_unit, max_faces, max_edges, deepcad_symmetric_full)
+void to_json(nlohmann::json& json, const IngestOptions& options) {
+  json = {{"assume_unit", options.assume_unit},
+          {"max_faces", options.limits.max_faces},
+          {"max_edges", options.limits.max_edges},
+          {"deepcad_symmetric_full", options.deepcad_symmetric_full}};
+}
+
+void from_json(const nlohmann::json& json, IngestOptions& options) {
+  read_json_field(json, "assume_unit", options.assume_unit);
+  read_json_field(json, "max_faces", options.limits.max_faces);
+  read_json_field(json, "max_edges", options.limits.max_edges);
+  read_json_field(json, "deepcad_symmetric_full", options.deepcad_symmetric_full);
+}
 
 }  // namespace cadclip::cad
 

@@ -9,9 +9,10 @@
 namespace cadclip {
 
 std::vector<std::vector<int64_t>> group_by_size(std::span<const int64_t> sizes,
-                                                int64_t group_overhead) {
-  if (group_overhead < 0) {
-    throw Error(format("group_by_size: group_overhead = {} must be >= 0", group_overhead));
+                                                int64_t group_overhead, int64_t max_group_slots) {
+  if (group_overhead < 0 || max_group_slots < 0) {
+    throw Error(format("group_by_size: group_overhead = {} and max_group_slots = {} must be >= 0",
+                       group_overhead, max_group_slots));
   }
   const int64_t n = static_cast<int64_t>(sizes.size());
   std::vector<int64_t> order(sizes.size());
@@ -26,6 +27,9 @@ std::vector<std::vector<int64_t>> group_by_size(std::span<const int64_t> sizes,
     const double slots = static_cast<double>(sizes[order[j - 1]] + 1);
     best[j] = std::numeric_limits<double>::infinity();
     for (int64_t i = 0; i < j; ++i) {
+      const double group_slots = static_cast<double>(j - i) * slots * slots;
+      if (max_group_slots > 0 && j - i > 1 && group_slots > static_cast<double>(max_group_slots))
+        continue;
       const double cost = best[i] + static_cast<double>(j - i) * slots * slots +
                           static_cast<double>(group_overhead);
       if (cost < best[j]) {

@@ -206,7 +206,8 @@ GroupedBatch collate_groups(std::span<const BRepGraph* const> graphs,
   GroupedBatch out;
   out.row_of.resize(graphs.size());
   int64_t row = 0;
-  for (const std::vector<int64_t>& group : group_by_size(face_counts, group_overhead)) {
+  for (const std::vector<int64_t>& group :
+       group_by_size(face_counts, group_overhead, kMaxGroupPairs)) {
     std::vector<const BRepGraph*> members;
     std::vector<const PairwiseInputs*> member_pairwise;
     for (const int64_t i : group) {

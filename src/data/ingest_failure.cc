@@ -18,7 +18,15 @@ constexpr KindName kKindNames[] = {{FailureKind::kUnreadable, "unreadable"},
                                    {FailureKind::kDraw, "draw"},
                                    {FailureKind::kMissing, "missing"}};
 
+constexpr FailureKind kKinds[] = {
+    FailureKind::kUnreadable, FailureKind::kBadName, FailureKind::kDuplicateId,
+    FailureKind::kTooLarge,   FailureKind::kIngest,  FailureKind::kCrash,
+    FailureKind::kTimeout,    FailureKind::kDraw,    FailureKind::kMissing};
+static_assert(std::size(kKinds) == std::size(kKindNames), "every kind has a name");
+
 }  // namespace
+
+std::span<const FailureKind> failure_kinds() { return kKinds; }
 
 std::string_view failure_kind_name(FailureKind kind) {
   for (const KindName& k : kKindNames)

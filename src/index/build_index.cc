@@ -41,7 +41,7 @@ namespace cadclip::index {
 // worker_binary is left out: a detail of the machine that ran the job, not of
 // the index.
 CADCLIP_JSON_FIELDS(IndexOptions, checkpoint, library, out, factory, search_params, captions,
-                    thumbnails, batch_size, workers, file_timeout_s, assume_unit, metadata, update,
+                    thumbnails, batch_size, workers, limits, assume_unit, metadata, update,
                     overwrite, wait)
 namespace {
 
@@ -552,8 +552,8 @@ void ingest_parts(const IndexOptions& o, std::vector<Found*> todo, Embedder& emb
     inputs.push_back({fs::path(f->item.source).lexically_normal(), f->item.id, o.thumbnails});
   cad::IngestPoolOptions pool;
   pool.workers = o.workers;
-  pool.file_timeout_s = o.file_timeout_s;
   pool.ingest.assume_unit = o.assume_unit;
+  pool.ingest.limits = o.limits;
   pool.worker_binary = o.worker_binary;
   // Outcomes come in any order; they are taken in the order of `inputs`.
   std::vector<std::optional<cad::IngestOutcome>> waiting(inputs.size());
@@ -623,6 +623,7 @@ IndexSummary build_index(const IndexOptions& o) {
   if (o.checkpoint.empty()) throw Error("cadclip index needs a checkpoint (a run folder or .json)");
   if (o.out.empty()) throw Error("cadclip index needs --out, the index folder to write");
   if (o.batch_size < 1) throw Error(format("--batch-size {} must be at least 1", o.batch_size));
+  data::check_limits(o.limits);
   const fs::path library = fs::absolute(o.library);
   // A dataset file lists prepared folders (the parts of a sharded prepare).
   const bool listed = fs::is_regular_file(library);

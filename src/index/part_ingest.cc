@@ -17,26 +17,26 @@ namespace cadclip::index {
 
 namespace fs = std::filesystem;
 
-constexpr double kPartTimeoutS = 60;
-
 #ifdef CADCLIP_WITH_OCCT
 bool can_ingest_parts() { return true; }
 
-data::BRepGraph ingest_isolated(const fs::path& path, const std::string& worker_binary) {
+data::BRepGraph ingest_isolated(const fs::path& path, const std::string& worker_binary,
+                                const data::IngestLimits& limits) {
   if (!data::is_cad_path(path))
     throw Error(
         format("{}: not a CAD file cadclip reads (.step .stp .iges .igs .brep, DeepCAD "
                ".json)",
                path.string()));
   cad::IngestPoolOptions options;
-  options.file_timeout_s = kPartTimeoutS;
+  options.ingest.limits = limits;
   options.worker_binary = worker_binary;
   return cad::ingest_in_worker(path, options);
 }
 #else
 bool can_ingest_parts() { return false; }
 
-data::BRepGraph ingest_isolated(const fs::path& path, const std::string&) {
+data::BRepGraph ingest_isolated(const fs::path& path, const std::string&,
+                                const data::IngestLimits&) {
   throw Error(format("{}: this cadclip was built without Open CASCADE and cannot read CAD files",
                      path.string()));
 }

@@ -271,7 +271,8 @@ std::vector<Hit> Searcher::search_like_item(std::string_view id, int64_t k) cons
 }
 
 std::vector<Hit> Searcher::search_like_file(const fs::path& path, int64_t k) const {
-  return search(embed_graph(ingest_isolated(path, state_->options.worker_binary)), k);
+  return search(
+      embed_graph(ingest_isolated(path, state_->options.worker_binary, state_->options.limits)), k);
 }
 
 const std::vector<std::string>& Searcher::fields() const { return state_->columns.fields(); }
@@ -594,7 +595,8 @@ SearchResult Searcher::query_vector(const at::Tensor& query, const SearchOptions
 }
 
 SearchResult Searcher::query_file(const fs::path& path, const SearchOptions& options) const {
-  return query_graph(ingest_isolated(path, state_->options.worker_binary), options);
+  return query_graph(ingest_isolated(path, state_->options.worker_binary, state_->options.limits),
+                     options);
 }
 
 }  // namespace cadclip::index

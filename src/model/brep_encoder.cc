@@ -1,7 +1,9 @@
 #include "cadclip/model/brep_encoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <torch/nn/functional/dropout.h>
@@ -10,6 +12,7 @@
 #include <torch/nn/modules/conv.h>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/size_groups.h"
 #include "cadclip/model/autocast.h"
 
 namespace cadclip::model {
@@ -34,6 +37,12 @@ nn::Sequential bias_mlp(int64_t in, int64_t hidden, int64_t heads, double init_s
   nn::init::normal_(last->weight, 0.0, init_std);
   nn::init::zeros_(last->bias);
   return mlp;
+}
+
+// Rows of a tensor of `row_values` values per row to compute at once: about
+// `budget` values, whole rows, at least one.
+int64_t rows_per_block(int64_t row_values, int64_t budget) {
+  return std::max<int64_t>(1, budget / std::max<int64_t>(1, row_values));
 }
 
 }  // namespace
@@ -65,18 +74,27 @@ BiasedAttentionImpl::BiasedAttentionImpl(int64_t width, int64_t heads)
 }
 
 torch::Tensor BiasedAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias,
-                                           const TokenLayout& layout) {
+                                           const TokenLayout& layout, int64_t scores_per_block) {
   const int64_t b = layout.graphs, s = layout.slots, head_width = width_ / heads_;
   // Only attention needs the padded layout; projections run on packed tokens.
   torch::Tensor padded = at::zeros({b * s, 3 * width_}, x.options())
                              .index_copy(0, layout.token_slot, qkv(x))
                              .view({b, s, 3, heads_, head_width})
                              .permute({2, 0, 3, 1, 4});  // [3, B, H, S, dh]
-  const torch::Tensor q = padded[0], k = padded[1], v = padded[2];
-  torch::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1));
-  scores = scores.mul_(1.0 / std::sqrt(static_cast<double>(head_width))).add_(bias);
-  const torch::Tensor weights = at::softmax(scores, -1);
-  torch::Tensor heads_out = at::matmul(weights, v.to(at::kFloat));  // [B, H, S, dh]
+  const torch::Tensor q = padded[0].to(at::kFloat);
+  const torch::Tensor k_t = padded[1].to(at::kFloat).transpose(-2, -1);
+  const torch::Tensor v = padded[2].to(at::kFloat);
+  // Query rows a block at a time.
+  const int64_t rows = rows_per_block(b * heads_ * s, scores_per_block);
+  std::vector<torch::Tensor> blocks;
+  for (int64_t r0 = 0; r0 < s; r0 += rows) {
+    const int64_t r1 = std::min(s, r0 + rows);
+    torch::Tensor scores = at::matmul(q.slice(2, r0, r1), k_t);  // [B, H, rows, S]
+    scores =
+        scores.mul_(1.0 / std::sqrt(static_cast<double>(head_width))).add_(bias.slice(2, r0, r1));
+    blocks.push_back(at::matmul(at::softmax(scores, -1), v));  // [B, H, rows, dh]
+  }
+  torch::Tensor heads_out = blocks.size() == 1 ? blocks[0] : at::cat(blocks, 2);  // [B, H, S, dh]
   heads_out = heads_out.permute({0, 2, 1, 3}).reshape({b * s, width_});
   return out(heads_out.index_select(0, layout.token_slot));
 }
@@ -163,16 +181,10 @@ BRepEncoderImpl::BRepEncoderImpl(const BRepEncoderOptions& options) : options_(o
   nn::init::normal_(global_token, 0.0, 0.02);
 }
 
-torch::Tensor BRepEncoderImpl::attention_bias(const data::BRepBatch& batch) {
+torch::Tensor BRepEncoderImpl::attention_bias(const data::BRepBatch& batch,
+                                              int64_t pairs_per_block) {
   NoAutocast fp32;
   const int64_t b = batch.num_graphs(), m = batch.max_faces(), heads = options_.heads;
-
-  const torch::Tensor hop_index =
-      at::where(batch.hops < 0, options_.max_hops + 1, batch.hops.clamp_max(options_.max_hops));
-  torch::Tensor pair = hop_bias(hop_index);  // [B, M, M, H]
-  pair = pair + angle_mlp->forward(at::stack(
-                    {batch.normal_angle.to(at::kFloat), batch.angle_defined.to(at::kFloat)}, -1));
-  pair = pair + distance_mlp->forward(batch.centroid_distance.to(at::kFloat).unsqueeze(-1));
 
   // Edge features, averaged over the edges that join the same ordered pair.
   const torch::Tensor curve = edge_cnn->forward(batch.edge_grids.to(at::kFloat)).mean(2);  // [E, e]
@@ -180,25 +192,51 @@ torch::Tensor BRepEncoderImpl::attention_bias(const data::BRepBatch& batch) {
       at::cat({curve, edge_type(batch.edge_types), edge_convexity(batch.edge_convexity),
                batch.edge_attrs.to(at::kFloat)},
               1));  // [E, H]
-  const torch::Tensor sums =
-      at::zeros({b * m * m, heads}, pair.options()).index_add(0, batch.edge_pair, edge_values);
-  const torch::Tensor counts =
-      at::zeros({b * m * m, 1}, pair.options())
-          .index_add(0, batch.edge_pair, at::ones({edge_values.size(0), 1}, pair.options()));
-  const torch::Tensor edge_bias =
-      at::where(counts > 0, sums / counts.clamp_min(1), no_edge_bias.view({1, heads}));
-  pair = (pair + edge_bias.view({b, m, m, heads})).permute({0, 3, 1, 2});  // [B, H, M, M]
+  // edge_pair = (graph * M + row) * M + column
+  const torch::Tensor edge_row = at::floor_divide(batch.edge_pair, m).remainder(m);
+  const torch::Tensor edge_graph = at::floor_divide(batch.edge_pair, m * m);
+  const torch::Tensor edge_column = batch.edge_pair.remainder(m);
 
-  // The global token: row 0 (it attends to faces) and column 0 (faces attend to it).
-  const torch::Tensor from_global =
-      global_bias[0].view({1, heads, 1, 1}).expand({b, heads, 1, m + 1});
-  const torch::Tensor to_global = global_bias[1].view({1, heads, 1, 1}).expand({b, heads, m, 1});
-  torch::Tensor bias = at::cat({from_global, at::cat({to_global, pair}, 3)}, 2);  // [B, H, S, S]
+  // bias: [B, H, S, S], S = M + 1. The global token: row 0 (it attends to
+  // faces) and column 0 (faces attend to it); the face pairs below them a
+  // block of rows at a time.
+  torch::Tensor bias = at::empty({b, heads, m + 1, m + 1}, edge_values.options());
+  bias.select(2, 0).copy_(global_bias[0].view({1, heads, 1}).expand({b, heads, m + 1}));
+  bias.slice(2, 1).select(3, 0).copy_(global_bias[1].view({1, heads, 1}).expand({b, heads, m}));
+  const int64_t rows = rows_per_block(b * m, pairs_per_block);
+  for (int64_t r0 = 0; r0 < m; r0 += rows) {
+    const int64_t r1 = std::min(m, r0 + rows), c = r1 - r0;
+    const torch::Tensor hops = batch.hops.slice(1, r0, r1);  // [B, c, M]
+    const torch::Tensor hop_index =
+        at::where(hops < 0, options_.max_hops + 1, hops.clamp_max(options_.max_hops));
+    torch::Tensor pair = hop_bias(hop_index);  // [B, c, M, H]
+    pair =
+        pair + angle_mlp->forward(at::stack({batch.normal_angle.slice(1, r0, r1).to(at::kFloat),
+                                             batch.angle_defined.slice(1, r0, r1).to(at::kFloat)},
+                                            -1));
+    pair = pair + distance_mlp->forward(
+                      batch.centroid_distance.slice(1, r0, r1).to(at::kFloat).unsqueeze(-1));
+
+    const torch::Tensor in_block = (edge_row >= r0).logical_and_(edge_row < r1);
+    const torch::Tensor edges = in_block.nonzero().squeeze(1);
+    const torch::Tensor local =
+        (edge_graph.index_select(0, edges) * c + edge_row.index_select(0, edges) - r0) * m +
+        edge_column.index_select(0, edges);
+    const torch::Tensor sums = at::zeros({b * c * m, heads}, pair.options())
+                                   .index_add(0, local, edge_values.index_select(0, edges));
+    const torch::Tensor counts =
+        at::zeros({b * c * m, 1}, pair.options())
+            .index_add(0, local, at::ones({edges.size(0), 1}, pair.options()));
+    const torch::Tensor edge_bias =
+        at::where(counts > 0, sums / counts.clamp_min(1), no_edge_bias.view({1, heads}));
+    pair = pair + edge_bias.view({b, c, m, heads});
+    bias.slice(2, 1 + r0, 1 + r1).slice(3, 1).copy_(pair.permute({0, 3, 1, 2}));  // [B, H, c, M]
+  }
 
   const torch::Tensor padded_key =
       at::cat({at::zeros({b, 1}, batch.padding_mask.options()), batch.padding_mask}, 1)
           .view({b, 1, 1, m + 1});
-  return bias.masked_fill(padded_key, -std::numeric_limits<float>::infinity());
+  return bias.masked_fill_(padded_key, -std::numeric_limits<float>::infinity());
 }
 
 torch::Tensor BRepEncoderImpl::forward(const data::BRepBatch& batch) {
@@ -236,7 +274,25 @@ torch::Tensor BRepEncoderImpl::forward(const data::BRepBatch& batch) {
 torch::Tensor BRepEncoderImpl::forward_graphs(std::span<const data::BRepGraph* const> graphs,
                                               c10::Device device, int64_t group_overhead) {
   if (graphs.empty()) throw Error("BRepEncoder::forward_graphs: no graphs; pass at least one");
-  return forward_grouped(data::collate_groups(graphs, {}, group_overhead), device);
+  // Collated a group at a time, so that only one group's pairwise inputs
+  // (20 bytes a pair) exist at once: two large parts of one batch are never
+  // held together.
+  std::vector<int64_t> faces;
+  faces.reserve(graphs.size());
+  for (const data::BRepGraph* g : graphs) faces.push_back(g->num_faces());
+  std::vector<int64_t> row_of(graphs.size());
+  std::vector<torch::Tensor> parts;
+  int64_t row = 0;
+  for (const std::vector<int64_t>& group :
+       group_by_size(faces, group_overhead, data::kMaxGroupPairs)) {
+    std::vector<const data::BRepGraph*> members;
+    for (const int64_t i : group) {
+      members.push_back(graphs[static_cast<size_t>(i)]);
+      row_of[static_cast<size_t>(i)] = row++;
+    }
+    parts.push_back(forward(data::collate(members).to(device)));
+  }
+  return at::cat(parts).index_select(0, at::tensor(row_of).to(device));
 }
 
 torch::Tensor BRepEncoderImpl::forward_grouped(const data::GroupedBatch& batch,

@@ -626,7 +626,7 @@ class Api {
     }
     data::BRepGraph graph;
     try {
-      graph = index::ingest_isolated(part, o_.worker_binary);
+      graph = index::ingest_isolated(part, o_.worker_binary, o_.limits);
     } catch (const Error& e) {
       // The reason names the server's scratch files; the client knows its part by its name.
       std::string reason = e.what();
@@ -847,6 +847,7 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   searcher_options.checkpoint = o.checkpoint;
   searcher_options.max_k = o.max_k;
   searcher_options.worker_binary = o.worker_binary;
+  searcher_options.limits = o.limits;
   index::Searcher searcher = index::Searcher::open(o.index, searcher_options);
   const int64_t parts = searcher.size();
   Api api(options, std::move(searcher), std::move(keys));

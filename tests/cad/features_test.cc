@@ -208,13 +208,13 @@ TEST(Features, SameShapeTwiceGivesIdenticalBytes) {
 
 TEST(Features, LimitsFailWithTheirReasonInsteadOfTruncating) {
   IngestOptions options;
-  options.max_faces = 5;
+  options.limits.max_faces = 5;
   Result<BRepGraph> graph = ingest_shape(testing::box(1, 2, 3), "box", "synthetic:mm", options);
   ASSERT_FALSE(graph);
   EXPECT_NE(graph.status().reason().find("6 faces, over the limit of 5"), std::string::npos)
       << graph.status().reason();
-  options.max_faces = 0;
-  options.max_edges = 20;
+  options.limits.max_faces = 0;
+  options.limits.max_edges = 20;
   graph = ingest_shape(testing::box(1, 2, 3), "box", "synthetic:mm", options);
   ASSERT_FALSE(graph);
   EXPECT_NE(graph.status().reason().find("24 directed edges, over the limit of 20"),

@@ -48,7 +48,7 @@ class IngestPoolTest : public ::testing::Test {
   IngestPoolOptions options(int workers) const {
     IngestPoolOptions o;
     o.workers = workers;
-    o.file_timeout_s = 2;
+    o.ingest.limits.file_timeout_s = 2;
     o.worker_binary = CADCLIP_BINARY;  // this test binary is no worker
     return o;
   }
@@ -161,7 +161,7 @@ TEST_F(IngestPoolTest, ACrashAndAHangCostOnlyTheirFilesAndTheWorkerIsReplaced) {
 
 TEST_F(IngestPoolTest, FilesOverTheSizeLimitFailBeforeAnyWorkerStarts) {
   IngestPoolOptions o = options(1);
-  o.max_file_mb = 0.001;
+  o.ingest.limits.max_file_mb = 0.001;
   o.worker_binary = "/nonexistent/cadclip";  // a worker started would throw
   std::map<size_t, IngestOutcome> out = run(o, {{copy(kScrew, "screw.step"), "screw"}});
   ASSERT_TRUE(out[0].failure);

@@ -15,6 +15,7 @@
 #include "../shared_corpus.h"
 #include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
+#include "many_faces.h"
 #include "test_shapes.h"
 
 namespace cadclip::cad {
@@ -134,7 +135,7 @@ TEST(Ingest, BadInputsFailWithTheirReason) {
   EXPECT_REASON(failure_of(folder / "unsupported.step"), "no STEP entity that OCCT can turn");
 
   IngestOptions limited;
-  limited.max_faces = 50;
+  limited.limits.max_faces = 50;
   EXPECT_REASON(failure_of(kCorpus / "aagnet/partC.step", limited),
                 "94 faces, over the limit of 50");
 
@@ -153,6 +154,33 @@ TEST(Ingest, BadInputsFailWithTheirReason) {
   IngestOptions bad_unit;
   bad_unit.assume_unit = "furlong";
   EXPECT_REASON(failure_of(kCorpus / "occt/solid.brep", bad_unit), "unknown length unit");
+}
+
+// Real purchased parts have 1,000-1,100 faces (a library of 772 STEP files
+// held two of 1,084 and 1,114): the default limits must take them.
+TEST(IngestLimits, APartOf1100FacesIsAcceptedByDefault) {
+  const auto folder = testing::scratch_folder();
+  const auto path = folder / "part_1100.step";
+  ASSERT_TRUE(write_step(testing::many_faced_prism(1100), path).is_ok());
+  const Result<data::BRepGraph> graph = ingest_file(path, IngestOptions{});
+  ASSERT_TRUE(graph) << graph.status().reason();
+  EXPECT_EQ(graph->num_faces(), 1100);
+  EXPECT_EQ(graph->num_edges(), 6 * 1098);
+}
+
+TEST(IngestLimits, APartOverALimitFailsNamingTheLimitAndItsFlag) {
+  const auto folder = testing::scratch_folder();
+  const auto path = folder / "part_1100.step";
+  ASSERT_TRUE(write_step(testing::many_faced_prism(1100), path).is_ok());
+  IngestOptions faces;
+  faces.limits.max_faces = 1000;
+  const std::string over_faces = failure_of(path, faces);
+  EXPECT_REASON(over_faces, "the model has 1,100 faces, over the limit of 1,000 (--max-faces");
+  EXPECT_REASON(over_faces, "max_faces in Python");
+  IngestOptions edges;
+  edges.limits.max_edges = 6000;
+  EXPECT_REASON(failure_of(path, edges),
+                "6,588 directed edges, over the limit of 6,000 (--max-edges");
 }
 
 TEST(Ingest, StepAndIgesComeOutInMillimetresWhateverTheFileUnit) {

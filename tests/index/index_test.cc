@@ -271,6 +271,63 @@ TEST_F(IndexTest, UpdateEmbedsOnlyChangesOfAPreparedLibrary) {
 }
 
 #ifdef CADCLIP_WITH_OCCT
+// The ingest limits reach the library's ingest and part queries: a part over
+// one is listed with a reason that names the limit and its flag.
+TEST_F(IndexTest, IngestLimitsReachTheLibraryAndPartQueries) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
+  const fs::path library = root_ / "library";
+  fs::create_directories(library);
+  const fs::path small = CADCLIP_SHARED_DATA "/cad/aagnet/partA.step";  // 32 faces
+  const fs::path large = CADCLIP_SHARED_DATA "/cad/aagnet/partC.step";  // 94 faces
+  fs::copy_file(small, library / "small.step");
+  fs::copy_file(large, library / "large.step");
+  IndexOptions o = options(library, root_ / "index");
+  o.limits.max_faces = 50;
+  const IndexSummary s = build_index(o);
+  EXPECT_EQ(s.parts, 1);
+  EXPECT_EQ(s.failed, 1);
+  const std::string failures = read_text_file(fs::path(s.version) / "failures.jsonl");
+  EXPECT_NE(failures.find("large.step"), std::string::npos) << failures;
+  EXPECT_NE(failures.find("94 faces, over the limit of 50 (--max-faces"), std::string::npos)
+      << failures;
+  EXPECT_NE(read_text_file(fs::path(s.version) / "options.json").find("\"max_faces\": 50"),
+            std::string::npos);
+
+  // Between the two files' sizes (110 and 375 KiB): the larger is never opened.
+  o.limits = {};
+  o.limits.max_file_mb = 0.2;
+  o.out = (root_ / "index_by_size").string();
+  const IndexSummary by_size = build_index(o);
+  EXPECT_EQ(by_size.parts, 1);
+  EXPECT_EQ(by_size.failed, 1);
+  const std::string too_large = read_text_file(fs::path(by_size.version) / "failures.jsonl");
+  EXPECT_NE(too_large.find("\"kind\":\"too_large\""), std::string::npos) << too_large;
+  EXPECT_NE(too_large.find("over the limit of 0.2 MiB (--max-file-mb"), std::string::npos)
+      << too_large;
+
+  SearcherOptions limited;
+  limited.worker_binary = CADCLIP_BINARY;  // this test binary is no worker
+  limited.limits.max_faces = 50;
+  const Searcher searcher = Searcher::open(root_ / "index", limited);
+  try {
+    searcher.search_like_file(large, 1);
+    ADD_FAILURE() << "a 94-face part passed a limit of 50 faces";
+  } catch (const data::IngestError& e) {
+    EXPECT_EQ(e.failure().kind, data::FailureKind::kIngest);
+    EXPECT_NE(e.failure().reason.find("over the limit of 50 (--max-faces"), std::string::npos)
+        << e.failure().reason;
+  }
+  limited.limits = {};
+  limited.limits.max_file_mb = 0.2;
+  try {
+    Searcher::open(root_ / "index", limited).search_like_file(large, 1);
+    ADD_FAILURE() << "a part over --max-file-mb was read";
+  } catch (const data::IngestError& e) {
+    EXPECT_EQ(e.failure().kind, data::FailureKind::kTooLarge);
+    EXPECT_NE(e.failure().reason.find("--max-file-mb"), std::string::npos) << e.failure().reason;
+  }
+}
+
 TEST_F(IndexTest, CadFolderThroughWorkersWithFailuresAndUpdates) {
   CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   const fs::path library = root_ / "library";
@@ -414,7 +471,7 @@ TEST_F(IndexTest, ThumbnailCrashAndHangCostOnlyThatDrawing) {
   fs::copy_file(parts[2], library / "hang_drawing.step");
   fs::copy_file(parts[3], library / "d.step");
   IndexOptions o = options(library, root_ / "index");
-  o.file_timeout_s = 3;  // the hung drawing's limit
+  o.limits.file_timeout_s = 3;  // the hung drawing's limit
   // The prepare worker's test hooks, read by the worker processes this job starts.
   ::setenv("CADCLIP_DEBUG_CRASH_DRAWING", "crash_drawing.step", 1);
   ::setenv("CADCLIP_DEBUG_HANG_DRAWING", "hang_drawing.step", 1);

@@ -2,6 +2,7 @@
 same file gives the same tensors bit for bit, failures are items, and a file
 that crashes Open CASCADE never takes the Python process with it."""
 
+import inspect
 import json
 import os
 import pathlib
@@ -309,3 +310,61 @@ def test_stubs_name_what_the_extension_has():
     assert cadclip.__version__ == cadclip._core.__version__
     for name in cadclip.__all__:
         assert getattr(cadclip, name).__doc__ or name == "__version__", f"{name} has no docstring"
+
+
+def test_read_cad_failure_kinds_are_those_of_cadclip_prepare(tmp_path, monkeypatch):
+    """One worker path, one list of kinds: read_cad (isolated and in this process)
+    and read_cad_many name each failure as `cadclip prepare` does in failures.jsonl
+    for the same file and limits, and every name is one of the C++ enum's."""
+    screw, part_a = shared_parts()[0], shared_parts()[3]  # 10 and 32 faces
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "screw.step").write_bytes(screw.read_bytes())
+    (folder / "too_many_faces.step").write_bytes(part_a.read_bytes())
+    (folder / "too_large.step").write_bytes(part_a.read_bytes() + b" " * 300_000)
+    (folder / "garbage.step").write_bytes(bytes(range(256)) * 40)
+    (folder / "crash_me.step").write_bytes(screw.read_bytes())
+    (folder / "hang_me.step").write_bytes(screw.read_bytes())
+    limits = dict(max_faces=20, max_file_mb=0.2, file_timeout_s=3)
+    monkeypatch.setenv("CADCLIP_DEBUG_CRASH_ON", "crash_me.step")
+    monkeypatch.setenv("CADCLIP_DEBUG_HANG_ON", "hang_me.step")
+    out = tmp_path / "prepared"
+    cli("prepare", folder, "--out", out, "--workers", 1, "--max-faces", 20, "--max-file-mb", 0.2,
+        "--file-timeout", 3, check=False)
+    from_prepare = {}
+    for line in (out / "failures.jsonl").read_text().splitlines():
+        failure = json.loads(line)
+        from_prepare[pathlib.Path(failure["path"]).name] = failure["kind"]
+    assert from_prepare == {"too_many_faces.step": "ingest", "too_large.step": "too_large",
+                            "garbage.step": "ingest", "crash_me.step": "crash",
+                            "hang_me.step": "timeout"}
+    assert set(from_prepare.values()) <= set(cadclip._core._failure_kinds())
+
+    paths = sorted(folder.iterdir())
+    many = {pathlib.Path(r.path).name: r.error.kind
+            for r in cadclip.read_cad_many(paths, workers=1, **limits) if not r.ok}
+    assert many == from_prepare
+    for path in paths:
+        if path.name not in from_prepare:
+            assert cadclip.read_cad(path, **limits).num_faces == 10
+            continue
+        with pytest.raises(cadclip.ReadError) as e:
+            cadclip.read_cad(path, **limits)
+        assert e.value.kind == from_prepare[path.name], e.value
+        if path.name in ("crash_me.step", "hang_me.step"):
+            continue  # the hooks act in worker processes only
+        with pytest.raises(cadclip.ReadError) as e:
+            cadclip.read_cad(path, isolated=False, **limits)
+        assert e.value.kind == from_prepare[path.name], e.value
+    with pytest.raises(cadclip.ReadError) as e:
+        cadclip.read_cad(folder / "too_many_faces.step", max_faces=20)
+    assert "over the limit of 20 (--max-faces, max_faces in Python" in e.value.reason
+
+
+def test_read_cad_takes_the_default_limits_of_the_command_line():
+    defaults = cadclip._core._default_limits()
+    assert set(defaults) == {"max_faces", "max_edges", "max_file_mb", "file_timeout_s"}
+    assert defaults["max_faces"] >= 1100  # real purchased parts pass
+    signature = inspect.signature(cadclip.read_cad).parameters
+    for name, value in defaults.items():
+        assert signature[name].default == value, name

@@ -227,6 +227,21 @@ TEST_F(ServeTest, PartUploads) {
   EXPECT_TRUE(server_.alive());
 }
 
+// `serve --max-faces` reaches the uploads' ingest: a part over the limit is
+// refused with a reason that names the limit and its flag.
+TEST_F(ServeTest, TheIngestLimitsReachPartUploads) {
+  CADCLIP_SKIP_WITHOUT_SHARED_DATA();
+  Server limited;
+  limited.start({"serve", (root_ / "index").string(), "--port", "0", "--max-faces", "4"});
+  httplib::Client c("127.0.0.1", limited.port());
+  c.set_read_timeout(60, 0);
+  const fs::path part = index::testing::real_parts()[1];
+  httplib::MultipartFormDataItems form = {
+      {"file", read_text_file(part), part.filename().string(), "application/octet-stream"}};
+  expect_error(c.Post("/api/search/part?k=2", form), 422, "over the limit of 4 (--max-faces");
+  limited.stop();
+}
+
 TEST_F(ServeTest, AnUploadThatCrashesTheIngestGetsAJsonError) {
   CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   auto c = client();

@@ -11,18 +11,23 @@
 #include "cadclip/core/error.h"
 #include "cadclip/data/brep_graph.h"
 #include "cadclip/data/cad_formats.h"
+#include "cadclip/data/ingest_limits.h"
 
 namespace cadclip::cad {
 
 struct IngestOptions {
   std::string assume_unit = "mm";  // unit of unitless inputs (BREP, DeepCAD JSON): mm, cm, m, inch
-  int max_faces = 1000;            // a model with more faces fails (never truncated); 0 = no limit
-  int max_edges = 10000;           // directed edges, likewise; 0 = no limit
+  // Faces, edges, file size and time (data/ingest_limits.h). ingest_file
+  // applies the face and edge limits; the ingest pool the size and the time.
+  data::IngestLimits limits;
   bool deepcad_symmetric_full = true;  // DeepCAD's meaning of a symmetric extent (full distance
                                        // each side); false = Text2CAD's (half each side)
 };
 // Its JSON form: the "ingest" object of a prepared folder's manifest.json and
-// of a prepare run's resume state, and what the parent sends its workers.
+// of a prepare run's resume state, and what the parent sends its workers:
+// {assume_unit, max_faces, max_edges, deepcad_symmetric_full}, what shapes a
+// graph. The file size and time limits are left out: they decide which files
+// are read, not what a graph holds, so changing them resumes a run.
 void to_json(nlohmann::json& json, const IngestOptions& options);
 void from_json(const nlohmann::json& json, IngestOptions& options);
 

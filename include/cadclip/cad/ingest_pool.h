@@ -23,15 +23,14 @@
 namespace cadclip::cad {
 
 struct IngestPoolOptions {
-  int workers = 0;              // worker processes at most; 0 = one per core (never more than
-                                // the files to ingest)
-  double file_timeout_s = 300;  // a file still ingesting after this many seconds fails (kTimeout)
-                                // and its worker is replaced; its drawing gets as long again,
-                                // counted from the graph's arrival; 0 = no limit
-  double max_file_mb = 1024;    // larger files fail (kTooLarge) without being opened; 0 = no limit
-  std::string worker_binary;    // the cadclip executable the workers run; empty = this one
-  IngestOptions ingest;         // loading and featurization limits
-  ThumbnailOptions thumbnail;   // the drawing's size_px, stroke_px and margin_px
+  int workers = 0;             // worker processes at most; 0 = one per core (never more than
+                               // the files to ingest)
+  std::string worker_binary;   // the cadclip executable the workers run; empty = this one
+  IngestOptions ingest;        // loading and featurization, and ingest.limits: the workers
+                               // apply the face and edge limits, the pool the file size
+                               // (kTooLarge, never opened) and time (kTimeout, the worker
+                               // replaced; a drawing's time counts from the graph's arrival)
+  ThumbnailOptions thumbnail;  // the drawing's size_px, stroke_px and margin_px
   // When set, run() checks it at least once a second and, once it is true,
   // stops its workers and returns: inputs still in work get no outcome (a
   // caller that abandons the run, such as a Python iterator that is closed).
@@ -66,7 +65,7 @@ class IngestPool {
   // outcomes come; the time it takes is not counted against any file.
   using OnOutcome = std::function<void(IngestOutcome outcome)>;
 
-  // Throws cadclip::Error for negative limits.
+  // Throws cadclip::Error for a negative worker count or limit.
   explicit IngestPool(IngestPoolOptions options);
 
   // Ingests every input and returns when each has its outcome (or when
@@ -81,10 +80,17 @@ class IngestPool {
   IngestPoolOptions options_;
 };
 
-// One file in one fresh worker: its graph, or an IngestError "<file name>
-// could not be read as a part: <kind>: <reason>". Throws cadclip::Error when
-// the worker cannot be started. `options.workers` is not used.
+// The failures known before a file is opened, as the pool finds them:
+// kUnreadable, kBadName (of `id`) or kTooLarge (over options.limits.max_file_mb).
+std::optional<data::IngestFailure> check_before_opening(const std::filesystem::path& path,
+                                                        const std::string& id,
+                                                        const IngestOptions& options);
+
+// One file in one fresh worker: its graph, with id `id` (empty = the file's
+// stem), or an IngestError "<file name> could not be read as a part: <kind>:
+// <reason>" whose failure() holds the kind. Throws cadclip::Error when the
+// worker cannot be started. `options.workers` is not used.
 data::BRepGraph ingest_in_worker(const std::filesystem::path& path,
-                                 const IngestPoolOptions& options);
+                                 const IngestPoolOptions& options, const std::string& id = {});
 
 }  // namespace cadclip::cad

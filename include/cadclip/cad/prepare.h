@@ -32,11 +32,8 @@ struct PrepareOptions {
   std::string splits;              // Text2CAD splits JSON; empty = split by a hash of each id
   double validation_ratio = 0.05;  // hash split: share of models in validation
   double test_ratio = 0.05;        // hash split: share of models in test
-  IngestOptions ingest;            // loading and featurization limits
+  IngestOptions ingest;            // loading and featurization, and the ingest limits
   int workers = 0;                 // worker processes; 0 = one per core
-  double file_timeout_s = 300;     // a file still running after this many seconds fails and
-                                   // its worker is replaced; 0 = no limit
-  double max_file_mb = 1024;       // larger files fail without being opened; 0 = no limit
   int shard_models = 4096;         // models per shard at most
   double shard_mb = 512;           // shard data size at most, MiB (one larger model still fits)
   bool overwrite = false;          // replace a finished dataset, or a run with other options

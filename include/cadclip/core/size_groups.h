@@ -9,9 +9,12 @@
 //
 // Returns groups of positions into sizes, smallest first, that minimise sum
 // over groups of (items x (largest + 1)^2 + group_overhead): group_overhead is
-// the fixed cost of one more encoder pass, in attention slots. Exact (dynamic
-// programming over the size-sorted batch; ties keep their order), O(B^2).
-// Every position appears exactly once; an empty input gives no groups.
+// the fixed cost of one more encoder pass, in attention slots. A group of
+// several items holds at most max_group_slots slots (items x (largest + 1)^2;
+// 0 = no cap), so that memory, which grows with a group's slots, stays
+// bounded: an item over the cap is a group alone. Exact (dynamic programming
+// over the size-sorted batch; ties keep their order), O(B^2). Every position
+// appears exactly once; an empty input gives no groups.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 namespace cadclip {
 
 std::vector<std::vector<int64_t>> group_by_size(std::span<const int64_t> sizes,
-                                                int64_t group_overhead = 16384);
+                                                int64_t group_overhead = 16384,
+                                                int64_t max_group_slots = 0);
 
 }  // namespace cadclip

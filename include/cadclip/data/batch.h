@@ -83,8 +83,15 @@ struct GroupedBatch {
   int64_t num_graphs() const { return static_cast<int64_t>(row_of.size()); }
 };
 
+// Face pairs (graphs x (largest + 1)^2) that one group of several graphs
+// holds at most: the B-Rep encoder's memory grows with them (about 40 bytes
+// a pair without gradients, docs/INGEST.md), so two large parts, or one and
+// many small ones, never share a pass; a graph over it is a group alone.
+// 2^24 = one 4,095-face graph, or 256 graphs of 255 faces.
+inline constexpr int64_t kMaxGroupPairs = int64_t{1} << 24;
+
 // `pairwise`: one per graph (a cache's), or empty to compute them here.
-// Throws as collate does.
+// Groups hold at most kMaxGroupPairs pairs unless alone. Throws as collate does.
 GroupedBatch collate_groups(std::span<const BRepGraph* const> graphs,
                             std::span<const PairwiseInputs* const> pairwise = {},
                             int64_t group_overhead = 16384);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,6 +30,8 @@ enum class FailureKind {
   kMissing,  // "missing": the drawing a prepared folder names is gone
 };
 
+// Every kind, in the enum's order.
+std::span<const FailureKind> failure_kinds();
 // The name written to the files; one table holds both directions.
 std::string_view failure_kind_name(FailureKind kind);
 // nullopt for a name that is no kind.

@@ -13,6 +13,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "cadclip/data/ingest_limits.h"
+
 namespace cadclip::index {
 
 struct IndexOptions {
@@ -31,7 +33,8 @@ struct IndexOptions {
                                    // `cadclip prepare --thumbnails` drew
   int64_t batch_size = 32;         // parts per forward pass
   int workers = 0;                 // ingest worker processes; 0 = one per core
-  double file_timeout_s = 120;     // a CAD file still ingesting after this long fails
+  data::IngestLimits limits;       // what one CAD file of the library may cost (faces, edges,
+                                   // file size, time); over one it fails (failures.jsonl)
   std::string assume_unit = "mm";  // unit of unitless CAD files (BREP, DeepCAD JSON)
   std::string metadata;            // CSV of catalog fields, a row per part named by an `id` or
                                    // `file` column (part number, material, ...); empty = parts

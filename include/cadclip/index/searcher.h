@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cadclip/data/brep_graph.h"
+#include "cadclip/data/ingest_limits.h"
 #include "cadclip/data/part_facts.h"
 #include "cadclip/index/filter.h"
 
@@ -102,6 +103,7 @@ struct SearcherOptions {
                               // other weights are refused
   int64_t max_k = 1000;       // k is clipped to this and to the index size
   std::string worker_binary;  // cadclip executable that ingests part files; empty = this one
+  data::IngestLimits limits;  // what a part file to search by may cost to ingest
   std::string search_params;  // FAISS search parameters ("nprobe=32"); empty = the index's own
   bool load_model = true;     // false: vectors and catalog only (item queries, duplicates);
                               // text and part queries then fail
@@ -208,12 +210,12 @@ class Searcher {
 // True when this build can read CAD files (Open CASCADE is linked).
 bool can_ingest_parts();
 
-// Ingests one CAD file in a fresh worker process (cad::ingest_in_worker,
-// 60 s at most). Throws data::IngestError "<file name> could not be read as a
-// part: <kind>: <reason>" when it cannot be ingested (a worker that crashed
-// included), and cadclip::Error when it is no CAD file, the worker cannot be
-// started, or this build has no Open CASCADE.
-data::BRepGraph ingest_isolated(const std::filesystem::path& path,
-                                const std::string& worker_binary);
+// Ingests one CAD file in a fresh worker process (cad::ingest_in_worker)
+// under `limits`. Throws data::IngestError "<file name> could not be read as
+// a part: <kind>: <reason>" when it cannot be ingested (over a limit, or a
+// worker that crashed), and cadclip::Error when it is no CAD file, the worker
+// cannot be started, or this build has no Open CASCADE.
+data::BRepGraph ingest_isolated(const std::filesystem::path& path, const std::string& worker_binary,
+                                const data::IngestLimits& limits);
 
 }  // namespace cadclip::index

@@ -36,6 +36,15 @@ struct BRepEncoderOptions {
   void validate() const;
 };
 
+// Large graphs are computed a block of rows at a time, so that the pairwise
+// tensors of one never exist all at once (docs/INGEST.md, "The ingest
+// limits"): attention scores per block of query rows (16 MiB), and face
+// pairs per block of the attention bias, whose pair MLPs hold 16 hidden
+// values a pair (64 MiB). A batch of 64 graphs of 60 faces is one block of
+// each; a 5,000-face graph alone is blocks of 104 and 209 rows.
+inline constexpr int64_t kScoresPerBlock = int64_t{1} << 22;
+inline constexpr int64_t kPairsPerBlock = int64_t{1} << 20;
+
 // Where each packed token sits in the padded attention layout [B, S, d],
 // S = 1 + M (slot 0 is the graph's global token).
 struct TokenLayout {
@@ -51,9 +60,9 @@ class BiasedAttentionImpl : public torch::nn::Module {
  public:
   BiasedAttentionImpl(int64_t width, int64_t heads);
   // x: [T, d] packed tokens; bias: [B, heads, S, S] fp32, -inf at padded keys.
-  // Returns [T, d].
+  // Returns [T, d]. Scores are made about scores_per_block at a time.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias,
-                        const TokenLayout& layout);
+                        const TokenLayout& layout, int64_t scores_per_block = kScoresPerBlock);
 
   torch::nn::Linear qkv{nullptr}, out{nullptr};
 
@@ -97,8 +106,10 @@ class BRepEncoderImpl : public torch::nn::Module {
   // tokens' embeddings [B, d], fp32, even inside an autocast region.
   torch::Tensor forward(const data::BRepBatch& batch);
   // graphs -> [B, d] in the given order: forward(collate(graphs)) computed
-  // group by group (group_by_size) on `device`, so that small graphs
-  // are not padded to the largest one; the same function, less work.
+  // group by group (group_by_size, at most data::kMaxGroupPairs pairs a group
+  // unless alone), each collated in turn, on `device`, so that small graphs
+  // are not padded to the largest one and large ones are encoded alone; the
+  // same function, less work and bounded memory.
   torch::Tensor forward_graphs(std::span<const data::BRepGraph* const> graphs, c10::Device device,
                                int64_t group_overhead = 16384);
   // The same from the groups collated beforehand (data::collate_groups), each
@@ -107,7 +118,8 @@ class BRepEncoderImpl : public torch::nn::Module {
 
   // The per-head attention bias [B, heads, S, S] of a batch, -inf at padded
   // keys (exposed for tests and diagnostics).
-  torch::Tensor attention_bias(const data::BRepBatch& batch);
+  torch::Tensor attention_bias(const data::BRepBatch& batch,
+                               int64_t pairs_per_block = kPairsPerBlock);
 
   const BRepEncoderOptions& options() const { return options_; }
 

@@ -10,6 +10,8 @@
 #include <functional>
 #include <string>
 
+#include "cadclip/data/ingest_limits.h"
+
 namespace cadclip::serve {
 
 struct ServeOptions {
@@ -34,6 +36,7 @@ struct ServeOptions {
   double max_upload_mb = 20;        // largest request body (an uploaded part), MiB
   std::string web_root;             // folder of the web page; empty = the copy in the binary
   std::string worker_binary;        // cadclip executable that ingests uploads; empty = this one
+  data::IngestLimits limits;        // what an uploaded part may cost to ingest
   std::string api_key_file;         // keys, one per line, that /api/ and thumbnail requests must
                                     // show (Authorization: Bearer KEY or X-API-Key: KEY);
                                     // required to bind beyond loopback; empty = no key needed
