@@ -11,8 +11,8 @@ against the whole index, with the facts the text states ranking first (the
 default) and with the embedding alone (--no-facts). Per caption level: R@1,
 R@10 and the median rank of the part itself, and how often the first answer
 is of the right group (hex bolt, nut, ...) and of the right group and size
-(the same table row, length and variant: an ISO 4017 M8x40 and a DIN 933
-M8x40 are one size of one group).
+(the same table row, length, variant and bore: an ISO 4017 M8x40 and a DIN
+933 M8x40 are one size of one group).
 """
 import argparse
 import collections
@@ -23,12 +23,12 @@ from cadclip_search import search
 
 
 def size_key(part):
-    """(group, table, row, length, variant) of a standard part; None for other kinds."""
+    """(group, table, row, length, variant, bore) of a standard part; None for other kinds."""
     if part.get("kind") != "standard":
         return None
     p = part["params"]
     row = json.dumps(p.get("row"), sort_keys=True)
-    return (part["family"], p.get("table"), row, p.get("length"), p.get("variant"))
+    return (part["family"], p.get("table"), row, p.get("length"), p.get("variant"), p.get("bore"))
 
 
 def row_text(cells):

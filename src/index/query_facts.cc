@@ -334,6 +334,47 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
     (void)because;
 #endif
   }
+#ifdef CADCLIP_WITH_OCCT  // the tables live in the cad layer
+  // Steel sections by designation: "IPE 200", "HEB 160", "UPN 100", "L 50x5"
+  // (EN 10365, EN 10056-1): cut to a length longer than the section, the
+  // part's middle and smallest extents are the section's sides, ±1%.
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (used[i] || !t[i + 1].number) continue;
+    const std::string series = t[i].low;
+    if (!one_of(series, {"ipe", "hea", "heb", "upn", "l"})) continue;
+    std::string size = t[i + 1].text;
+    size_t end = i + 2;
+    if (series == "l") {  // "L 50x5": legs x thickness
+      if (end + 1 >= t.size() || t[end].low != "x" || !t[end + 1].number) continue;
+      size += "x" + t[end + 1].text;
+      end += 2;
+    }
+    const std::optional<cad::SteelProfileSize> section = cad::steel_profile_size(series, size);
+    if (!section) continue;
+    const std::string because = words_between(text, t, i, end);
+    out.push_back(
+        stated(FilterKey::kMiddle, around(std::max(section->h, section->b), 0.01, 0.1), because));
+    out.push_back(
+        stated(FilterKey::kSmallest, around(std::min(section->h, section->b), 0.01, 0.1), because));
+    mark(i, end);
+  }
+  // Spur gears by module and teeth: "module 2, 24 teeth", "24 teeth of module
+  // 1.5": the tip diameter m (z + 2) is the part's largest extent, ±1% (the
+  // count itself is read below).
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (used[i] || !one_of(t[i].low, {"module", "mod"}) || !t[i + 1].number) continue;
+    std::optional<double> teeth;
+    for (size_t k = 0; k + 1 < t.size(); ++k)
+      if (t[k].number && one_of(t[k + 1].low, {"teeth", "tooth"})) teeth = t[k].value;
+    if (!teeth) continue;
+    const std::optional<cad::GearSize> gear =
+        cad::spur_gear_size(t[i + 1].value, static_cast<int>(*teeth));
+    if (!gear) continue;
+    out.push_back(stated(FilterKey::kLargest, around(gear->tip, 0.01, 0.1),
+                         words_between(text, t, i, i + 2)));
+    mark(i, i + 2);
+  }
+#endif
   // "bearing 8x22x7": bore x outside x width, in mm.
   if (bearing) {
     for (size_t i = 0; i + 4 < t.size(); ++i) {

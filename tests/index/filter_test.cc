@@ -237,6 +237,12 @@ TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
   EXPECT_EQ(clauses_of("bearing 6204-2RS"),
             (V{"hole=19.8..20.2", "dims=46.53..47.47x46.53..47.47x13.86..14.14"}));
   EXPECT_EQ(clauses_of("bearing 8x22x7"), clauses_of("608 bearing"));
+  // Steel sections (EN 10365: IPE 200 is 200 x 100; EN 10056-1: L 50x5 has
+  // legs of 50) by their sides, and gears by module and teeth (tip m (z + 2)).
+  EXPECT_EQ(clauses_of("IPE 200 beam"), (V{"middle=198..202", "smallest=99..101"}));
+  EXPECT_EQ(clauses_of("angle L 50x5"), (V{"middle=49.5..50.5", "smallest=49.5..50.5"}));
+  EXPECT_TRUE(clauses_of("IPE 210").empty());  // no such section
+  EXPECT_EQ(clauses_of("spur gear module 2, 24 teeth"), (V{"size=51.48..52.52", "repeats=24"}));
   // A number that only looks like a bearing is none without the word or a suffix.
   EXPECT_EQ(clauses_of("a gear with 608 teeth"), V{"repeats=608"});
 }
