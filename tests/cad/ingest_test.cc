@@ -168,6 +168,19 @@ TEST(IngestLimits, APartOf1100FacesIsAcceptedByDefault) {
   EXPECT_EQ(graph->num_edges(), 6 * 1098);
 }
 
+// The default face limit's size, with faces of three edges as real parts'
+// faces have a few: read whole, every B-Rep edge between two faces.
+TEST(IngestLimits, APartOf5000FacesIsReadByDefault) {
+  const auto folder = testing::scratch_folder();
+  const auto path = folder / "drum_5000.step";
+  ASSERT_TRUE(write_step(testing::triangulated_drum(49, 51), path).is_ok());
+  const Result<data::BRepGraph> graph = ingest_file(path, IngestOptions{});
+  ASSERT_TRUE(graph) << graph.status().reason();
+  EXPECT_EQ(graph->num_faces(), 5000);
+  EXPECT_EQ(graph->num_edges(), 2 * (52 * 49 + 2 * 51 * 49));
+  EXPECT_TRUE(graph->closed);
+}
+
 TEST(IngestLimits, APartOverALimitFailsNamingTheLimitAndItsFlag) {
   const auto folder = testing::scratch_folder();
   const auto path = folder / "part_1100.step";
