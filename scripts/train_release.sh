@@ -12,8 +12,9 @@
 #   RELEASE_TEXT_SPACE (residual)  head | locked | residual (docs/RESULTS.md)
 #   RELEASE_TEXT_LAYERS (0)        > 0: also fine-tune the last N MiniLM layers
 #   RELEASE_TEXT_LR (3e-5)         their learning rate (with RELEASE_TEXT_LAYERS)
-#   RELEASE_EPOCHS (16)            passes over an epoch's draws
-#   RELEASE_REAL_SHARE (0.3)       share of each epoch drawn from the real descriptions
+#   RELEASE_EPOCHS (18)            passes over an epoch's draws
+#   RELEASE_REAL_SHARE (0.4)       share of each epoch drawn from the real descriptions
+#   RELEASE_STANDARD_SHARE (0.1)   share of the synthetic parts that are standard parts
 #   RELEASE_EXPORT (models)        where the model is exported; "" = not exported
 #   RELEASE_DATA (DIR/data)        the prepared data, shared by runs of other settings
 set -euo pipefail
@@ -26,8 +27,9 @@ cadclip=${CADCLIP_BIN:-build/release/apps/cadclip}
 space=${RELEASE_TEXT_SPACE:-residual}
 layers=${RELEASE_TEXT_LAYERS:-0}
 text_lr=${RELEASE_TEXT_LR:-3e-5}
-epochs=${RELEASE_EPOCHS:-16}
-real_share=${RELEASE_REAL_SHARE:-0.3}
+epochs=${RELEASE_EPOCHS:-18}
+real_share=${RELEASE_REAL_SHARE:-0.4}
+standard_share=${RELEASE_STANDARD_SHARE:-0.1}
 export_to=${RELEASE_EXPORT-models}
 data=${RELEASE_DATA:-$dir/data}
 real=../shared/data/real/cadfusion-val
@@ -40,9 +42,9 @@ start=$(date +%s)
 # The demo's synthetic data, seed for seed, so that the demo's test split is
 # held out of the released model's training too.
 if [ ! -f "$data/synth/manifest.json" ]; then
-  stage "synthetic data: the demo's 4,000 parts"
+  stage "synthetic data: the demo's 4,000 parts, $standard_share of them standard parts"
   "$cadclip" synth --kind mixed --program-share 0.5 --program-test-share 0.5 --count 4000 \
-    --seed 1 --out "$data/synth-parts"
+    --standard-share "$standard_share" --seed 1 --out "$data/synth-parts"
   "$cadclip" prepare "$data/synth-parts/parts" --captions "$data/synth-parts/captions.jsonl" \
     --splits "$data/synth-parts/splits.json" --assume-unit m --out "$data/synth"
 fi
@@ -71,6 +73,7 @@ python3 scripts/split_by_kind.py "$dir" "$data/synth-parts"
   tee "$dir/real_fold0.txt"
 "$cadclip" eval "$best" --data "$data/synth" --split test \
   --subset "programs=$dir/splits_programs.json" --subset "families=$dir/splits_families.json" \
+  --subset "standard=$dir/splits_standard.json" \
   --json-out "$dir/synth_test.json" | tee "$dir/synth_test.txt"
 scripts/real_check.sh "$best" "$dir/real-check" | tee "$dir/shared_parts.txt"
 printf 'release run %s: training and data %ss, total %ss\n' "$dir" "$train_s" \
