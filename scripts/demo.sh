@@ -87,13 +87,18 @@ stage "3/5 train: default B-Rep encoder + pretrained all-MiniLM-L6-v2 ($tower) +
 "$cadclip" train "${train_options[@]}" --epochs "$epochs" --out "$dir/run"
 train_s=$(( $(seconds) - t ))
 
-stage "4/5 eval: test split, every caption level; its programs and its families apart"
+stage "4/5 eval: test split, every caption level; its programs, families and standard parts apart"
 t=$(seconds)
 # One splits file per kind of part, for `cadclip eval --subset`.
 python3 scripts/split_by_kind.py "$dir"
+subsets=()
+for kind in programs families standard; do  # a kind with no test part has no subset
+  if python3 -c "import json, sys; sys.exit(not json.load(open('$dir/splits_$kind.json'))['test'])"; then
+    subsets+=(--subset "$kind=$dir/splits_$kind.json")
+  fi
+done
 eval_test() {  # CHECKPOINT NAME
-  "$cadclip" eval "$1" --data "$dir/prepared" --split test \
-    --subset "programs=$dir/splits_programs.json" --subset "families=$dir/splits_families.json" \
+  "$cadclip" eval "$1" --data "$dir/prepared" --split test "${subsets[@]}" \
     --save-embeddings "$dir/test_embeddings_$2.safetensors" --json-out "$dir/metrics_$2.json"
 }
 eval_test "$dir/run/checkpoints/best.json" trained | tee "$dir/metrics.txt"
@@ -111,8 +116,10 @@ def line(name):
     m = json.load(open(f"{d}/metrics_{name}.json"))
     subsets = m.get("subsets", {})
     out = []
-    for kind in ("programs", "families"):
-        levels = subsets.get(kind, {}).get("levels", [])
+    for kind in ("programs", "families", "standard"):
+        if kind not in subsets:
+            continue
+        levels = subsets[kind].get("levels", [])
         out.append(kind + " " + " / ".join(
             f"{100 * l['text_to_cad']['r1']:.1f}" for l in levels
             if l["level"] in ("abstract", "beginner", "intermediate", "expert")))
