@@ -41,6 +41,9 @@ int run_index(IndexCommandOptions o) {
       with_commas(s.changed).c_str(), with_commas(s.moved).c_str(), with_commas(s.removed).c_str(),
       with_commas(s.unchanged).c_str(), with_commas(s.failed).c_str(),
       with_commas(s.thumbnails).c_str(), s.factory.c_str());
+  if (s.vectors_kept > 0)
+    std::printf("FAISS index updated in place: %s vectors kept, none retrained\n",
+                with_commas(s.vectors_kept).c_str());
   if (s.failed > 0) std::printf("failed files and reasons: %s/failures.jsonl\n", s.version.c_str());
   if (s.thumbnail_failures > 0)
     std::printf("%s parts indexed without a thumbnail, and why: %s/warnings.jsonl\n",
@@ -68,11 +71,13 @@ void define_index(CLI::App& command, Runner& run) {
   command
       .add_option("--factory", i.factory,
                   "FAISS factory string (Flat, IVF1024,Flat, HNSW32,Flat, ...); auto = Flat "
-                  "below 20,000 parts, else IVF with about 4 sqrt(parts) lists")
+                  "below 20,000 parts, IVF with about 4 sqrt(parts) lists below 200,000, "
+                  "else those lists holding 8-bit codes (SQ8) reranked by the exact vectors")
       ->capture_default_str();
   command.add_option("--search-params", i.search_params,
                      "FAISS search parameters, e.g. nprobe=16 (default for IVF), efSearch=128 "
-                     "(default for HNSW)");
+                     "(default for HNSW), and rerank=N: a lossy index (SQ or PQ codes) orders "
+                     "N candidates by the exact vectors (default 64)");
   command.add_option("--captions", i.captions,
                      "Caption file (JSONL/CSV) naming parts by id; default: the prepared "
                      "folder's captions.jsonl");
@@ -96,6 +101,9 @@ void define_index(CLI::App& command, Runner& run) {
                    "Change an existing index in place: add new files, re-embed changed ones, "
                    "keep moved or renamed ones by their content, drop deleted ones; fails "
                    "rather than build a new index");
+  command.add_flag("--add", i.add,
+                   "As --update, but parts of the index that LIBRARY does not name stay: index "
+                   "a library folder by folder, or add a batch of parts to a large index");
   command.add_flag("--overwrite", i.overwrite,
                    "Rebuild an index that was made with another checkpoint");
   command.add_flag("--wait", i.wait,
