@@ -2,39 +2,21 @@
 // --print-config writes, fed back with --config, gives the same options, and
 // a value of the wrong type is an error naming its key.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout, and with `with_stderr` stderr too
-};
-
-CliRun run_cadclip(const std::string& args, bool with_stderr) {
-  const std::string command =
-      std::string(CADCLIP_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun run;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    run.output.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using cadclip::testing::CliRun;
+using cadclip::testing::run_cadclip;
 
 fs::path scratch() {
   const fs::path dir = fs::temp_directory_path() / ("cadclip_config_" + std::to_string(::getpid()));
