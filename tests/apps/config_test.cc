@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct ConfigCase {
   const char* key;
   const char* wrong_value;
 };
+
+// The command's name stands for the case in test output.
+void PrintTo(const ConfigCase& c, std::ostream* out) { *out << c.command; }
 
 const std::string kFile = CADCLIP_SOURCE_DIR "/README.md";
 const std::string kFolder = CADCLIP_SOURCE_DIR "/docs";
