@@ -40,9 +40,37 @@ namespace cadclip::index {
 
 // worker_binary is left out: a detail of the machine that ran the job, not of
 // the index.
-CADCLIP_JSON_FIELDS(IndexOptions, checkpoint, library, out, factory, search_params, captions,
-                    thumbnails, batch_size, workers, limits, assume_unit, metadata, update, add,
-                    overwrite, wait)
+CADCLIP_OPTION_FIELDS(
+    IndexOptions,
+    (checkpoint, "The checkpoint the parts are embedded with (from the command line's inputs)"),
+    (library, "The part library (from the command line's inputs)"),
+    (out, "Index folder to write (updated when it exists)"),
+    (factory,
+     "FAISS factory string (Flat, IVF1024,Flat, HNSW32,Flat, ...); auto = Flat below 20,000 "
+     "parts, IVF with about 4 sqrt(parts) lists below 200,000, else those lists holding 8-bit "
+     "codes (SQ8) reranked by the exact vectors"),
+    (search_params,
+     "FAISS search parameters, e.g. nprobe=16 (default for IVF), efSearch=128 (default for "
+     "HNSW), and rerank=N: a lossy index (SQ or PQ codes) orders N candidates by the exact "
+     "vectors (default 64)"),
+    (captions,
+     "Caption file (JSONL/CSV) naming parts by id; default: the prepared folder's "
+     "captions.jsonl"),
+    (thumbnails, "Draw thumbnails (--no-thumbnails: do not)"),
+    (batch_size, "Parts per forward pass"), (workers, "Ingest worker processes; 0 = one per core"),
+    (limits, "What one CAD file of the library may cost to ingest"),
+    (assume_unit, "Unit of unitless CAD files"),
+    (metadata,
+     "CSV of catalog fields (part number, material, project, ...): one row per part, named by "
+     "an 'id' or 'file' column; filter on them with `search --filter`"),
+    (update,
+     "Change an existing index in place: add new files, re-embed changed ones, keep moved or "
+     "renamed ones by their content, drop deleted ones; fails rather than build a new index"),
+    (add,
+     "As --update, but parts of the index that LIBRARY does not name stay: index a library "
+     "folder by folder, or add a batch of parts to a large index"),
+    (overwrite, "Rebuild an index that was made with another checkpoint"),
+    (wait, "Another cadclip index writing the same folder: wait for it instead of failing"))
 namespace {
 
 namespace fs = std::filesystem;

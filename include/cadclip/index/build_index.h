@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 #include "cadclip/data/ingest_limits.h"
 
@@ -53,6 +54,8 @@ struct IndexOptions {
 // Its JSON form: what <index>/<version>/options.json records.
 void to_json(nlohmann::json& json, const IndexOptions& options);
 void from_json(const nlohmann::json& json, IndexOptions& options);
+// The help of the field at `field` (a member of `options`), its flag's.
+std::string_view field_help(const IndexOptions& options, const void* field);
 
 struct IndexSummary {
   int64_t parts = 0;               // parts in the index afterwards
