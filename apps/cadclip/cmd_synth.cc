@@ -7,23 +7,23 @@
 #include <memory>
 #include <string>
 
-#include "cadclip/cad/synth.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/synth/synth.h"
 #include "command.h"
 
 namespace cadclip::app {
 namespace {
 
 struct SynthCommandOptions {
-  cad::SynthOptions synth;  // count, seed, noise, workers, max_attempts, families, kind, ...
-  std::string out;          // folder to write parts/, captions.jsonl, splits.json, manifest.json
-  std::string stats;        // instead of generating: report the reference numbers of this folder
+  synth::SynthOptions synth;  // count, seed, noise, workers, max_attempts, families, kind, ...
+  std::string out;            // folder to write parts/, captions.jsonl, splits.json, manifest.json
+  std::string stats;          // instead of generating: report the reference numbers of this folder
 };
 
 int run_synth(const SynthCommandOptions& options) {
   if (!options.stats.empty()) {
-    const cad::SynthStats stats = cad::synth_stats(options.stats);
+    const synth::SynthStats stats = synth::synth_stats(options.stats);
     std::printf("test parts: %lld\n", static_cast<long long>(stats.test_parts));
     std::printf("family-only oracle R@1 (test split): %s\n",
                 fixed(stats.family_oracle_r1, 4).c_str());
@@ -49,7 +49,7 @@ int run_synth(const SynthCommandOptions& options) {
   }
   if (options.out.empty())
     throw Error("cadclip synth needs --out DIR (or --stats DIR to read a made set)");
-  const cad::SynthReport report = cad::write_synth_dataset(options.synth, options.out);
+  const synth::SynthReport report = synth::write_synth_dataset(options.synth, options.out);
   std::printf(
       "%s: %lld parts, %lld captions (%lld noisy), %lld regenerated draws, %lld exact duplicates, "
       "%s\n",

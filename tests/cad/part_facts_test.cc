@@ -23,8 +23,8 @@
 
 #include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
-#include "cadclip/cad/synth.h"
 #include "cadclip/core/file.h"
+#include "cadclip/synth/synth.h"
 #include "test_shapes.h"
 
 namespace cadclip::cad {
@@ -102,12 +102,12 @@ TEST(PartFacts, ShaftsOfASteppedPin) {
 TEST(PartFacts, HolesAgreeWithTheSynthMeasureForEveryFamily) {
   const auto folder = testing::scratch_folder();
   int with_holes = 0;
-  for (const std::string& family : synth_families()) {
-    SynthOptions options;
+  for (const std::string& family : synth::synth_families()) {
+    synth::SynthOptions options;
     options.seed = 3;
     options.families = {family};
     for (int64_t i = 0; i < 2; ++i) {
-      const SynthPart part = make_synth_part(options, i);
+      const synth::SynthPart part = synth::make_synth_part(options, i);
       const auto file = folder / (part.id + ".step");
       write_text_atomic(file, part.step);
       Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
@@ -136,11 +136,11 @@ TEST(PartFacts, RepeatedFacesCountTeethSlotsAndBoltHoles) {
       {"spur_gear", "teeth"}, {"tslot_profile", "slots"}, {"flange", "bolt_holes"}};
   int checked = 0;
   for (const auto& [family, key] : counted) {
-    SynthOptions options;
+    synth::SynthOptions options;
     options.seed = 5;
     options.families = {family};
     for (int64_t i = 0; i < 6; ++i) {
-      const SynthPart part = make_synth_part(options, i);
+      const synth::SynthPart part = synth::make_synth_part(options, i);
       const int64_t count = part.params.at(key).get<int64_t>();
       if (count < 3) continue;
       const auto file = folder / (part.id + ".step");
