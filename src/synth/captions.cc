@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
+#include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "synth/model.h"
 #include "synth/part_names.h"
@@ -18,6 +20,15 @@ std::string num_text(double value) {
   std::snprintf(text, sizeof(text), "%.1f", value);
   std::string out = text;
   if (out.size() > 2 && out.ends_with(".0")) out.resize(out.size() - 2);
+  return out;
+}
+
+std::string join_and(const std::vector<std::string>& items, const std::string& last) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += (i + 1 == items.size()) ? last : ", ";
+    out += items[i];
+  }
   return out;
 }
 
@@ -44,15 +55,6 @@ std::string article(const std::string& word) {
   if (word.size() > 1 && word[1] == '-')
     return std::string("AEFHILMNORSX").find(c) != std::string::npos ? "an" : "a";
   return vowel ? "an" : "a";
-}
-
-std::string join_and(const std::vector<std::string>& items, const std::string& last = " and ") {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += (i + 1 == items.size()) ? last : ", ";
-    out += items[i];
-  }
-  return out;
 }
 
 std::vector<std::string> non_empty(std::vector<std::string> items) {
@@ -208,10 +210,7 @@ std::string render_abstract(const Description& desc, const Wording& wd, CaptionW
   const std::string& a_name = wd.a_name;
   std::vector<const Feature*> chosen = wd.features;
   // A random subset of at most two features, in a random order.
-  for (size_t i = 0; i + 1 < chosen.size(); ++i)
-    std::swap(
-        chosen[i],
-        chosen[i + static_cast<size_t>(rng.integer(0, static_cast<int>(chosen.size() - 1 - i)))]);
+  rng.shuffle(chosen);
   chosen.resize(std::min<size_t>(chosen.size(), static_cast<size_t>(rng.integer(0, 2))));
   std::vector<std::string> briefs;
   for (const Feature* f : chosen) briefs.push_back(f->brief(w));
@@ -424,6 +423,132 @@ std::vector<std::string> numeric_keys(const nlohmann::json& facts) {
   return keys;
 }
 
+// One caption to write: the part, its level, and the clean wording's mods.
+struct CaptionJob {
+  const Description& desc;
+  const FamilyInfo& info;
+  const Mods& clean;
+  int level;
+  uint64_t seed, index;
+};
+
+// A caption as noise left it, and the noise record saying what changed.
+struct Noisy {
+  Rendered caption;
+  nlohmann::json record;
+};
+
+// A vague caption: the part's kind word, no numbers.
+Noisy vague_caption(const Description& desc, Rng& nrng) {
+  const std::string material = nrng.pick({"metal", "steel", "aluminium", "machined", "plain"});
+  const std::string feature = desc.vague_feature.empty() ? "" : " with " + desc.vague_feature;
+  std::string text;
+  switch (nrng.integer(0, 4)) {
+    case 0:
+      text = cap(article(material)) + " " + material + " " + desc.kind_word + feature + ".";
+      break;
+    case 1:
+      text = "Some kind of " + desc.kind_word + ".";
+      break;
+    case 2:
+      text = "A " + desc.kind_word + feature + ", nothing special.";
+      break;
+    case 3:
+      text = cap(desc.kind_word) + feature + ".";
+      break;
+    default:
+      text = "Just " + article(desc.kind_word) + " " + desc.kind_word + " shape.";
+      break;
+  }
+  return {{text, nlohmann::json::object(), nullptr}, {{"kind", "vague"}}};
+}
+
+// A caption from a small fixed pool per family: many parts share each of these texts.
+Noisy reused_caption(const CaptionJob& job, Rng& nrng) {
+  const int i = nrng.integer(0, 2);
+  const std::string& n0 = job.info.names[0];
+  const std::string& n1 = job.info.names.size() > 1 ? job.info.names[1] : job.info.names[0];
+  const std::string text = i == 0   ? cap(article(n0)) + " " + n0 + "."
+                           : i == 1 ? cap(n1) + "."
+                                    : "A simple " + n0 + " part.";
+  return {{text, {{"family", job.desc.family}}, nullptr}, {{"kind", "reused"}, {"pool_index", i}}};
+}
+
+// One number of `clean` left out or stated wrongly; nullopt when the caption
+// states no number or the change does not show in its text.
+std::optional<Noisy> number_noise(const CaptionJob& job, const std::string& kind,
+                                  const Rendered& clean, const std::vector<std::string>& keys,
+                                  Rng& nrng) {
+  if (keys.empty()) return std::nullopt;
+  const std::string key = nrng.pick(keys);
+  if (kind == "missing_number") {
+    Rendered changed = render_with(job.desc, job.level, job.seed, job.index, job.clean, key);
+    if (changed.text == clean.text) return std::nullopt;
+    return Noisy{changed, {{"kind", kind}, {"key", key}}};
+  }
+  const bool is_count = key.ends_with("_count");
+  static const std::vector<double> kFactors = {0.5, 0.75, 1.25, 1.5, 2};
+  static const std::vector<int> kOffsets = {-2, -1, 1, 2, 3};
+  Rendered changed = render_with(job.desc, job.level, job.seed, job.index, job.clean, "", key,
+                                 nrng.pick(kFactors), is_count ? nrng.pick(kOffsets) : 0);
+  if (changed.wrong.is_null() || changed.text == clean.text) return std::nullopt;
+  nlohmann::json record = {{"kind", kind}};
+  record.update(changed.wrong);
+  return Noisy{changed, record};
+}
+
+// The caption under the name of the family this one is confused with.
+Noisy other_name_caption(const CaptionJob& job) {
+  const FamilyInfo& other = family(job.info.confused_with);
+  Mods mods{other.names, other.key, -1, -1, job.clean.name, /*own_names=*/false};
+  return {render_with(job.desc, job.level, job.seed, job.index, mods),
+          {{"kind", "other_name"}, {"stated_family", other.key}}};
+}
+
+// A feature (an expert caption: a step after the first) left out; nullopt
+// when there is none to leave out or leaving it out does not show.
+std::optional<Noisy> dropped_feature(const CaptionJob& job, const Rendered& clean, Rng& nrng) {
+  Mods mods = job.clean;
+  std::string what;
+  if (job.level == 3) {
+    if (job.desc.steps.size() < 2) return std::nullopt;
+    mods.drop_step = nrng.integer(1, static_cast<int>(job.desc.steps.size()) - 1);
+    what = format("step {}", mods.drop_step + 1);
+  } else {
+    if (job.desc.features.empty()) return std::nullopt;
+    mods.drop_feature = nrng.integer(0, static_cast<int>(job.desc.features.size()) - 1);
+    what = job.desc.features[static_cast<size_t>(mods.drop_feature)].kind;
+  }
+  Rendered changed = render_with(job.desc, job.level, job.seed, job.index, mods);
+  if (changed.text == clean.text) return std::nullopt;
+  return Noisy{changed, {{"kind", "dropped_feature"}, {"dropped", what}}};
+}
+
+// The kinds of noise in a random order; the first that applies changes the
+// caption. Vague, reused and other_name always apply, so a caption drawn for
+// noise always ends noisy.
+Noisy noisy_caption(const CaptionJob& job, const Rendered& clean, Rng& nrng) {
+  std::vector<std::string> order = {"vague",          "reused",     "wrong_number",
+                                    "missing_number", "other_name", "dropped_feature"};
+  nrng.shuffle(order);
+  const std::vector<std::string> keys = numeric_keys(clean.facts);
+  for (const std::string& kind : order) {
+    std::optional<Noisy> noisy;
+    if (kind == "vague")
+      noisy = vague_caption(job.desc, nrng);
+    else if (kind == "reused")
+      noisy = reused_caption(job, nrng);
+    else if (kind == "wrong_number" || kind == "missing_number")
+      noisy = number_noise(job, kind, clean, keys, nrng);
+    else if (kind == "other_name")
+      noisy = other_name_caption(job);
+    else
+      noisy = dropped_feature(job, clean, nrng);
+    if (noisy) return *std::move(noisy);
+  }
+  CADCLIP_CHECK(false, "a noise kind that always applies was not tried");
+}
+
 }  // namespace
 
 CaptionSet write_captions(const Description& desc, uint64_t seed, uint64_t index, double noise) {
@@ -433,100 +558,17 @@ CaptionSet write_captions(const Description& desc, uint64_t seed, uint64_t index
   std::vector<std::string> names = desc.names;
   for (const std::string& n : part_name.nouns)
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  Mods clean{names, desc.family, -1, -1, &part_name};
+  const Mods clean{names, desc.family, -1, -1, &part_name};
   CaptionSet out;
   for (int level = 0; level < 5; ++level) {
+    const CaptionJob job{desc, info, clean, level, seed, index};
     Rendered r = render_with(desc, level, seed, index, clean);
     nlohmann::json record;  // null = clean
     Rng nrng(seed, index, kTagNoise, static_cast<uint64_t>(level));
     if (nrng.chance(noise)) {
-      static const std::vector<std::string> kKinds = {
-          "vague", "reused", "wrong_number", "missing_number", "other_name", "dropped_feature"};
-      std::vector<std::string> order = kKinds;
-      for (size_t i = 0; i + 1 < order.size(); ++i)
-        std::swap(order[i], order[i + static_cast<size_t>(nrng.integer(
-                                          0, static_cast<int>(order.size() - 1 - i)))]);
-      const std::vector<std::string> keys = numeric_keys(r.facts);
-      for (const std::string& kind : order) {
-        if (kind == "vague") {
-          const std::string material =
-              nrng.pick({"metal", "steel", "aluminium", "machined", "plain"});
-          const std::string feature =
-              desc.vague_feature.empty() ? "" : " with " + desc.vague_feature;
-          std::string text;
-          switch (nrng.integer(0, 4)) {
-            case 0:
-              text = cap(article(material)) + " " + material + " " + desc.kind_word + feature + ".";
-              break;
-            case 1:
-              text = "Some kind of " + desc.kind_word + ".";
-              break;
-            case 2:
-              text = "A " + desc.kind_word + feature + ", nothing special.";
-              break;
-            case 3:
-              text = cap(desc.kind_word) + feature + ".";
-              break;
-            default:
-              text = "Just " + article(desc.kind_word) + " " + desc.kind_word + " shape.";
-              break;
-          }
-          r = {text, nlohmann::json::object(), nullptr};
-          record = {{"kind", kind}};
-        } else if (kind == "reused") {
-          // A small fixed pool per family: many parts share each of these texts.
-          const int i = nrng.integer(0, 2);
-          const std::string& n0 = info.names[0];
-          const std::string& n1 = info.names.size() > 1 ? info.names[1] : info.names[0];
-          const std::string text = i == 0   ? cap(article(n0)) + " " + n0 + "."
-                                   : i == 1 ? cap(n1) + "."
-                                            : "A simple " + n0 + " part.";
-          r = {text, {{"family", desc.family}}, nullptr};
-          record = {{"kind", kind}, {"pool_index", i}};
-        } else if (kind == "wrong_number" || kind == "missing_number") {
-          if (keys.empty()) continue;
-          const std::string key = nrng.pick(keys);
-          if (kind == "missing_number") {
-            Rendered changed = render_with(desc, level, seed, index, clean, key);
-            if (changed.text == r.text) continue;
-            r = changed;
-            record = {{"kind", kind}, {"key", key}};
-          } else {
-            const bool is_count = key.ends_with("_count");
-            static const std::vector<double> kFactors = {0.5, 0.75, 1.25, 1.5, 2};
-            static const std::vector<int> kOffsets = {-2, -1, 1, 2, 3};
-            Rendered changed = render_with(desc, level, seed, index, clean, "", key,
-                                           nrng.pick(kFactors), is_count ? nrng.pick(kOffsets) : 0);
-            if (changed.wrong.is_null() || changed.text == r.text) continue;
-            record = {{"kind", kind}};
-            record.update(changed.wrong);
-            r = changed;
-          }
-        } else if (kind == "other_name") {
-          const FamilyInfo& other = family(info.confused_with);
-          Mods mods{other.names, other.key, -1, -1, &part_name, /*own_names=*/false};
-          r = render_with(desc, level, seed, index, mods);
-          record = {{"kind", kind}, {"stated_family", other.key}};
-        } else {  // dropped_feature
-          Mods mods = clean;
-          std::string what;
-          if (level == 3) {
-            if (desc.steps.size() < 2) continue;
-            mods.drop_step = nrng.integer(1, static_cast<int>(desc.steps.size()) - 1);
-            what = format("step {}", mods.drop_step + 1);
-          } else {
-            if (desc.features.empty()) continue;
-            mods.drop_feature = nrng.integer(0, static_cast<int>(desc.features.size()) - 1);
-            what = desc.features[static_cast<size_t>(mods.drop_feature)].kind;
-          }
-          Rendered changed = render_with(desc, level, seed, index, mods);
-          if (changed.text == r.text) continue;
-          r = changed;
-          record = {{"kind", kind}, {"dropped", what}};
-        }
-        break;
-      }
-      // Vague, reused and other_name always apply, so a drawn caption always ends noisy.
+      Noisy noisy = noisy_caption(job, r, nrng);
+      r = std::move(noisy.caption);
+      record = std::move(noisy.record);
     }
     out.texts.push_back(r.text);
     out.facts.push_back(r.facts);

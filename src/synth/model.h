@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cadclip::synth {
@@ -37,6 +38,13 @@ class Rng {
     return items[static_cast<size_t>(integer(0, static_cast<int>(items.size()) - 1))];
   }
   std::string pick(std::initializer_list<const char*> items);
+  // Shuffles `items` in place, front to back: item i swaps with one of i..end.
+  template <class T>
+  void shuffle(std::vector<T>& items) {
+    for (size_t i = 0; i + 1 < items.size(); ++i)
+      std::swap(items[i],
+                items[i + static_cast<size_t>(integer(0, static_cast<int>(items.size() - 1 - i)))]);
+  }
 
  private:
   uint64_t s_[4];
@@ -169,6 +177,8 @@ CaptionSet write_captions(const Description& desc, uint64_t seed, uint64_t index
 
 // Number formatting shared by the families' phrases.
 std::string num_text(double value);  // 120 -> "120", 6.6 -> "6.6", 23.094 -> "23.1"
+// "a, b and c" (with `last` between the last two).
+std::string join_and(const std::vector<std::string>& items, const std::string& last = " and ");
 
 class CaptionWriter {
  public:

@@ -71,14 +71,17 @@ double clearance_bolt(double d) {
 
 // ------------------------------------------------------------------ families
 
-PartName family_part_name(const Description& desc) {
-  const nlohmann::json f = family_facts(desc);
+namespace {
+
+// Names of the prismatic families (plates, brackets, blocks, enclosures,
+// profiles) into `n` from the facts `f` their clean captions can state;
+// false for a family that is not one of them.
+bool name_prismatic_family(const Description& desc, const nlohmann::json& f, PartName& n) {
   const std::string& fam = desc.family;
   auto feature = [&](const char* kind) {
     return std::any_of(desc.features.begin(), desc.features.end(),
                        [&](const Feature& x) { return x.kind == kind; });
   };
-  PartName n;
   if (fam == "plate") {
     const bool circle = has(f, "pattern_diameter");
     n.nouns = circle ? Strings{"adapter plate", "mounting plate", "flange plate", "bolt plate",
@@ -103,7 +106,43 @@ PartName family_part_name(const Description& desc) {
     set_count(n, "hole_count", static_cast<int>(num(f, "hole_count")), "hole", "holes");
     n.sizes = {
         {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
-  } else if (fam == "flange") {
+  } else if (fam == "block") {
+    const int holes = static_cast<int>(num(f, "hole_count"));
+    n.nouns = feature("pocket") ? Strings{"pocketed block", "housing block", "machined block",
+                                          "fixture block", "recessed block"}
+              : holes > 0       ? Strings{"mounting block", "drilled block", "machined block",
+                                    "base block", "fixing block"}
+                          : Strings{"slotted block", "machined block", "block", "fixture block",
+                                    "guide block"};
+    set_count(n, "hole_count", holes, "hole", "holes");
+    n.sizes = {
+        {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
+  } else if (fam == "enclosure") {
+    n.nouns = has(f, "boss_hole_diameter")
+                  ? Strings{"electronics enclosure", "project box", "enclosure", "housing",
+                            "instrument case"}
+                  : Strings{"enclosure", "housing", "box", "case", "open-top case"};
+    n.sizes = {
+        {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
+  } else if (fam == "tslot_profile") {
+    n.nouns = {"aluminium profile", "T-slot profile", "extrusion", "profile", "slot profile"};
+    n.sizes = {{"width", num(f, "width")}, {"height", num(f, "height")}};
+  } else if (fam == "angle_bar") {
+    n.nouns =
+        num(f, "width") == num(f, "height")
+            ? Strings{"equal angle", "angle", "angle profile", "L profile", "angle section"}
+            : Strings{"unequal angle", "angle", "angle profile", "L profile", "angle section"};
+    n.sizes = {{"width", num(f, "width")}, {"height", num(f, "height")}};
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Names of the turned families (flanges, washers, nuts, shafts, pipes, gears,
+// pulleys, spacers, standoffs); false for a family that is not one of them.
+bool name_round_family(const std::string& fam, const nlohmann::json& f, PartName& n) {
+  if (fam == "flange") {
     n.nouns = {"flange", "hub flange", "bolted flange", "pipe flange", "slip-on flange"};
     set_count(n, "bolt_hole_count", static_cast<int>(num(f, "bolt_hole_count")), "hole", "holes");
     n.sizes = {{"outer_diameter", num(f, "outer_diameter")}};
@@ -137,17 +176,6 @@ PartName family_part_name(const Description& desc) {
   } else if (fam == "elbow") {
     n.nouns = {"elbow", "pipe elbow", "pipe bend", "bend", "elbow fitting"};
     n.sizes = {{"pipe_outer_diameter", num(f, "pipe_outer_diameter")}};
-  } else if (fam == "block") {
-    const int holes = static_cast<int>(num(f, "hole_count"));
-    n.nouns = feature("pocket") ? Strings{"pocketed block", "housing block", "machined block",
-                                          "fixture block", "recessed block"}
-              : holes > 0       ? Strings{"mounting block", "drilled block", "machined block",
-                                    "base block", "fixing block"}
-                          : Strings{"slotted block", "machined block", "block", "fixture block",
-                                    "guide block"};
-    set_count(n, "hole_count", holes, "hole", "holes");
-    n.sizes = {
-        {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
   } else if (fam == "spur_gear") {
     const int z = static_cast<int>(num(f, "tooth_count"));
     n.nouns = z <= 20
@@ -163,13 +191,6 @@ PartName family_part_name(const Description& desc) {
                             "multi-groove sheave"};
     set_count(n, "groove_count", g, "groove", "grooves");
     n.sizes = {{"outer_diameter", num(f, "outer_diameter")}};
-  } else if (fam == "enclosure") {
-    n.nouns = has(f, "boss_hole_diameter")
-                  ? Strings{"electronics enclosure", "project box", "enclosure", "housing",
-                            "instrument case"}
-                  : Strings{"enclosure", "housing", "box", "case", "open-top case"};
-    n.sizes = {
-        {"length", num(f, "length")}, {"width", num(f, "width")}, {"height", num(f, "height")}};
   } else if (fam == "spacer") {
     const double len = num(f, "length"), od = num(f, "outer_diameter"),
                  id = num(f, "inner_diameter");
@@ -185,21 +206,22 @@ PartName family_part_name(const Description& desc) {
                                               "threaded spacer", "female-female spacer"};
     set_bolt(n, "thread", num(f, "thread"));
     n.sizes = {{"height", num(f, "height")}};
-  } else if (fam == "tslot_profile") {
-    n.nouns = {"aluminium profile", "T-slot profile", "extrusion", "profile", "slot profile"};
-    n.sizes = {{"width", num(f, "width")}, {"height", num(f, "height")}};
   } else if (fam == "keyway_shaft") {
     n.nouns = {"keyed shaft", "shaft", "drive shaft", "keyway shaft", "keyed spindle"};
     n.sizes = {{"outer_diameter", num(f, "outer_diameter")}, {"length", num(f, "length")}};
-  } else if (fam == "angle_bar") {
-    n.nouns =
-        num(f, "width") == num(f, "height")
-            ? Strings{"equal angle", "angle", "angle profile", "L profile", "angle section"}
-            : Strings{"unequal angle", "angle", "angle profile", "L profile", "angle section"};
-    n.sizes = {{"width", num(f, "width")}, {"height", num(f, "height")}};
   } else {
-    n.nouns = desc.names;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+PartName family_part_name(const Description& desc) {
+  const nlohmann::json f = family_facts(desc);
+  PartName n;
+  if (!name_prismatic_family(desc, f, n) && !name_round_family(desc.family, f, n))
+    n.nouns = desc.names;
   // A size a caption of this part never states is no fact of it: drop it.
   n.sizes.erase(std::remove_if(n.sizes.begin(), n.sizes.end(),
                                [&](const auto& s) { return !has(f, s.first); }),
@@ -237,20 +259,46 @@ std::vector<std::pair<std::string, double>> box_sizes(const ProgramDescription& 
   return out;
 }
 
-}  // namespace
+void set_hole_count(const ProgramFeature* holes, PartName& n) {
+  if (holes) set_count(n, "hole_count", holes->count, "hole", "holes");
+}
 
-PartName program_part_name(const Program& p, const ProgramDescription& d) {
+// A flanged bushing: a bored pair of cylinders whose wide one is a thin collar at an end.
+bool flanged_bushing(const Program& p, const ProgramFeature* bore, const ProgramFeature* steps) {
+  if (!bore || !steps || steps->count != 2 || p.steps.size() < 2) return false;
+  const auto [l0, h0] = p.steps[0].range();
+  const auto [l1, h1] = p.steps[1].range();
+  const double r0 = p.steps[0].profiles[0].loops[0].curves[0].radius;
+  const double r1 = p.steps[1].profiles[0].loops[0].curves[0].radius;
+  return (r0 > r1 && h0 - l0 < 0.5 * (h1 - l1)) || (r1 > r0 && h1 - l1 < 0.5 * (h0 - l0));
+}
+
+// Free programs and the rarer prisms: the shape word with shop-floor adjectives.
+void name_free_program(const Program& p, const ProgramDescription& d, const ProgramFeature* holes,
+                       PartName& n) {
+  const std::string word = p.kind_word == "round part" ? "round part" : p.kind_word;
+  n.nouns = holes ? Strings{"drilled " + word, "machined " + word, "custom " + word,
+                            word + " with holes", "bored " + word}
+                  : Strings{"machined " + word, "custom " + word, "milled " + word, word + " part",
+                            "fabricated " + word};
+  set_hole_count(holes, n);
+  n.sizes = box_sizes(d, 2);
+}
+
+// Plates and flat parts cut from plate: plain, bossed, ribbed, links, frames.
+// False for a family that is not one of them.
+bool name_flat_program(const Program& p, const ProgramDescription& d, const ProgramFeature* holes,
+                       const ProgramFeature* slots, PartName& n) {
   const std::string& fam = p.family;
-  const ProgramFeature* holes = find_feature(p, "holes");
-  const ProgramFeature* slots = find_feature(p, "slots");
-  const ProgramFeature* bore = find_feature(p, "bore");
   const double mm = d.mm_per_unit;
-  PartName n;
-  auto hole_count = [&] {
-    if (holes) set_count(n, "hole_count", holes->count, "hole", "holes");
-  };
-  auto starts = [&](const char* s) { return fam.starts_with(s); };
-  if (fam == "plate" || fam == "square_plate") {
+  if (fam == "link") {
+    n.nouns =
+        slots ? Strings{"slotted link", "adjustment link", "slotted lever", "slotted arm",
+                        "slotted strap"}
+              : Strings{"linkage bar", "link plate", "connecting rod", "strap", "two-hole strap"};
+    set_hole_count(holes, n);
+    n.sizes = box_sizes(d, 1);
+  } else if (fam == "plate" || fam == "square_plate") {
     const double t = size_of(p, "thickness"), largest = box_sizes(d, 1)[0].second;
     if (holes && holes->where == "near the corners")
       n.nouns = {"cover plate", "mounting plate", "base plate", "access plate", "lid plate"};
@@ -263,11 +311,40 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
       n.nouns = {"shim", "shim plate", "blank plate", "spacer plate", "packing shim"};
     else
       n.nouns = {"blank plate", "base plate", "flat bar", "plate blank", "stock plate"};
-    hole_count();
+    set_hole_count(holes, n);
     if (!holes && slots) set_count(n, "slot_count", slots->count, "slot", "slots");
     if (holes) set_bolt(n, "bolt_size", clearance_bolt(size_of(p, "hole_diameter") * mm));
     n.sizes = box_sizes(d, 2);
-  } else if (fam == "disc") {
+  } else if (fam == "boss_plate") {
+    n.nouns =
+        holes ? Strings{"boss plate", "mounting plate", "standoff plate", "bossed plate",
+                        "pillar plate"}
+              : Strings{"boss plate", "base plate", "bossed plate", "stud plate", "pillar plate"};
+    const ProgramFeature* bosses = find_feature(p, "bosses");
+    if (bosses) set_count(n, "boss_count", bosses->count, "boss", "bosses");
+    n.sizes = box_sizes(d, 2);
+  } else if (fam == "ribbed_plate") {
+    const ProgramFeature* ribs = find_feature(p, "ribs");
+    n.nouns = ribs && ribs->count >= 3 ? Strings{"finned plate", "heat sink", "ribbed panel",
+                                                 "stiffened panel", "cooling plate"}
+                                       : Strings{"ribbed panel", "stiffened panel", "rib plate",
+                                                 "reinforced plate", "stiffener plate"};
+    if (ribs) set_count(n, "rib_count", ribs->count, "rib", "ribs");
+    n.sizes = box_sizes(d, 2);
+  } else if (fam == "rectangular_frame") {
+    n.nouns = {"frame", "bezel", "mounting frame", "window frame", "bezel surround"};
+    n.sizes = box_sizes(d, 2);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Turned parts and bar stock: discs, rods, rings, tubes, stepped cylinders,
+// hexagons. False for a family that is not one of them.
+bool name_round_program(const Program& p, const ProgramFeature* bore, double mm, PartName& n) {
+  const std::string& fam = p.family;
+  if (fam == "disc") {
     n.nouns = {"blank", "round cover", "cover disc", "round blank", "blanking disc"};
     n.sizes = {{"diameter", size_of(p, "diameter")}};
   } else if (fam == "rod") {
@@ -300,16 +377,7 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
   } else if (fam == "stepped_cylinder") {
     const ProgramFeature* steps = find_feature(p, "steps");
     const double total = size_of(p, "total_height"), largest = size_of(p, "largest_diameter");
-    // A flanged bushing: a bored pair of cylinders whose wide one is a thin collar at an end.
-    bool flanged = false;
-    if (bore && steps && steps->count == 2 && p.steps.size() >= 2) {
-      const auto [l0, h0] = p.steps[0].range();
-      const auto [l1, h1] = p.steps[1].range();
-      const double r0 = p.steps[0].profiles[0].loops[0].curves[0].radius;
-      const double r1 = p.steps[1].profiles[0].loops[0].curves[0].radius;
-      flanged = (r0 > r1 && h0 - l0 < 0.5 * (h1 - l1)) || (r1 > r0 && h1 - l1 < 0.5 * (h0 - l0));
-    }
-    if (flanged)
+    if (flanged_bushing(p, bore, steps))
       n.nouns = {"flanged bushing", "flanged sleeve", "collar bushing", "shoulder bushing",
                  "flange bush"};
     else if (bore)
@@ -322,14 +390,29 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
     if (steps) set_count(n, "step_count", steps->count, "step", "steps");
     if (bore) set_bolt(n, "bolt_size", clearance_bolt(size_of(p, "bore_diameter") * mm));
     n.sizes = {{"largest_diameter", largest}, {"total_height", total}};
-  } else if (starts("l_beam") || starts("t_beam") || starts("u_beam")) {
-    n.nouns = fam[0] == 'l'
-                  ? Strings{"angle profile", "angle", "L profile", "angle section", "rolled angle"}
-              : fam[0] == 't'
-                  ? Strings{"T profile", "tee section", "T bar", "T section", "structural tee"}
-                  : Strings{"U channel", "channel", "C channel", "channel section", "channel iron"};
+  } else if (fam == "hexagonal_prism") {
+    n.nouns = {"hex stock", "hexagon bar", "hex block", "hex slug", "hexagon stock"};
     n.sizes = {{"depth", size_of(p, "depth")}};
-  } else if (fam == "l_profile" && p.generator == "profile") {
+  } else if (fam == "flatted_disc") {
+    n.nouns = {"flatted disc", "double-D plate", "disc with flats", "flatted blank",
+               "two-flat disc"};
+    n.sizes = {{"diameter", size_of(p, "diameter")}};
+  } else if (fam == "hex_nut") {
+    n.nouns = {"nut", "hexagon nut", "hex nut blank", "nut blank", "hexagon nut blank"};
+    set_bolt(n, "thread", bore ? thread_size(size_of(p, "bore_diameter") * mm) : 0);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Beams, profiles, brackets and blocks. False for a family that is not one of them.
+bool name_profile_program(const Program& p, const ProgramDescription& d,
+                          const ProgramFeature* holes, PartName& n) {
+  const std::string& fam = p.family;
+  const double mm = d.mm_per_unit;
+  auto starts = [&](const char* s) { return fam.starts_with(s); };
+  if (fam == "l_profile" && p.generator == "profile") {
     n.nouns = {"L block", "angle block", "corner block", "angle piece", "knee block"};
     n.sizes = box_sizes(d, 3);
   } else if (fam == "t_profile") {
@@ -350,17 +433,9 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
       n.nouns = {"L bracket", "angle bracket", "mounting bracket", "base bracket", "knee bracket"};
     else
       n.nouns = {"L bracket", "angle", "L profile", "angle piece", "plain angle"};
-    hole_count();
+    set_hole_count(holes, n);
     if (holes) set_bolt(n, "bolt_size", clearance_bolt(size_of(p, "hole_diameter") * mm));
     n.sizes = box_sizes(d, 3);
-  } else if (fam == "boss_plate") {
-    n.nouns =
-        holes ? Strings{"boss plate", "mounting plate", "standoff plate", "bossed plate",
-                        "pillar plate"}
-              : Strings{"boss plate", "base plate", "bossed plate", "stud plate", "pillar plate"};
-    const ProgramFeature* bosses = find_feature(p, "bosses");
-    if (bosses) set_count(n, "boss_count", bosses->count, "boss", "bosses");
-    n.sizes = box_sizes(d, 2);
   } else if (fam == "tray") {
     n.nouns = {"tray", "housing", "open box", "pan", "shallow housing"};
     n.sizes = box_sizes(d, 3);
@@ -371,50 +446,34 @@ PartName program_part_name(const Program& p, const ProgramDescription& d) {
   } else if (fam == "round_pocket_block") {
     n.nouns = {"bearing seat", "bearing block", "bearing housing", "seat block", "bearing pocket"};
     n.sizes = {{"pocket_diameter", size_of(p, "pocket_diameter")}};
-  } else if (fam == "ribbed_plate") {
-    const ProgramFeature* ribs = find_feature(p, "ribs");
-    n.nouns = ribs && ribs->count >= 3 ? Strings{"finned plate", "heat sink", "ribbed panel",
-                                                 "stiffened panel", "cooling plate"}
-                                       : Strings{"ribbed panel", "stiffened panel", "rib plate",
-                                                 "reinforced plate", "stiffener plate"};
-    if (ribs) set_count(n, "rib_count", ribs->count, "rib", "ribs");
-    n.sizes = box_sizes(d, 2);
-  } else if (fam == "hex_nut") {
-    n.nouns = {"nut", "hexagon nut", "hex nut blank", "nut blank", "hexagon nut blank"};
-    set_bolt(n, "thread", bore ? thread_size(size_of(p, "bore_diameter") * mm) : 0);
-  } else if (fam == "hexagonal_prism") {
-    n.nouns = {"hex stock", "hexagon bar", "hex block", "hex slug", "hexagon stock"};
-    n.sizes = {{"depth", size_of(p, "depth")}};
-  } else if (fam == "link") {
-    n.nouns =
-        slots ? Strings{"slotted link", "adjustment link", "slotted lever", "slotted arm",
-                        "slotted strap"}
-              : Strings{"linkage bar", "link plate", "connecting rod", "strap", "two-hole strap"};
-    hole_count();
-    n.sizes = box_sizes(d, 1);
-  } else if (fam == "rectangular_frame") {
-    n.nouns = {"frame", "bezel", "mounting frame", "window frame", "bezel surround"};
-    n.sizes = box_sizes(d, 2);
   } else if (fam == "rectangular_tube") {
     n.nouns = {"box section", "RHS", "rectangular hollow section", "hollow section", "box tube"};
     n.sizes = box_sizes(d, 2);
   } else if (fam == "rounded_block") {
     n.nouns = {"radius block", "rounded block", "saddle block", "arched bar", "domed block"};
     n.sizes = box_sizes(d, 3);
-  } else if (fam == "flatted_disc") {
-    n.nouns = {"flatted disc", "double-D plate", "disc with flats", "flatted blank",
-               "two-flat disc"};
-    n.sizes = {{"diameter", size_of(p, "diameter")}};
+  } else if (starts("l_beam") || starts("t_beam") || starts("u_beam")) {
+    n.nouns = fam[0] == 'l'
+                  ? Strings{"angle profile", "angle", "L profile", "angle section", "rolled angle"}
+              : fam[0] == 't'
+                  ? Strings{"T profile", "tee section", "T bar", "T section", "structural tee"}
+                  : Strings{"U channel", "channel", "C channel", "channel section", "channel iron"};
+    n.sizes = {{"depth", size_of(p, "depth")}};
   } else {
-    // Free programs and the rarer prisms: the shape word with shop-floor adjectives.
-    const std::string word = p.kind_word == "round part" ? "round part" : p.kind_word;
-    n.nouns = holes ? Strings{"drilled " + word, "machined " + word, "custom " + word,
-                              word + " with holes", "bored " + word}
-                    : Strings{"machined " + word, "custom " + word, "milled " + word,
-                              word + " part", "fabricated " + word};
-    hole_count();
-    n.sizes = box_sizes(d, 2);
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+PartName program_part_name(const Program& p, const ProgramDescription& d) {
+  const ProgramFeature* holes = find_feature(p, "holes");
+  PartName n;
+  if (!name_flat_program(p, d, holes, find_feature(p, "slots"), n) &&
+      !name_round_program(p, find_feature(p, "bore"), d.mm_per_unit, n) &&
+      !name_profile_program(p, d, holes, n))
+    name_free_program(p, d, holes, n);
   // A size this program does not have (0) is no fact of it.
   n.sizes.erase(
       std::remove_if(n.sizes.begin(), n.sizes.end(), [](const auto& s) { return !(s.second > 0); }),

@@ -84,8 +84,18 @@ std::string count_word(int n);
 // Renders one caption of `level` (0..4, kCaptionLevels) with the given modifications.
 std::string render_program(int level, ProgramWriter& w);
 
-// Helpers the noise shares.
+// How an expert caption words each kind of sentence (an index into each
+// sentence's forms), one style per sentence structure.
+struct ExpertStyle {
+  int coordinate, loop, curve, scale, transform, extrude, operation, header;
+};
+ExpertStyle expert_style(int structure);
+// Step k of the program as Text2CAD's expert level states it (program_expert.cc).
+std::string expert_step(ProgramWriter& w, size_t k, const ExpertStyle& st);
+
+// Helpers the levels and the noise share.
 std::string cap_first(std::string s);
 std::string with_article(const std::string& noun);
+std::string ordinal(size_t i);  // "first", "second", ..., "tenth", "11th"
 
 }  // namespace cadclip::synth

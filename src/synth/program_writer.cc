@@ -15,9 +15,13 @@ namespace {
 using Strings = std::vector<std::string>;
 const char* kWords[] = {"zero",  "one",   "two",  "three", "four",   "five",  "six",
                         "seven", "eight", "nine", "ten",   "eleven", "twelve"};
+const char* kOrdinals[] = {"first", "second",  "third",  "fourth", "fifth",
+                           "sixth", "seventh", "eighth", "ninth",  "tenth"};
 }  // namespace
 
 std::string count_word(int n) { return n >= 0 && n <= 12 ? kWords[n] : std::to_string(n); }
+
+std::string ordinal(size_t i) { return i < 10 ? kOrdinals[i] : format("{}th", i + 1); }
 
 // Synonym sets; entries 4 and 9 of each are held out.
 const std::vector<std::string> kApprox = {"about",        "approximately",   "roughly", "around",
