@@ -1,7 +1,6 @@
-// The post-norm transformer layer that BERT and DeBERTa share around a
-// self-attention of their own, named as in transformers (attention.self,
-// attention.output, intermediate, output), so that named_parameters() gives
-// the checkpoint's names.
+// The post-norm transformer layer BERT and DeBERTa share around a self-attention
+// of their own, with the module names of transformers (attention.self,
+// attention.output, intermediate, output), so checkpoints load by name.
 #pragma once
 
 #include <torch/nn/module.h>

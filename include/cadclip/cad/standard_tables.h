@@ -1,5 +1,6 @@
 // The dimension tables of the standards (data/standards/*.csv, built into the
-// binary): CSV with '#' lines that name each table's source, read once.
+// binary): CSV with '#' lines that name each table's source, read once. Synth
+// builds standard parts from them; standards.h looks designations up in them.
 #pragma once
 
 #include <string>
