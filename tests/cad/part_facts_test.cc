@@ -30,6 +30,11 @@
 namespace cadclip::cad {
 namespace {
 
+using synth::make_synth_part;
+using synth::synth_families;
+using synth::SynthOptions;
+using synth::SynthPart;
+
 data::BRepGraph featurize(const TopoDS_Shape& shape) {
   Result<data::BRepGraph> graph = ingest_shape(shape, "part", "synthetic:mm", IngestOptions{});
   EXPECT_TRUE(graph) << graph.status().reason();
@@ -102,12 +107,12 @@ TEST(PartFacts, ShaftsOfASteppedPin) {
 TEST(PartFacts, HolesAgreeWithTheSynthMeasureForEveryFamily) {
   const auto folder = testing::scratch_folder();
   int with_holes = 0;
-  for (const std::string& family : synth::synth_families()) {
-    synth::SynthOptions options;
+  for (const std::string& family : synth_families()) {
+    SynthOptions options;
     options.seed = 3;
     options.families = {family};
     for (int64_t i = 0; i < 2; ++i) {
-      const synth::SynthPart part = synth::make_synth_part(options, i);
+      const SynthPart part = make_synth_part(options, i);
       const auto file = folder / (part.id + ".step");
       write_text_atomic(file, part.step);
       Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
@@ -136,11 +141,11 @@ TEST(PartFacts, RepeatedFacesCountTeethSlotsAndBoltHoles) {
       {"spur_gear", "teeth"}, {"tslot_profile", "slots"}, {"flange", "bolt_holes"}};
   int checked = 0;
   for (const auto& [family, key] : counted) {
-    synth::SynthOptions options;
+    SynthOptions options;
     options.seed = 5;
     options.families = {family};
     for (int64_t i = 0; i < 6; ++i) {
-      const synth::SynthPart part = synth::make_synth_part(options, i);
+      const SynthPart part = make_synth_part(options, i);
       const int64_t count = part.params.at(key).get<int64_t>();
       if (count < 3) continue;
       const auto file = folder / (part.id + ".step");
