@@ -29,6 +29,7 @@
 #include "cadclip/data/prepared.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "layout.h"
+#include "library_changes.h"
 #include "metadata.h"
 #include "store.h"
 
@@ -76,22 +77,13 @@ namespace {
 namespace fs = std::filesystem;
 using data::FailureKind;
 using data::IngestFailure;
+using detail::Changes;
+using detail::Found;
+using detail::Listed;
+using detail::read_json_lines;
+using detail::thumbnail_name;
 
 constexpr std::string_view kDrawingPrefix = "thumbnail_";
-
-// One part of the library as found on disk, before embedding.
-struct Found {
-  Item item;
-  int64_t dataset_row = -1;  // prepared library: the row in the dataset
-};
-
-// A line of failures.jsonl (a file not indexed), or of warnings.jsonl (a part
-// indexed without a drawing, its kind written "thumbnail_<kind>").
-struct Listed {
-  std::string path, id;
-  IngestFailure failure;
-  bool drawing = false;
-};
 
 // A part's drawing, or why there is none.
 struct Drawing {
@@ -101,28 +93,6 @@ struct Drawing {
   std::string svg;
   IngestFailure none;  // when not drawn
 };
-
-std::vector<nlohmann::json> read_json_lines(const fs::path& file) {
-  std::vector<nlohmann::json> lines;
-  const std::string text = read_text_file(file);
-  size_t start = 0;
-  int64_t number = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    const std::string line = text.substr(start, end - start);
-    start = end == std::string::npos ? text.size() : end + 1;
-    ++number;
-    if (line.empty()) continue;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object())
-      throw Error(
-          format("{} line {} is not a JSON object; the file is damaged: delete it and run "
-                 "the job that wrote it again",
-                 file.string(), number));
-    lines.push_back(std::move(j));
-  }
-  return lines;
-}
 
 FailureKind kind_named(const std::string& name, const fs::path& file) {
   const std::optional<FailureKind> kind = data::failure_kind_from_name(name);
@@ -203,17 +173,6 @@ void fill_from_graph(Item& item, const data::BRepGraph& g) {
   item.shape = facts.shape;
 }
 
-// The source files a prepared folder names by id: thumbnails.jsonl lists
-// each model's path (with --thumbnails); without it the file types are not known.
-std::map<std::string, std::string> prepared_sources(const fs::path& prepared) {
-  std::map<std::string, std::string> out;
-  const fs::path list = prepared / "thumbnails.jsonl";
-  if (!fs::exists(list)) return out;
-  for (const nlohmann::json& j : read_json_lines(list))
-    out[j.value("id", "")] = j.value("path", "");
-  return out;
-}
-
 std::map<std::string, std::string> first_captions(const data::CaptionFile& file) {
   std::map<std::string, std::string> out;
   // The shortest level is the most legible under a thumbnail.
@@ -230,8 +189,6 @@ std::map<std::string, std::string> first_captions(const data::CaptionFile& file)
   }
   return out;
 }
-
-std::string thumbnail_name(const std::string& id) { return sha256_hex(id).substr(0, 24) + ".svg"; }
 
 // Test hook: CADCLIP_DEBUG_KILL_INDEX_AT=<point> kills this process there
 // (SIGKILL, as a crash or `kill -9` would), to show what a reader finds after.
@@ -284,171 +241,6 @@ bool starts_empty(const std::optional<fs::path>& current, const std::string& ide
                index_folder.string(), old.meta("checkpoint").value_or("?"), checkpoint.string()));
   log::warn("index", "rebuilding {}: the checkpoint changed", index_folder.string());
   return true;
-}
-
-std::vector<Found> found_in_dataset(const data::PreparedData& prepared) {
-  // The source files of the folders `cadclip prepare` wrote (a merged
-  // folder's parts in its place).
-  std::map<std::string, std::string> sources;
-  for (const fs::path& folder : prepared.sources) sources.merge(prepared_sources(folder));
-  const data::Dataset& dataset = prepared.dataset;
-  std::vector<Found> found;
-  for (int64_t i = 0; i < dataset.size(); ++i) {
-    Found f;
-    f.dataset_row = i;
-    f.item.id = dataset.id(i);
-    f.item.name = f.item.id;
-    if (const auto source = sources.find(f.item.id); source != sources.end())
-      f.item.file_type = file_type_of_extension(fs::path(source->second).extension().string());
-    f.item.content_hash = sha256_hex(data::encode_graph(dataset.graph(i)));
-    found.push_back(std::move(f));
-  }
-  return found;
-}
-
-// The CAD files of `library` by path; a file whose id (its stem) an earlier
-// one gives joins `failures`.
-std::vector<Found> found_in_folder(const fs::path& library, std::vector<Listed>& failures) {
-#ifdef CADCLIP_WITH_OCCT
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(library)) {
-    if (entry.is_regular_file() && data::is_cad_path(entry.path())) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<Found> found;
-  std::set<std::string> ids;
-  for (const fs::path& file : files) {
-    const std::string id = file.stem().string();
-    if (!ids.insert(id).second) {
-      failures.push_back({file.string(),
-                          id,
-                          {FailureKind::kDuplicateId,
-                           format("another file of the library already gives the id '{}'; "
-                                  "rename one of them",
-                                  id)}});
-      continue;
-    }
-    Found f;
-    f.item.id = id;
-    f.item.name = id;
-    f.item.source = file.string();
-    f.item.file_type = file_type_of_extension(file.extension().string());
-    f.item.content_hash = sha256_file_hex(file);
-    found.push_back(std::move(f));
-  }
-  return found;
-#else
-  (void)failures;
-  throw Error(
-      format("{} is no prepared folder (no manifest.json), and this cadclip was built "
-             "without Open CASCADE, so it cannot read CAD files; prepare the library "
-             "on a machine with OCCT",
-             library.string()));
-#endif
-}
-
-// What changed in the library since the current version.
-struct Changes {
-  std::vector<Found*> todo;          // new and changed parts, to embed, in the order found
-  std::set<std::string> present;     // every id the library holds now
-  std::vector<std::string> gone;     // ids in the index that left the library
-  std::vector<std::string> moved;    // "old -> new" of parts kept by their content
-  std::set<std::string> moved_from;  // ids in `gone` whose content another id now holds
-};
-
-// What a part's catalog entry holds besides what embedding it gives.
-struct Annotations {
-  const std::map<std::string, std::string>& captions;
-  const detail::PartMetadata* metadata;  // null: parts keep their earlier fields
-  const fs::path& library;
-  bool keep_missing = false;  // parts the library does not name stay (IndexOptions::add)
-};
-
-// Unchanged parts keep their embedding (a caption or metadata file may change
-// on its own, so their captions and fields are brought up to date). A part
-// whose content the index holds under another path or id (a moved, renamed
-// or copied file) takes that entry's embedding, facts and drawing.
-Changes find_changes(std::vector<Found>& found, std::map<std::string, detail::StoredItem>& existing,
-                     const Annotations& notes, detail::Catalog& catalog, const fs::path& out,
-                     IndexSummary& summary) {
-  Changes changes;
-  std::map<std::string, const detail::StoredItem*> by_content;
-  for (const auto& [id, s] : existing) by_content.emplace(s.item.content_hash, &s);
-  for (Found& f : found) {
-    changes.present.insert(f.item.id);
-    const auto caption = notes.captions.find(f.item.id);
-    f.item.caption = caption == notes.captions.end() ? "" : caption->second;
-    const auto it = existing.find(f.item.id);
-    if (notes.metadata) {
-      const detail::Fields* fields = notes.metadata->find(f.item, notes.library);
-      f.item.metadata = fields ? *fields : detail::Fields{};
-    } else if (it != existing.end()) {
-      f.item.metadata = it->second.item.metadata;
-    }
-    if (it != existing.end() && it->second.item.content_hash == f.item.content_hash &&
-        it->second.item.source == f.item.source) {
-      ++summary.unchanged;
-      Item& kept = it->second.item;
-      if (f.item.caption != kept.caption || f.item.metadata != kept.metadata) {
-        kept.caption = f.item.caption;
-        kept.metadata = f.item.metadata;
-        catalog.put(kept, catalog.embedding(kept.id), it->second.row);
-      }
-      continue;
-    }
-    const auto same = by_content.find(f.item.content_hash);
-    if (same != by_content.end()) {
-      detail::StoredItem copy = *same->second;
-      copy.embedding = catalog.embedding(copy.item.id);
-      const std::string from = copy.item.id;
-      if (!copy.item.thumbnail.empty() && copy.item.id != f.item.id) {
-        const fs::path drawings = out / detail::kThumbnailDir;
-        const std::string name = thumbnail_name(f.item.id);
-        std::error_code ec;
-        fs::remove(drawings / name, ec);
-        fs::create_hard_link(drawings / copy.item.thumbnail, drawings / name, ec);
-        if (ec) fs::copy_file(drawings / copy.item.thumbnail, drawings / name);
-        copy.item.thumbnail = name;
-      }
-      copy.item.id = f.item.id;
-      copy.item.name = f.item.name;
-      copy.item.source = f.item.source;
-      copy.item.file_type = f.item.file_type;
-      copy.item.caption = f.item.caption;
-      copy.item.metadata = f.item.metadata;
-      catalog.put(copy.item, copy.embedding);
-      ++summary.moved;
-      changes.moved.push_back(from == f.item.id ? f.item.id : from + " -> " + f.item.id);
-      continue;
-    }
-    changes.todo.push_back(&f);
-  }
-  std::set<std::string> taken;  // ids whose content a moved part took
-  for (const std::string& m : changes.moved) {
-    const size_t arrow = m.find(" -> ");
-    if (arrow != std::string::npos) taken.insert(m.substr(0, arrow));
-  }
-  for (const auto& [id, s] : existing) {
-    if (changes.present.count(id) || notes.keep_missing) continue;
-    changes.gone.push_back(id);
-    if (taken.count(id)) changes.moved_from.insert(id);
-  }
-  return changes;
-}
-
-// Names the parts a run adds, replaces, moves and removes (a few of each).
-void log_changes(const Changes& changes) {
-  auto some = [](const std::vector<std::string>& ids) {
-    constexpr size_t kShown = 10;
-    std::vector<std::string> shown(ids.begin(), ids.begin() + std::min(ids.size(), kShown));
-    return join(shown, ", ") +
-           (ids.size() > kShown ? format(" and {} more", ids.size() - kShown) : "");
-  };
-  std::vector<std::string> todo;
-  for (const Found* f : changes.todo) todo.push_back(f->item.id);
-  if (!todo.empty()) log::info("index", "to embed: {}", some(todo));
-  if (!changes.moved.empty()) log::info("index", "kept by content: {}", some(changes.moved));
-  if (!changes.gone.empty()) log::info("index", "removed: {}", some(changes.gone));
 }
 
 // Embeds parts batch by batch in the order they are added, so that the
@@ -649,21 +441,118 @@ std::string finish_version(detail::IndexWriter& writer, std::optional<detail::Ca
   return writer.commit_version().string();
 }
 
-}  // namespace
+// The library folder (or dataset file) a run reads, and its kind.
+struct Library {
+  fs::path path;
+  bool prepared = false;  // a prepared folder, or a dataset file listing them
+};
 
-IndexSummary build_index(const IndexOptions& o) {
+Library check_options(const IndexOptions& o) {
   if (o.checkpoint.empty()) throw Error("cadclip index needs a checkpoint (a run folder or .json)");
   if (o.out.empty()) throw Error("cadclip index needs --out, the index folder to write");
   if (o.batch_size < 1) throw Error(format("--batch-size {} must be at least 1", o.batch_size));
   data::check_limits(o.limits);
-  const fs::path library = fs::absolute(o.library);
+  Library library{fs::absolute(o.library)};
   // A dataset file lists prepared folders (the parts of a sharded prepare).
-  const bool listed = fs::is_regular_file(library);
-  if (!listed && !fs::is_directory(library))
+  const bool listed = fs::is_regular_file(library.path);
+  if (!listed && !fs::is_directory(library.path))
     throw Error(
         format("library {} is no folder: pass a folder of CAD files, a prepared folder, "
                "or a dataset file listing prepared folders",
                o.library));
+  library.prepared = listed || fs::exists(library.path / "manifest.json");
+  return library;
+}
+
+// What the library holds now: its parts as found, its prepared data when it
+// is prepared, and the captions shown with them.
+struct LibraryContents {
+  std::optional<data::PreparedData> dataset;
+  std::vector<Found> found;
+  std::map<std::string, std::string> shown_captions;
+};
+
+LibraryContents read_library(const IndexOptions& o, const Library& library,
+                             std::vector<Listed>& failures) {
+  LibraryContents contents;
+  if (library.prepared)
+    contents.dataset = data::open_prepared(data::dataset_folders({library.path.string()}),
+                                           {/*splits=*/false, /*captions_required=*/false});
+  data::CaptionFile captions;
+  if (!o.captions.empty()) {
+    captions = data::read_captions(o.captions, {});
+  } else if (library.prepared) {
+    captions = contents.dataset->captions;
+  }
+  contents.shown_captions = first_captions(captions);
+  contents.found = library.prepared ? detail::found_in_dataset(*contents.dataset)
+                                    : detail::found_in_folder(library.path, failures);
+  return contents;
+}
+
+// Embeds (ingesting a folder of CAD files on the way), draws and records the
+// new and changed parts, counted as they come: a file that fails is neither
+// added nor changed. Returns the ids embedded.
+std::set<std::string> embed_changes(const IndexOptions& o, model::TwoTowerImpl& model,
+                                    const LibraryContents& contents, const Changes& changes,
+                                    detail::Catalog& catalog, const fs::path& out,
+                                    const std::map<std::string, detail::StoredItem>& existing,
+                                    IndexSummary& summary, std::vector<Listed>& warnings,
+                                    std::vector<Listed>& failures) {
+  Progress progress("index", {.total = static_cast<int64_t>(changes.todo.size()), .unit = "parts"});
+  Embedder embedder(model, catalog, out, o, existing, summary, warnings, progress);
+  if (contents.dataset) {
+    embed_prepared(*contents.dataset, changes.todo, o.thumbnails, embedder);
+  } else {
+#ifdef CADCLIP_WITH_OCCT
+    ingest_parts(o, changes.todo, embedder, failures);
+#else
+    (void)failures;
+#endif
+  }
+  embedder.flush();
+  progress.finish();
+  return embedder.embedded();
+}
+
+// Counts what left the library, and keeps the earlier run's warnings of parts
+// kept unchanged before this run's.
+void settle_outcomes(const Changes& changes, std::set<std::string> redone,
+                     std::map<std::string, detail::StoredItem>& existing, detail::Catalog& catalog,
+                     const fs::path& out, IndexSummary& summary, std::vector<Listed>& warnings,
+                     const std::vector<Listed>& failures) {
+  // A part that changed into a file that fails is no longer in the library.
+  for (const Listed& f : failures) {
+    redone.insert(f.id);
+    if (existing.count(f.id) && changes.present.count(f.id)) {
+      catalog.remove(f.id);
+      ++summary.removed;
+    }
+  }
+  // A part whose file moved is counted as moved, not also as removed.
+  summary.removed += static_cast<int64_t>(changes.gone.size() - changes.moved_from.size());
+  std::vector<Listed> kept;
+  for (Listed& w : read_listed(out / "warnings.jsonl"))
+    if (changes.present.count(w.id) && !redone.count(w.id) && existing.count(w.id) &&
+        existing[w.id].item.thumbnail.empty())
+      kept.push_back(std::move(w));
+  warnings.insert(warnings.begin(), kept.begin(), kept.end());
+  summary.failed = static_cast<int64_t>(failures.size());
+  summary.thumbnail_failures = static_cast<int64_t>(warnings.size());
+}
+
+void log_metadata_rows(const std::optional<detail::PartMetadata>& metadata, const IndexOptions& o) {
+  if (!metadata) return;
+  const std::vector<std::string> unmatched = metadata->unmatched();
+  if (!unmatched.empty())
+    log::warn("index", "{} rows of {} name no part of the library (by {}), e.g. '{}'",
+              unmatched.size(), o.metadata, metadata->key_column(), unmatched.front());
+}
+
+}  // namespace
+
+IndexSummary build_index(const IndexOptions& o) {
+  const Library library = check_options(o);
   const fs::path index_folder = fs::absolute(o.out);
   const fs::path checkpoint =
       fs::absolute(model::resolve_checkpoint(o.checkpoint)).lexically_normal();
@@ -695,88 +584,35 @@ IndexSummary build_index(const IndexOptions& o) {
   catalog->each([&](detail::StoredItem&& s) { existing.emplace(s.item.id, std::move(s)); },
                 /*embeddings=*/false);
 
-  // What the library holds now, and what changed.
-  const bool prepared = listed || fs::exists(library / "manifest.json");
   std::vector<Listed> failures;
-  std::optional<data::PreparedData> dataset;
-  if (prepared)
-    dataset = data::open_prepared(data::dataset_folders({library.string()}),
-                                  {/*splits=*/false, /*captions_required=*/false});
-  data::CaptionFile captions;
-  if (!o.captions.empty()) {
-    captions = data::read_captions(o.captions, {});
-  } else if (prepared) {
-    captions = dataset->captions;
-  }
-  std::vector<Found> found =
-      prepared ? found_in_dataset(*dataset) : found_in_folder(library, failures);
+  LibraryContents contents = read_library(o, library, failures);
   IndexSummary summary;
   catalog->begin();
-  const std::map<std::string, std::string> shown_captions = first_captions(captions);
-  const Changes changes = find_changes(
-      found, existing, {shown_captions, metadata ? &*metadata : nullptr, library, o.add}, *catalog,
+  const Changes changes = detail::find_changes(
+      contents.found, existing,
+      {contents.shown_captions, metadata ? &*metadata : nullptr, library.path, o.add}, *catalog,
       out, summary);
   log::info("index", "{} parts in the library: {} to embed, {} unchanged, {} moved, {} removed",
-            with_commas(found.size()), changes.todo.size(), summary.unchanged, summary.moved,
-            changes.gone.size() - changes.moved_from.size());
-  log_changes(changes);
-  if (metadata) {
-    const std::vector<std::string> unmatched = metadata->unmatched();
-    if (!unmatched.empty())
-      log::warn("index", "{} rows of {} name no part of the library (by {}), e.g. '{}'",
-                unmatched.size(), o.metadata, metadata->key_column(), unmatched.front());
-  }
-
+            with_commas(contents.found.size()), changes.todo.size(), summary.unchanged,
+            summary.moved, changes.gone.size() - changes.moved_from.size());
+  detail::log_changes(changes);
+  log_metadata_rows(metadata, o);
   for (const std::string& id : changes.gone) {
     const std::string thumb = existing[id].item.thumbnail;
     if (!thumb.empty()) fs::remove(out / detail::kThumbnailDir / thumb);
     catalog->remove(id);
   }
-  // Embed (ingesting a folder of CAD files on the way), draw, and record;
-  // counted as they come: a file that fails is neither added nor changed.
   std::vector<Listed> warnings;
-  std::set<std::string> redone;  // embedded again, failed, or gone from the index
-  {
-    Progress progress("index",
-                      {.total = static_cast<int64_t>(changes.todo.size()), .unit = "parts"});
-    Embedder embedder(*built.model, *catalog, out, o, existing, summary, warnings, progress);
-    if (prepared) {
-      embed_prepared(*dataset, changes.todo, o.thumbnails, embedder);
-    } else {
-#ifdef CADCLIP_WITH_OCCT
-      ingest_parts(o, changes.todo, embedder, failures);
-#endif
-    }
-    embedder.flush();
-    progress.finish();
-    redone = embedder.embedded();
-  }
-  // A part that changed into a file that fails is no longer in the library.
-  for (const Listed& f : failures) {
-    redone.insert(f.id);
-    if (existing.count(f.id) && changes.present.count(f.id)) {
-      catalog->remove(f.id);
-      ++summary.removed;
-    }
-  }
-  // A part whose file moved is counted as moved, not also as removed.
-  summary.removed += static_cast<int64_t>(changes.gone.size() - changes.moved_from.size());
-  // Parts without a drawing: an earlier run's for parts kept unchanged, and this run's.
-  std::vector<Listed> kept;
-  for (Listed& w : read_listed(out / "warnings.jsonl"))
-    if (changes.present.count(w.id) && !redone.count(w.id) && existing.count(w.id) &&
-        existing[w.id].item.thumbnail.empty())
-      kept.push_back(std::move(w));
-  warnings.insert(warnings.begin(), kept.begin(), kept.end());
-
-  summary.failed = static_cast<int64_t>(failures.size());
-  summary.thumbnail_failures = static_cast<int64_t>(warnings.size());
+  std::set<std::string> redone = embed_changes(o, *built.model, contents, changes, *catalog, out,
+                                               existing, summary, warnings, failures);
+  settle_outcomes(changes, std::move(redone), existing, *catalog, out, summary, warnings, failures);
   write_listed(out / "failures.jsonl", std::move(failures));
   write_listed(out / "warnings.jsonl", std::move(warnings));
-  summary.version = finish_version(writer, catalog, out, o,
-                                   {identity, checkpoint, library, built.config.two_tower.embed_dim,
-                                    start_empty ? fs::path() : *current},
-                                   summary);
+  summary.version =
+      finish_version(writer, catalog, out, o,
+                     {identity, checkpoint, library.path, built.config.two_tower.embed_dim,
+                      start_empty ? fs::path() : *current},
+                     summary);
   return summary;
 }
 
