@@ -292,8 +292,8 @@ TEST_F(PrepareJob, ASplitsFileIsRestrictedToPreparedModelsAndMismatchesCounted) 
   EXPECT_EQ(report["models_in_no_split"], 1);
 }
 
-// The acceptance check of issue 3: every file of the shared corpus is either
-// prepared or listed with a reason, and the counts add up.
+// Every file of the shared corpus is either prepared or listed with a
+// reason, and the counts add up.
 TEST(PrepareSharedCorpus, EveryFileIsPreparedOrListedAndTheCountsAddUp) {
   CADCLIP_SKIP_WITHOUT_SHARED_DATA();
   if (!fs::exists(kShared)) GTEST_SKIP() << kShared << " is missing";
