@@ -197,5 +197,4 @@ void log_changes(const Changes& changes) {
   if (!changes.gone.empty()) log::info("index", "removed: {}", some(changes.gone));
 }
 
-
 }  // namespace cadclip::index::detail

@@ -34,7 +34,6 @@ struct Listed {
   bool drawing = false;
 };
 
-
 // What changed in the library since the current version.
 struct Changes {
   std::vector<Found*> todo;          // new and changed parts, to embed, in the order found

@@ -244,6 +244,24 @@ bool is_fastener_word(const std::string& w) {
                     "capscrew", "setscrew"});
 }
 bool is_length_word(const std::string& w) { return one_of(w, {"long", "length", "l"}); }
+// Dowels and pins (ISO 8734, DIN 6325) are named by diameter x length: "10x24 dowel".
+bool is_pin_word(const std::string& w) {
+  return one_of(w, {"dowel", "dowels", "pin", "pins", "8734", "6325"});
+}
+// T-slot profiles are named by their section: "2020 profile", "30x30 T-slot".
+bool is_profile_word(const std::string& w) {
+  return one_of(w, {"profile", "profiles", "extrusion", "extrusions", "tslot", "strut"});
+}
+// A countersunk screw's nominal length is its whole length, the head's
+// included (ISO 10642, ISO 7991): unlike other screws'.
+bool is_countersunk_word(const std::string& w) {
+  return one_of(w, {"countersunk", "csk", "10642", "7991"});
+}
+bool names_flat_head(const std::vector<Token>& t) {
+  for (size_t i = 0; i + 1 < t.size(); ++i)
+    if (t[i].low == "flat" && t[i + 1].low == "head") return true;
+  return false;
+}
 bool is_inner_word(const std::string& w) {
   return one_of(w, {"inside", "inner", "internal", "id", "bore", "hole", "holes"});
 }
@@ -317,7 +335,10 @@ struct QueryReading {
         used(t.size(), false),
         washer(query_has(t, is_washer_word)),
         bearing(query_has(t, is_bearing_word)),
-        fastener(query_has(t, is_fastener_word)) {}
+        fastener(query_has(t, is_fastener_word)),
+        pin(query_has(t, is_pin_word)),
+        profile(query_has(t, is_profile_word)),
+        countersunk(query_has(t, is_countersunk_word) || names_flat_head(t)) {}
 
   void mark(size_t from, size_t to) {
     for (size_t k = from; k < to; ++k) used[k] = true;
@@ -330,10 +351,15 @@ struct QueryReading {
 #ifdef CADCLIP_WITH_OCCT
   void read_steel_sections();
   void read_gears();
+  void read_tslot_profiles();
 #endif
   void read_bearing_sizes();
   void read_threads();
+  void read_threads_in_words();
+  void read_shaft_bores();
   void read_thread_length();
+  void read_countersunk_length();
+  void read_pin_sizes();
   void read_comparatives();
   void read_sizes();
   void read_sizes_in_units();
@@ -344,7 +370,9 @@ struct QueryReading {
   std::string_view text;
   std::vector<Token> t;
   std::vector<bool> used;
-  const bool washer, bearing, fastener;  // the query names such a part
+  // The query names such a part: a washer, a bearing, a threaded part, a
+  // dowel or pin, a T-slot profile, a countersunk screw.
+  const bool washer, bearing, fastener, pin, profile, countersunk;
   std::vector<Condition> out;
 };
 
@@ -411,6 +439,41 @@ void QueryReading::read_gears() {
     mark(i, i + 2);
   }
 }
+
+// T-slot profiles by section: "2020 profile", "a 30x30 T-slot extrusion",
+// "4545 strut, slot 10": cut to a length longer than the section, the
+// part's middle and smallest extents are the section's side, ±1%. A slot
+// width said with it ("slot 8") belongs to the designation.
+void QueryReading::read_tslot_profiles() {
+  bool tslot = profile;
+  for (size_t k = 0; k + 1 < t.size(); ++k)  // "T-slot" is two tokens, "T" and "slot"
+    tslot = tslot || (t[k].low == "t" && one_of(t[k + 1].low, {"slot", "slots"}));
+  if (!tslot) return;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i] || !t[i].number || t[i].text.find('.') != std::string::npos) continue;
+    int series = 0;
+    size_t end = i + 1;
+    const std::string& n = t[i].text;
+    if (n.size() == 4 && n.substr(0, 2) == n.substr(2)) {  // "2020", "4545"
+      series = std::stoi(n.substr(0, 2));
+    } else if (i + 2 < t.size() && t[i + 1].low == "x" && t[i + 2].number &&
+               t[i + 2].value == t[i].value) {  // "30x30", "30 x 30"
+      series = static_cast<int>(t[i].value);
+      end = i + 3;
+      if (end < t.size() && t[end].low == "mm") ++end;
+    }
+    if (series == 0) continue;
+    const std::optional<cad::TslotProfileSize> size = cad::tslot_profile_size(series, 0);
+    if (!size) continue;
+    const std::string because = words_between(text, t, i, end);
+    out.push_back(stated(FilterKey::kMiddle, around(size->a, 0.01, 0.1), because));
+    out.push_back(stated(FilterKey::kSmallest, around(size->a, 0.01, 0.1), because));
+    mark(i, end);
+    for (size_t k = 0; k + 1 < t.size(); ++k)
+      if (!used[k] && t[k].low == "slot" && t[k + 1].number) mark(k, k + 2);
+    return;
+  }
+}
 #endif
 
 // "bearing 8x22x7": bore x outside x width, in mm.
@@ -427,7 +490,30 @@ void QueryReading::read_bearing_sizes() {
     const std::string because = words_between(text, t, i, end);
     add_bearing(out, d * to_mm, outside * to_mm, width * to_mm, because);
     mark(i, end);
+    return;
   }
+  // "a ball bearing, 25 mm bore, 52 mm outside, 15 mm wide".
+  std::optional<std::pair<double, size_t>> sizes[3];  // bore, outside, width
+  size_t at[3] = {0, 0, 0};
+  for (size_t i = 0; i < t.size(); ++i) {
+    const auto length = length_at(t, i);
+    if (used[i] || !length || length->second >= t.size()) continue;
+    const std::string& word = t[length->second].low;
+    const int which = is_inner_word(word)                        ? 0
+                      : one_of(word, {"outside", "outer", "od"}) ? 1
+                      : one_of(word, {"wide", "width", "thick"}) ? 2
+                                                                 : -1;
+    if (which < 0 || sizes[which]) continue;
+    sizes[which] = length;
+    at[which] = i;
+  }
+  if (!sizes[0] || !sizes[1] || !sizes[2] || !(sizes[1]->first > sizes[0]->first)) return;
+  std::string because;
+  for (int k = 0; k < 3; ++k) {
+    because += (k ? ", " : "") + words_between(text, t, at[k], sizes[k]->second + 1);
+    mark(at[k], sizes[k]->second + 1);
+  }
+  add_bearing(out, sizes[0]->first, sizes[1]->first, sizes[2]->first, because);
 }
 
 // Thread sizes: "M8", "M 8" (an upper-case M right before a number), with
@@ -461,7 +547,57 @@ void QueryReading::read_threads() {
   }
 }
 
-// A thread's length said apart: "M8 bolt 40 mm long", "M8 screw, length 40 mm".
+// The thread a number of millimetres names: "a hex head bolt, 14 mm thread",
+// "a nut for an 5 mm bolt", "a hexagon bolt for 14 mm holes" (the holes it
+// passes through); read as "M14" would be (read_threads).
+void QueryReading::read_threads_in_words() {
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i]) continue;
+    const auto length = length_at(t, i);
+    if (!length || length->second >= t.size()) continue;
+    const std::string& next = t[length->second].low;
+    const bool said = one_of(next, {"thread", "threads", "threaded"});
+    const size_t before = i >= 1 && one_of(t[i - 1].low, {"a", "an"}) ? i - 1 : i;
+    const bool for_a =
+        before >= 1 && t[before - 1].low == "for" &&
+        (one_of(next, {"bolt", "bolts", "screw", "screws"}) || (fastener && is_hole_word(next)));
+    if (!said && !for_a) continue;
+    // The part is a fastener when a fastener word names it, not the bolts
+    // that its holes are for ("a plate with holes for 8 mm bolts").
+    bool part_is_fastener = false;
+    for (size_t k = 0; k < t.size(); ++k)
+      if (k != length->second && is_fastener_word(t[k].low)) part_is_fastener = true;
+    const double d = length->first;
+    const std::string because = words_between(text, t, i, length->second + 1);
+    if (washer) {
+      out.push_back(stated_thread(FilterKey::kClearance, d, std::nullopt, because));
+    } else if (!part_is_fastener) {  // holes for the bolts
+      out.push_back(stated(FilterKey::kHoleDiameter, {0.8 * d, 1.25 * d, false, false}, because));
+    } else {
+      out.push_back(stated_thread(FilterKey::kThread, d, std::nullopt, because));
+    }
+    mark(i, length->second + 1);
+  }
+}
+
+// "for a 10 mm shaft": the bore a collar, bearing or hub takes, ±1%.
+void QueryReading::read_shaft_bores() {
+  for (size_t i = 1; i < t.size(); ++i) {
+    if (used[i]) continue;
+    const auto length = length_at(t, i);
+    if (!length || length->second >= t.size() ||
+        !one_of(t[length->second].low, {"shaft", "shafts", "axle"}))
+      continue;
+    const size_t before = one_of(t[i - 1].low, {"a", "an"}) ? i - 1 : i;
+    if (before < 1 || t[before - 1].low != "for") continue;
+    out.push_back(stated(FilterKey::kHoleDiameter, around(length->first, 0.01, 0.05),
+                         words_between(text, t, i, length->second + 1)));
+    mark(i, length->second + 1);
+  }
+}
+
+// A thread's length said apart: "M8 bolt 40 mm long", "M8 screw, length 40
+// mm", "M16 cap screw, 110 mm".
 void QueryReading::read_thread_length() {
   const auto thread = std::find_if(out.begin(), out.end(), [](const Condition& c) {
     return c.key == FilterKey::kThread && c.ranges.size() == 1;
@@ -475,7 +611,9 @@ void QueryReading::read_thread_length() {
       if (!length) continue;
       const bool after = length->second < t.size() && is_length_word(t[length->second].low);
       const bool before = i > 0 && is_length_word(t[i - 1].low);
-      if (!after && !before) continue;
+      // "M16 cap screw, 110 mm", "M4 hex spacer 25mm": the length follows the part's name.
+      const bool named = i > 0 && is_fastener_word(t[i - 1].low);
+      if (!after && !before && !named) continue;
       const size_t from = before ? i - 1 : i, to = after ? length->second + 1 : length->second;
       thread->ranges.push_back({length->first, length->first, false, false});
       thread->because += ", " + words_between(text, t, from, to);
@@ -483,6 +621,68 @@ void QueryReading::read_thread_length() {
       break;
     }
   }
+}
+
+// A countersunk screw's length is its whole length: "M5x12 countersunk
+// screw" is a thread of M5 and a largest extent of 12 mm (±2%), where
+// other screws measure the threaded shank.
+void QueryReading::read_countersunk_length() {
+  if (!countersunk) return;
+  for (Condition& c : out) {
+    if (c.key != FilterKey::kThread || c.ranges.size() != 2) continue;
+    const double length = c.ranges[1].min;
+    c.ranges.pop_back();
+    Condition whole = stated(FilterKey::kLargest, around(length, 0.02, 0.2), c.because);
+    out.push_back(std::move(whole));
+    return;  // `out` may have moved: one countersunk screw a query
+  }
+}
+
+// Dowels and pins by diameter x length: "10x24 dowel", "ISO 8734 3x30",
+// "dowel pin 6 x 20 mm": the part's extents are length x diameter x
+// diameter, ±1%.
+void QueryReading::read_pin_sizes() {
+  if (!pin) return;
+  for (size_t i = 0; i + 2 < t.size(); ++i) {
+    if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number) continue;
+    if (i > 0 && t[i - 1].text == "M") continue;  // a thread, read above
+    const double d = t[i].value, length = t[i + 2].value;
+    if (!(length > d) || d <= 0) continue;
+    size_t end = i + 3;
+    double to_mm = 1;
+    if (end < t.size() && unit_factor(t[end].low)) to_mm = *unit_factor(t[end++].low);
+    Condition dims =
+        stated(FilterKey::kDims, around(length * to_mm, 0.01, 0.1), words_between(text, t, i, end));
+    dims.ranges.push_back(around(d * to_mm, 0.01, 0.1));
+    dims.ranges.push_back(around(d * to_mm, 0.01, 0.1));
+    out.push_back(std::move(dims));
+    mark(i, end);
+    return;
+  }
+  // "a hardened steel pin 10 mm thick, 55 mm long".
+  std::optional<std::pair<double, size_t>> thick, along;
+  size_t thick_at = 0, along_at = 0;
+  for (size_t i = 0; i + 2 < t.size(); ++i) {
+    const auto length = length_at(t, i);
+    if (used[i] || !length || length->second >= t.size()) continue;
+    const std::string& word = t[length->second].low;
+    if (one_of(word, {"thick", "diameter", "dia"}) && !thick) {
+      thick = length;
+      thick_at = i;
+    } else if (is_length_word(word) && !along) {
+      along = length;
+      along_at = i;
+    }
+  }
+  if (!thick || !along || !(along->first > thick->first)) return;
+  Condition dims = stated(FilterKey::kDims, around(along->first, 0.01, 0.1),
+                          words_between(text, t, thick_at, thick->second + 1) + ", " +
+                              words_between(text, t, along_at, along->second + 1));
+  dims.ranges.push_back(around(thick->first, 0.01, 0.1));
+  dims.ranges.push_back(around(thick->first, 0.01, 0.1));
+  out.push_back(std::move(dims));
+  mark(thick_at, thick->second + 1);
+  mark(along_at, along->second + 1);
 }
 
 // Comparatives: "under 100 mm", "at least 2 in".
@@ -632,7 +832,8 @@ void QueryReading::read_feature_counts() {
   for (size_t i = 0; i < t.size(); ++i) {
     if (used[i] || !t[i].number || length_at(t, i)) continue;
     const double count = t[i].value;
-    if (count < 2 || count != std::floor(count)) continue;
+    // Past a thousand a number names a size ("3030 profile"), not a count.
+    if (count < 2 || count >= 1000 || count != std::floor(count)) continue;
     for (size_t k = i + 1; k < t.size() && k <= i + 3; ++k) {
       if (used[k] || t[k].number || unit_factor(t[k].low)) break;
       const bool sections = one_of(t[k].low, {"section", "sections"}) && k > i + 1 &&
@@ -671,8 +872,11 @@ void QueryReading::read_other_lengths() {
       hole = hole || is_inner_word(t[k].low);
       skip = skip || is_non_extent_word(t[k].low);
     }
+    // A dimension word after the length decides ("25 mm bore, 52 mm
+    // outside"); without one, the words before it do ("bore 12 mm").
+    const bool named_after = length->second < t.size() && is_dimension_word(t[length->second].low);
     for (size_t k = i >= 3 ? i - 3 : 0; k < i; ++k) {
-      hole = hole || is_inner_word(t[k].low);
+      hole = hole || (!named_after && is_inner_word(t[k].low));
       if (k + 2 >= i) skip = skip || is_non_extent_word(t[k].low);
     }
     const bool approximate = (i >= 1 && is_approximate_word(t[i - 1].low)) ||
@@ -698,10 +902,15 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
 #ifdef CADCLIP_WITH_OCCT
   q.read_steel_sections();
   q.read_gears();
+  q.read_tslot_profiles();
 #endif
   q.read_bearing_sizes();
   q.read_threads();
+  q.read_threads_in_words();
+  q.read_shaft_bores();
   q.read_thread_length();
+  q.read_countersunk_length();
+  q.read_pin_sizes();
   q.read_comparatives();
   q.read_sizes();
   q.read_sizes_in_units();

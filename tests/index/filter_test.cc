@@ -247,6 +247,44 @@ TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
   EXPECT_EQ(clauses_of("a gear with 608 teeth"), V{"repeats=608"});
 }
 
+TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
+  using V = std::vector<std::string>;
+  // Dowels by diameter x length (ISO 8734): extents length x diameter x diameter.
+  EXPECT_EQ(clauses_of("10x24 dowel"), V{"dims=23.76..24.24x9.9..10.1x9.9..10.1"});
+  EXPECT_EQ(clauses_of("ISO 8734 3x30"), V{"dims=29.7..30.3x2.9..3.1x2.9..3.1"});
+  // T-slot profiles by section, the slot width part of the designation,
+  // never a count of 3030 of anything.
+  EXPECT_EQ(clauses_of("2020 profile"), (V{"middle=19.8..20.2", "smallest=19.8..20.2"}));
+  EXPECT_EQ(clauses_of("3030 profile slot 8, 1000 mm long"),
+            (V{"middle=29.7..30.3", "smallest=29.7..30.3", "extent=980..1020"}));
+  EXPECT_EQ(clauses_of("a 45x45 T-slot extrusion"),
+            (V{"middle=44.55..45.45", "smallest=44.55..45.45"}));
+  // A countersunk screw's length is its whole length, the head's included.
+  EXPECT_EQ(clauses_of("M5x12 countersunk screw"), (V{"thread=M5", "size=11.76..12.24"}));
+  EXPECT_EQ(clauses_of("M5 flat head screw 45 mm long"), (V{"thread=M5", "size=44.1..45.9"}));
+  // A length right after the part's name is its thread's.
+  EXPECT_EQ(clauses_of("M16 cap screw, 110 mm"), V{"thread=M16x110"});
+  EXPECT_EQ(clauses_of("M4 hex spacer 25mm"), V{"thread=M4x25"});
+}
+
+TEST(QueryFacts, ThreadsBoresAndPinsSaidInWords) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(clauses_of("a hex head bolt, 14 mm thread, 100 mm long"), V{"thread=M14x100"});
+  EXPECT_EQ(clauses_of("a hexagon nut for an 5 mm bolt"), V{"thread=M5"});
+  EXPECT_EQ(clauses_of("a 40 mm long hexagon bolt for 5 mm holes"), V{"thread=M5x40"});
+  EXPECT_EQ(clauses_of("a spring washer for an 8 mm bolt"), V{"clearance=M8"});
+  // Holes for a bolt on a part that is no fastener.
+  EXPECT_EQ(clauses_of("a plate with holes for 8 mm bolts"), V{"hole=6.4..10"});
+  EXPECT_EQ(clauses_of("a shaft collar for a 14 mm shaft"), V{"hole=13.86..14.14"});
+  EXPECT_EQ(clauses_of("a hardened steel pin 10 mm thick, 55 mm long"),
+            V{"dims=54.45..55.55x9.9..10.1x9.9..10.1"});
+  EXPECT_EQ(clauses_of("a ball bearing, 25 mm bore, 52 mm outside, 15 mm wide"),
+            (V{"hole=24.75..25.25", "dims=51.48..52.52x51.48..52.52x14.85..15.15"}));
+  // A dimension word after a length decides, not an inner word before it.
+  EXPECT_EQ(clauses_of("a tube, 25 mm bore, 52 mm outside"),
+            (V{"hole=24.5..25.5", "extent=50.96..53.04"}));
+}
+
 TEST(QueryFacts, UnitlessSizesGiveProportionsAndUnitsCarryOver) {
   using V = std::vector<std::string>;
   EXPECT_EQ(clauses_of("about 0.75 x 0.5 x 0.25 units"),
