@@ -364,7 +364,10 @@ std::string& worker_binary() {
   return binary;
 }
 
-void bind_graphs(py::module_& m) {
+namespace {
+
+// BRepGraph: its facts, its arrays as tensor views, pickling.
+void bind_graph_class(py::module_& m) {
   py::class_<data::BRepGraph, GraphPtr> graph_class(m, "BRepGraph",
                                                     R"(One solid as cadclip's B-Rep encoder sees it.
 
@@ -427,7 +430,11 @@ uint8, centroid_distance [F, F] float32.)")
         name, [name](const GraphPtr& g) { return field(g, name); },
         "A view of the graph's array; see tensors() for dtype and shape.");
   }
+}
 
+// Reading CAD files: ReadError, the options and limits, one file or many
+// (in worker processes), and the files of a folder.
+void bind_reading(py::module_& m) {
   g_read_error = PyErr_NewExceptionWithDoc("cadclip.ReadError", read_error_doc().c_str(),
                                            m.attr("Error").ptr(), nullptr);
   m.attr("ReadError") = g_read_error;
@@ -509,7 +516,11 @@ uint8, centroid_distance [F, F] float32.)")
       .def("__next__", &ReadMany::next)
       .def("__len__", &ReadMany::size)
       .def("close", &ReadMany::close);
+}
 
+// Prepared folders: the dataset files name, a dataset's graphs, and their
+// collation into the B-Rep encoder's batch.
+void bind_datasets(py::module_& m) {
   m.def(
       "_dataset_folders",
       [](const std::vector<std::string>& paths) {
@@ -564,6 +575,14 @@ face_slot [N], face_offsets [B + 1], edge_grids [E, 12, 10], edge_types [E],
 edge_convexity [E], edge_attrs [E, 1], edge_pair [E], edge_offsets [B + 1],
 graph_attrs [B, 4], hops, normal_angle, angle_defined, centroid_distance [B, M, M]
 and padding_mask [B, M] (bool). Floats are float32, indices int64.)");
+}
+
+}  // namespace
+
+void bind_graphs(py::module_& m) {
+  bind_graph_class(m);
+  bind_reading(m);
+  bind_datasets(m);
 }
 
 }  // namespace cadclip::python

@@ -151,6 +151,9 @@ py::object answer(const std::string& query, const index::SearchResult& result) {
       index::result_json(query, result, [](const index::Item& item) { return item.thumbnail; }));
 }
 
+// How a part query names its part: an indexed part's id, or a CAD file.
+enum class PartNamedBy { kId, kFile };
+
 class Index {
  public:
   static std::unique_ptr<Index> open(const std::string& folder,
@@ -204,6 +207,13 @@ class Index {
     return query(text, like_id, like, options)["results"];
   }
 
+  // The results of a query by one part, an indexed one or a CAD file.
+  py::object results_like(PartNamedBy named_by, const std::string& part,
+                          const index::SearchOptions& options) const {
+    if (named_by == PartNamedBy::kId) return results(std::nullopt, part, std::nullopt, options);
+    return results(std::nullopt, std::nullopt, part, options);
+  }
+
   at::Tensor embed_text(const std::string& text) const {
     py::gil_scoped_release release;
     return searcher_.embed_text(text).clone();
@@ -221,9 +231,71 @@ class Index {
   index::Searcher searcher_;
 };
 
-}  // namespace
+// similar() and similar_to_file(): the parts most like one part, with the
+// same keywords; `argument` names the part as `named_by` says.
+void def_part_query(py::class_<Index>& index, const char* name, PartNamedBy named_by,
+                    const char* argument, const char* doc) {
+  index.def(
+      name,
+      [named_by](const Index& i, const std::string& part, int64_t k, const py::object& filters,
+                 std::optional<double> min_score, std::optional<double> same_size,
+                 bool ignore_mirrored) {
+        return i.results_like(
+            named_by, part,
+            search_options(k, filters, min_score, false, false, same_size, ignore_mirrored));
+      },
+      py::arg(argument), py::arg("k") = 10, py::arg("filters") = py::none(),
+      py::arg("min_score") = py::none(), py::arg("same_size") = py::none(),
+      py::arg("ignore_mirrored") = false, doc);
+}
 
-void bind_models(py::module_& m) {
+// Index's queries: search (text), similar and similar_to_file (a part), query (any one).
+void bind_index_queries(py::class_<Index>& index) {
+  index.def(
+      "search",
+      [](const Index& i, const std::string& text, int64_t k, const py::object& filters,
+         std::optional<double> min_score, bool strict_numbers, bool facts) {
+        return i.results(text, std::nullopt, std::nullopt,
+                         search_options(k, filters, min_score, strict_numbers, facts, {}, false));
+      },
+      py::arg("text"), py::arg("k") = 10, py::arg("filters") = py::none(),
+      py::arg("min_score") = py::none(), py::arg("strict_numbers") = false, py::arg("facts") = true,
+      "The k parts that best match a text, best first, among those that pass the filters "
+      "(the filter language of `cadclip search --filter`, docs/HTTP_API.md: a string such as "
+      "'size<100 holes>=4', or a list of clauses), scoring at least min_score; "
+      "parts that meet more of the facts the text states ('six bolt holes', 'M8 nut', "
+      "'under 100 mm') come first (facts=False: the embedding alone), and strict_numbers "
+      "makes those facts hard conditions. The results of `cadclip search INDEX TEXT -k K "
+      "--filter F --json`.");
+  def_part_query(index, "similar", PartNamedBy::kId, "id",
+                 "The k parts most like an indexed part (itself first when it passes the "
+                 "filters): `cadclip search --like-id`. same_size (percent) keeps parts whose "
+                 "extents are within ± that share of the part's; ignore_mirrored leaves out its "
+                 "mirror images.");
+  def_part_query(index, "similar_to_file", PartNamedBy::kFile, "path",
+                 "The k parts most like a CAD file, read in a worker process: `cadclip search "
+                 "--like`; the keywords as similar().");
+  index.def(
+      "query",
+      [](const Index& i, const std::optional<std::string>& text,
+         const std::optional<std::string>& like_id, const std::optional<std::string>& like,
+         int64_t k, const py::object& filters, std::optional<double> min_score, bool strict_numbers,
+         bool facts, std::optional<double> same_size, bool ignore_mirrored) {
+        return i.query(text, like_id, like,
+                       search_options(k, filters, min_score, strict_numbers, facts, same_size,
+                                      ignore_mirrored));
+      },
+      py::arg("text") = py::none(), py::kw_only(), py::arg("like_id") = py::none(),
+      py::arg("like") = py::none(), py::arg("k") = 10, py::arg("filters") = py::none(),
+      py::arg("min_score") = py::none(), py::arg("strict_numbers") = false, py::arg("facts") = true,
+      py::arg("same_size") = py::none(), py::arg("ignore_mirrored") = false,
+      "One query of one kind (text, like_id or like) with the whole answer, as `cadclip "
+      "search --json` prints it: {'query', 'filters' (each applied clause with its origin: "
+      "given, query or same_size), 'candidates' (parts that pass), 'results'}, with 'facts', "
+      "'meeting_all' and each result's 'meets' when the text states facts.");
+}
+
+void bind_model(py::module_& m) {
   py::class_<Model>(m, "Model",
                     R"(A trained two-tower model, loaded from a checkpoint, in inference mode.
 
@@ -257,86 +329,23 @@ recorded. Embeddings are unit rows of float32 on the CPU.)")
       .def("__repr__", [](const Model& model) {
         return format("Model('{}', embed_dim={})", model.folder(), model.embed_dim());
       });
+}
 
-  py::class_<Index>(m, "Index", R"(A part index made by `cadclip index`, opened for searching.
+void bind_index(py::module_& m) {
+  py::class_<Index> index(m, "Index", R"(A part index made by `cadclip index`, opened for searching.
 
 Index.open(folder) loads the model the index was built with (or checkpoint=, which
 must hold the same weights), the vectors and the catalog of the index's current
 version, and keeps that version while open. Results are lists of plain dicts as
 `cadclip search --json` prints them: rank, score (cosine), id, name, source,
 size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
-(the fields imported with `cadclip index --metadata`) and thumbnail.)")
-      .def_static("open", &Index::open, py::arg("folder"), py::arg("checkpoint") = py::none(),
-                  py::arg("search_params") = py::none(),
-                  "Opens an index folder; search_params are FAISS search parameters "
-                  "('nprobe=32'), default the index's own.")
-      .def(
-          "search",
-          [](const Index& i, const std::string& text, int64_t k, const py::object& filters,
-             std::optional<double> min_score, bool strict_numbers, bool facts) {
-            return i.results(
-                text, std::nullopt, std::nullopt,
-                search_options(k, filters, min_score, strict_numbers, facts, {}, false));
-          },
-          py::arg("text"), py::arg("k") = 10, py::arg("filters") = py::none(),
-          py::arg("min_score") = py::none(), py::arg("strict_numbers") = false,
-          py::arg("facts") = true,
-          "The k parts that best match a text, best first, among those that pass the filters "
-          "(the filter language of `cadclip search --filter`, docs/HTTP_API.md: a string such as "
-          "'size<100 holes>=4', or a list of clauses), scoring at least min_score; "
-          "parts that meet more of the facts the text states ('six bolt holes', 'M8 nut', "
-          "'under 100 mm') come first (facts=False: the embedding alone), and strict_numbers "
-          "makes those facts hard conditions. The results of `cadclip search INDEX TEXT -k K "
-          "--filter F --json`.")
-      .def(
-          "similar",
-          [](const Index& i, const std::string& id, int64_t k, const py::object& filters,
-             std::optional<double> min_score, std::optional<double> same_size,
-             bool ignore_mirrored) {
-            return i.results(
-                std::nullopt, id, std::nullopt,
-                search_options(k, filters, min_score, false, false, same_size, ignore_mirrored));
-          },
-          py::arg("id"), py::arg("k") = 10, py::arg("filters") = py::none(),
-          py::arg("min_score") = py::none(), py::arg("same_size") = py::none(),
-          py::arg("ignore_mirrored") = false,
-          "The k parts most like an indexed part (itself first when it passes the filters): "
-          "`cadclip search --like-id`. same_size (percent) keeps parts whose extents are within "
-          "± that share of the part's; ignore_mirrored leaves out its mirror images.")
-      .def(
-          "similar_to_file",
-          [](const Index& i, const std::string& path, int64_t k, const py::object& filters,
-             std::optional<double> min_score, std::optional<double> same_size,
-             bool ignore_mirrored) {
-            return i.results(
-                std::nullopt, std::nullopt, path,
-                search_options(k, filters, min_score, false, false, same_size, ignore_mirrored));
-          },
-          py::arg("path"), py::arg("k") = 10, py::arg("filters") = py::none(),
-          py::arg("min_score") = py::none(), py::arg("same_size") = py::none(),
-          py::arg("ignore_mirrored") = false,
-          "The k parts most like a CAD file, read in a worker process: `cadclip search --like`; "
-          "the keywords as similar().")
-      .def(
-          "query",
-          [](const Index& i, const std::optional<std::string>& text,
-             const std::optional<std::string>& like_id, const std::optional<std::string>& like,
-             int64_t k, const py::object& filters, std::optional<double> min_score,
-             bool strict_numbers, bool facts, std::optional<double> same_size,
-             bool ignore_mirrored) {
-            return i.query(text, like_id, like,
-                           search_options(k, filters, min_score, strict_numbers, facts, same_size,
-                                          ignore_mirrored));
-          },
-          py::arg("text") = py::none(), py::kw_only(), py::arg("like_id") = py::none(),
-          py::arg("like") = py::none(), py::arg("k") = 10, py::arg("filters") = py::none(),
-          py::arg("min_score") = py::none(), py::arg("strict_numbers") = false,
-          py::arg("facts") = true, py::arg("same_size") = py::none(),
-          py::arg("ignore_mirrored") = false,
-          "One query of one kind (text, like_id or like) with the whole answer, as `cadclip "
-          "search --json` prints it: {'query', 'filters' (each applied clause with its origin: "
-          "given, query or same_size), 'candidates' (parts that pass), 'results'}, with 'facts', "
-          "'meeting_all' and each result's 'meets' when the text states facts.")
+(the fields imported with `cadclip index --metadata`) and thumbnail.)");
+  index.def_static("open", &Index::open, py::arg("folder"), py::arg("checkpoint") = py::none(),
+                   py::arg("search_params") = py::none(),
+                   "Opens an index folder; search_params are FAISS search parameters "
+                   "('nprobe=32'), default the index's own.");
+  bind_index_queries(index);
+  index
       .def("embed_text", &Index::embed_text, py::arg("text"),
            "A query's embedding [embed_dim] float32, as search() computes it.")
       .def("item", &Index::item, py::arg("id"),
@@ -371,6 +380,13 @@ size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
         return format("Index('{}', parts={}, dim={})", i.searcher().folder().string(),
                       i.searcher().size(), i.searcher().dim());
       });
+}
+
+}  // namespace
+
+void bind_models(py::module_& m) {
+  bind_model(m);
+  bind_index(m);
 }
 
 }  // namespace cadclip::python

@@ -5,9 +5,11 @@
 #include <string>
 
 #include "cadclip/core/format.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/core/safetensors.h"
 #include "cadclip/core/tensor_health.h"
 #include "command.h"
+#include "option_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -16,6 +18,9 @@ struct CheckOptions {
   std::string path;    // the safetensors file to check
   bool quiet = false;  // print only the verdict, not every tensor
 };
+
+CADCLIP_OPTION_FIELDS(CheckOptions, (path, "safetensors file (a checkpoint, a shard, any model)"),
+                      (quiet, "Print only the verdict"))
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string text = "[";
@@ -53,12 +58,11 @@ int run_check(const CheckOptions& options) {
 
 void define_check(CLI::App& command, Runner& run) {
   auto options = std::make_shared<CheckOptions>();
-  command.add_option("path", options->path, "safetensors file (a checkpoint, a shard, any model)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  command.add_flag("--quiet", options->quiet, "Print only the verdict");
+  const ConfigFlags config(command, options);
+  add_field(command, "path", *options, options->path)->required()->check(CLI::ExistingFile);
+  add_switch(command, "--quiet", *options, options->quiet);
   command.footer("Exit status: 0 healthy, 1 some tensor holds NaN or Inf, 2 not a valid file.");
-  run = [options] { return run_check(*options); };
+  run = config.or_print([options] { return run_check(*options); });
 }
 
 }  // namespace cadclip::app

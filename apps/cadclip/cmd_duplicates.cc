@@ -11,10 +11,12 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/index/duplicates.h"
 #include "cadclip/index/result_export.h"
 #include "cadclip/index/searcher.h"
 #include "command.h"
+#include "option_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -30,6 +32,16 @@ struct DuplicatesCommandOptions {
   std::string out;                            // write here instead of stdout
   int threads = 0;                            // intra-op threads; 0 = LibTorch's default
 };
+
+CADCLIP_OPTION_FIELDS(DuplicatesCommandOptions, (index, "Index folder made by cadclip index"),
+                      (kinds, "Which clusters: exact, mirrored, near (comma list)"),
+                      (min_score, "Near duplicates: cosine similarity at least"),
+                      (size_percent, "Near duplicates: extents within this percent of each other"),
+                      (neighbours,
+                       "Near duplicates: candidates per part taken from the vector index"),
+                      (filter, "Compare only the parts that pass, e.g. \"type=step size<200\""),
+                      (format, "table, json or csv"), (out, "Write to this file instead of stdout"),
+                      (threads, "Intra-op threads; 0 = one per core"))
 
 nlohmann::json report_json(const index::DuplicateReport& r) {
   nlohmann::json clusters = nlohmann::json::array();
@@ -121,35 +133,28 @@ int run_duplicates(const DuplicatesCommandOptions& o) {
 
 void define_duplicates(CLI::App& command, Runner& run) {
   auto o = std::make_shared<DuplicatesCommandOptions>();
-  command.add_option("index", o->index, "Index folder made by cadclip index")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  command.add_option("--kinds", o->kinds, "Which clusters: exact, mirrored, near (comma list)")
-      ->capture_default_str();
-  command.add_option("--min-score", o->min_score, "Near duplicates: cosine similarity at least")
+  const ConfigFlags config(command, o);
+  add_field(command, "index", *o, o->index)->required()->check(CLI::ExistingDirectory);
+  add_field(command, "--kinds", *o, o->kinds)->capture_default_str();
+  add_field(command, "--min-score", *o, o->min_score)
       ->capture_default_str()
       ->check(CLI::Range(-1.0, 1.0));
-  command
-      .add_option("--size-tolerance", o->size_percent,
-                  "Near duplicates: extents within this percent of each other")
+  add_field(command, "--size-tolerance", *o, o->size_percent)
       ->capture_default_str()
       ->check(CLI::Range(0.0, 99.0));
-  command
-      .add_option("--neighbours", o->neighbours,
-                  "Near duplicates: candidates per part taken from the vector index")
+  add_field(command, "--neighbours", *o, o->neighbours)
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command.add_option("--filter", o->filter,
-                     "Compare only the parts that pass, e.g. \"type=step size<200\"");
-  command.add_option("--format", o->format, "table, json or csv")
+  add_field(command, "--filter", *o, o->filter);
+  add_field(command, "--format", *o, o->format)
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  command.add_option("--out", o->out, "Write to this file instead of stdout");
-  command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
+  add_field(command, "--out", *o, o->out);
+  add_field(command, "--threads", *o, o->threads)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   command.footer("Exit status: 0 no duplicates, 1 clusters found, 2 bad input.");
-  run = [o] { return run_duplicates(*o); };
+  run = config.or_print([o] { return run_duplicates(*o); });
 }
 
 }  // namespace cadclip::app

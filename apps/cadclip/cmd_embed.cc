@@ -15,11 +15,13 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/core/safetensors.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/text/text_model.h"
 #include "command.h"
+#include "option_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -37,6 +39,19 @@ struct EmbedOptions {
   int threads = 0;                 // LibTorch intra-op threads; 0: its default
   std::string output;              // also write all vectors [n, hidden] to this safetensors file
 };
+
+CADCLIP_OPTION_FIELDS(
+    EmbedOptions, (texts, "Sentences to embed"), (file, "Sentences, one per line ('-': stdin)"),
+    (model, "A pretrained text model folder: its sentence embeddings"),
+    (checkpoint,
+     "A trained model (checkpoint pointer, folder or run folder): print its text embeddings, "
+     "the vectors parts are searched with. With neither this nor --model: the released model "
+     "(models/default.json, or $CADCLIP_MODEL)"),
+    (pooling, "auto, cls or mean"),
+    (max_length, "Tokens per text with [CLS]/[SEP] (0: the model folder's limit)"),
+    (batch_size, "Texts per forward pass"), (values, "Leading values of each vector to print"),
+    (threads, "LibTorch threads (0: its default)"),
+    (output, "Also write all vectors to a safetensors file"))
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::vector<std::string> lines;
@@ -135,29 +150,22 @@ int run_embed(const EmbedOptions& options) {
 
 void define_embed(CLI::App& command, Runner& run) {
   auto options = std::make_shared<EmbedOptions>();
-  command.add_option("texts", options->texts, "Sentences to embed");
-  command.add_option("--file", options->file, "Sentences, one per line ('-': stdin)");
-  command.add_option("--model", options->model,
-                     "A pretrained text model folder: its sentence embeddings (e.g. " +
-                         text::default_text_model_folder().string() + ")");
-  command.add_option("--checkpoint", options->checkpoint,
-                     "A trained model (checkpoint pointer, folder or run folder): print its text "
-                     "embeddings, the vectors parts are searched with. With neither this nor "
-                     "--model: the released model (models/default.json, or $CADCLIP_MODEL)");
-  command.add_option("--pooling", options->pooling, "auto, cls or mean")
+  const EmbedOptions& o = *options;
+  const ConfigFlags config(command, options);
+  add_field(command, "texts", o, options->texts);
+  add_field(command, "--file", o, options->file);
+  command.add_option(
+      "--model", options->model,
+      help(o, o.model, "--model") + " (e.g. " + text::default_text_model_folder().string() + ")");
+  add_field(command, "--checkpoint", o, options->checkpoint);
+  add_field(command, "--pooling", o, options->pooling)
       ->check(CLI::IsMember({"auto", "cls", "mean"}));
-  command
-      .add_option("--max-length", options->max_length,
-                  "Tokens per text with [CLS]/[SEP] (0: the model folder's limit)")
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--batch-size", options->batch_size, "Texts per forward pass")
-      ->check(CLI::PositiveNumber);
-  command.add_option("--values", options->values, "Leading values of each vector to print")
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--threads", options->threads, "LibTorch threads (0: its default)")
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--output", options->output, "Also write all vectors to a safetensors file");
-  run = [options] { return run_embed(*options); };
+  add_field(command, "--max-length", o, options->max_length)->check(CLI::NonNegativeNumber);
+  add_field(command, "--batch-size", o, options->batch_size)->check(CLI::PositiveNumber);
+  add_field(command, "--values", o, options->values)->check(CLI::NonNegativeNumber);
+  add_field(command, "--threads", o, options->threads)->check(CLI::NonNegativeNumber);
+  add_field(command, "--output", o, options->output);
+  run = config.or_print([options] { return run_embed(*options); });
 }
 
 }  // namespace cadclip::app

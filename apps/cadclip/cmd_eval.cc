@@ -17,6 +17,7 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/core/log.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
@@ -25,6 +26,7 @@
 #include "cadclip/eval/evaluate.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "command.h"
+#include "option_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -44,6 +46,29 @@ struct EvalCommandOptions {
   int threads = 0;                   // intra-op threads; 0 = LibTorch's default (the cores)
   std::string device = "cpu";        // cpu or cuda[:n]
 };
+
+CADCLIP_OPTION_FIELDS(
+    EvalCommandOptions,
+    (checkpoint, "Checkpoint: <run>/checkpoints/<name>.json, its folder, or a run folder (last)"),
+    (data,
+     "Prepared dataset folder; repeat it for several read as one (the parts of a sharded "
+     "prepare), or name a dataset file listing folders"),
+    (split, "Split to evaluate"),
+    (splits,
+     "Splits JSON to take --split from instead of the dataset's splits.json (e.g. one kind of "
+     "part only); ids the dataset lacks are left out"),
+    (levels, "Caption levels to report (default: every level)"),
+    (json, "Print JSON (docs/EVAL.md) instead of the table"),
+    (json_out,
+     "Also write the JSON report (docs/EVAL.md) to this file: table and JSON from one "
+     "evaluation"),
+    (subsets,
+     "NAME=SPLITS_FILE (repeatable): also score the split's parts that the file lists, apart; "
+     "the captions are encoded once for all"),
+    (save_embeddings, "Write both towers' embeddings with their ids to this safetensors file"),
+    (batch_size, "Models or texts per forward pass"),
+    (max_text_length, "Tokens per caption, longer ones are cut; 0 = the checkpoint's"),
+    (threads, "Intra-op threads; 0 = one per core"), (device, "cpu or cuda[:n]"))
 
 // Fails at once, before any work, when `path` (given as `option`) cannot be
 // written: its folder is missing or not writable.
@@ -156,15 +181,9 @@ int run_eval(const EvalCommandOptions& o) {
 
 void define_eval(CLI::App& command, Runner& run) {
   auto o = std::make_shared<EvalCommandOptions>();
-  command
-      .add_option("checkpoint", o->checkpoint,
-                  "Checkpoint: <run>/checkpoints/<name>.json, its folder, or a run folder (last)")
-      ->required()
-      ->check(CLI::ExistingPath);
-  command
-      .add_option("--data", o->data,
-                  "Prepared dataset folder; repeat it for several read as one (the parts of a "
-                  "sharded prepare), or name a dataset file listing folders")
+  const ConfigFlags config(command, o);
+  add_field(command, "checkpoint", *o, o->checkpoint)->required()->check(CLI::ExistingPath);
+  add_field(command, "--data", *o, o->data)
       ->required()
       ->expected(1)
       ->allow_extra_args(false)
@@ -173,41 +192,29 @@ void define_eval(CLI::App& command, Runner& run) {
   command
       .add_option_function<std::string>(
           "--split", [o](const std::string& name) { o->split = data::parse_split(name); },
-          "Split to evaluate")
+          help(*o, o->split, "--split"))
       ->check(CLI::IsMember({"train", "validation", "test"}))
       ->default_str(std::string(data::split_name(o->split)));
-  command
-      .add_option("--splits", o->splits,
-                  "Splits JSON to take --split from instead of the dataset's splits.json (e.g. "
-                  "one kind of part only); ids the dataset lacks are left out")
-      ->check(CLI::ExistingFile);
-  command.add_option("--levels", o->levels, "Caption levels to report (default: every level)")
-      ->delimiter(',');
-  command.add_flag("--json", o->json, "Print JSON (docs/EVAL.md) instead of the table");
-  command.add_option("--json-out", o->json_out,
-                     "Also write the JSON report (docs/EVAL.md) to this file: table and JSON "
-                     "from one evaluation");
-  command.add_option("--subset", o->subsets,
-                     "NAME=SPLITS_FILE (repeatable): also score the split's parts that the file "
-                     "lists, apart; the captions are encoded once for all");
-  command.add_option("--save-embeddings", o->save_embeddings,
-                     "Write both towers' embeddings with their ids to this safetensors file");
-  command.add_option("--batch-size", o->batch_size, "Models or texts per forward pass")
+  add_field(command, "--splits", *o, o->splits)->check(CLI::ExistingFile);
+  add_field(command, "--levels", *o, o->levels)->delimiter(',');
+  add_switch(command, "--json", *o, o->json);
+  add_field(command, "--json-out", *o, o->json_out);
+  add_field(command, "--subset", *o, o->subsets);
+  add_field(command, "--save-embeddings", *o, o->save_embeddings);
+  add_field(command, "--batch-size", *o, o->batch_size)
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command
-      .add_option("--max-text-length", o->max_text_length,
-                  "Tokens per caption, longer ones are cut; 0 = the checkpoint's")
+  add_field(command, "--max-text-length", *o, o->max_text_length)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
+  add_field(command, "--threads", *o, o->threads)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--device", o->device, "cpu or cuda[:n]")->capture_default_str();
+  add_field(command, "--device", *o, o->device)->capture_default_str();
   command.footer(
       "Exit status: 0 evaluated (warnings about collapse or CAD->CAD self-retrieval go to "
       "stderr), 2 bad input.");
-  run = [o] { return run_eval(*o); };
+  run = config.or_print([o] { return run_eval(*o); });
 }
 
 }  // namespace cadclip::app

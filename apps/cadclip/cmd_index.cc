@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "cadclip/core/format.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/index/build_index.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "command.h"
 #include "ingest_flags.h"
+#include "option_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -23,6 +25,15 @@ struct IndexCommandOptions {
   int threads = 0;                  // intra-op threads; 0 = LibTorch's default (the cores)
   std::vector<std::string> inputs;  // [checkpoint] library, as given
 };
+
+CADCLIP_OPTION_FIELDS(
+    IndexCommandOptions, (index, "The job's options (checkpoint and library from the inputs)"),
+    (threads, "Intra-op threads; 0 = one per core"),
+    (inputs,
+     "[CHECKPOINT] LIBRARY. CHECKPOINT: <run>/checkpoints/<name>.json, its folder, or a run "
+     "folder (last); left out: the released model (models/default.json, or $CADCLIP_MODEL). "
+     "LIBRARY: a folder of CAD files, a prepared folder, or a dataset file listing prepared "
+     "folders (the parts of a sharded prepare)"))
 
 int run_index(IndexCommandOptions o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
@@ -41,6 +52,9 @@ int run_index(IndexCommandOptions o) {
       with_commas(s.changed).c_str(), with_commas(s.moved).c_str(), with_commas(s.removed).c_str(),
       with_commas(s.unchanged).c_str(), with_commas(s.failed).c_str(),
       with_commas(s.thumbnails).c_str(), s.factory.c_str());
+  if (s.vectors_kept > 0)
+    std::printf("FAISS index updated in place: %s vectors kept, none retrained\n",
+                with_commas(s.vectors_kept).c_str());
   if (s.failed > 0) std::printf("failed files and reasons: %s/failures.jsonl\n", s.version.c_str());
   if (s.thumbnail_failures > 0)
     std::printf("%s parts indexed without a thumbnail, and why: %s/warnings.jsonl\n",
@@ -54,54 +68,28 @@ int run_index(IndexCommandOptions o) {
 void define_index(CLI::App& command, Runner& run) {
   auto o = std::make_shared<IndexCommandOptions>();
   index::IndexOptions& i = o->index;
+  const ConfigFlags config(command, o);
   // [CHECKPOINT] LIBRARY: without a checkpoint, the released model.
-  command
-      .add_option("inputs", o->inputs,
-                  "[CHECKPOINT] LIBRARY. CHECKPOINT: <run>/checkpoints/<name>.json, its folder, "
-                  "or a run folder (last); left out: the released model (models/default.json, "
-                  "or $CADCLIP_MODEL). LIBRARY: a folder of CAD files, a prepared folder, or a "
-                  "dataset file listing prepared folders (the parts of a sharded prepare)")
-      ->required()
-      ->expected(1, 2)
-      ->check(CLI::ExistingPath);
-  command.add_option("--out", i.out, "Index folder to write (updated when it exists)")->required();
-  command
-      .add_option("--factory", i.factory,
-                  "FAISS factory string (Flat, IVF1024,Flat, HNSW32,Flat, ...); auto = Flat "
-                  "below 20,000 parts, else IVF with about 4 sqrt(parts) lists")
-      ->capture_default_str();
-  command.add_option("--search-params", i.search_params,
-                     "FAISS search parameters, e.g. nprobe=16 (default for IVF), efSearch=128 "
-                     "(default for HNSW)");
-  command.add_option("--captions", i.captions,
-                     "Caption file (JSONL/CSV) naming parts by id; default: the prepared "
-                     "folder's captions.jsonl");
-  command.add_flag("!--no-thumbnails", i.thumbnails, "Do not draw thumbnails");
-  command.add_option("--batch-size", i.batch_size, "Parts per forward pass")
+  add_field(command, "inputs", *o, o->inputs)->required()->expected(1, 2)->check(CLI::ExistingPath);
+  add_field(command, "--out", i, i.out)->required();
+  add_field(command, "--factory", i, i.factory)->capture_default_str();
+  add_field(command, "--search-params", i, i.search_params);
+  add_field(command, "--captions", i, i.captions);
+  add_switch(command, "!--no-thumbnails", i, i.thumbnails);
+  add_field(command, "--batch-size", i, i.batch_size)
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command.add_option("--workers", i.workers, "Ingest worker processes; 0 = one per core")
+  add_field(command, "--workers", i, i.workers)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   add_ingest_limit_flags(command, i.limits, "each library file");
-  command.add_option("--assume-unit", i.assume_unit, "Unit of unitless CAD files")
-      ->capture_default_str();
-  command
-      .add_option("--metadata", i.metadata,
-                  "CSV of catalog fields (part number, material, project, ...): one row per "
-                  "part, named by an 'id' or 'file' column; filter on them with `search "
-                  "--filter`")
-      ->check(CLI::ExistingFile);
-  command.add_flag("--update", i.update,
-                   "Change an existing index in place: add new files, re-embed changed ones, "
-                   "keep moved or renamed ones by their content, drop deleted ones; fails "
-                   "rather than build a new index");
-  command.add_flag("--overwrite", i.overwrite,
-                   "Rebuild an index that was made with another checkpoint");
-  command.add_flag("--wait", i.wait,
-                   "Another cadclip index writing the same folder: wait for it instead of "
-                   "failing");
-  command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
+  add_field(command, "--assume-unit", i, i.assume_unit)->capture_default_str();
+  add_field(command, "--metadata", i, i.metadata)->check(CLI::ExistingFile);
+  add_switch(command, "--update", i, i.update);
+  add_switch(command, "--add", i, i.add);
+  add_switch(command, "--overwrite", i, i.overwrite);
+  add_switch(command, "--wait", i, i.wait);
+  add_field(command, "--threads", *o, o->threads)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   command.footer(
@@ -109,7 +97,7 @@ void define_index(CLI::App& command, Runner& run) {
       "(the index is then as it was). "
       "Parts indexed without a thumbnail because drawing them failed are listed in "
       "warnings.jsonl.");
-  run = [o] { return run_index(*o); };
+  run = config.or_print([o] { return run_index(*o); });
 }
 
 }  // namespace cadclip::app

@@ -12,11 +12,13 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/json_fields.h"
 #include "cadclip/index/filter.h"
 #include "cadclip/index/result_export.h"
 #include "cadclip/index/searcher.h"
 #include "command.h"
 #include "ingest_flags.h"
+#include "option_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -40,6 +42,29 @@ struct SearchCommandOptions {
   int threads = 0;                 // intra-op threads; 0 = LibTorch's default (the cores)
   data::IngestLimits limits;       // what the --like part may cost to ingest
 };
+
+CADCLIP_OPTION_FIELDS(
+    SearchCommandOptions, (index, "Index folder made by cadclip index"), (texts, "Text queries"),
+    (like, "A CAD file: find parts like it"), (like_id, "An indexed part's id: find parts like it"),
+    (filter,
+     "Conditions every result must meet, e.g. \"size<100 holes>=6 material=steel\" "
+     "(docs/HTTP_API.md, Filters)"),
+    (min_score, "Leave out results scoring below this"),
+    (strict_numbers,
+     "Make the facts a text states (\"under 100 mm\", \"six holes\", \"M8 nut\") hard conditions "
+     "instead of ranking by them"),
+    (no_facts,
+     "Rank by the embedding alone; by default parts that meet more of the facts a text states "
+     "come first"),
+    (same_size_percent,
+     "With --like/--like-id: only parts whose extents are within this percent of the part's"),
+    (ignore_mirrored, "With --like/--like-id: leave out mirror images of the part"),
+    (k, "Results per query"), (json, "Print JSON instead of a table (as --format json)"),
+    (format, "table, json, or csv (a catalog export)"),
+    (out, "Write to this file instead of stdout"),
+    (checkpoint, "Checkpoint to search with; it must hold the index's weights"),
+    (threads, "Intra-op threads; 0 = one per core"),
+    (limits, "What the --like part may cost to ingest"))
 
 // At most `width` characters of `text` (UTF-8 aware enough for a table: it
 // never cuts inside a multi-byte character), with "..." when cut.
@@ -185,48 +210,32 @@ int run_search(SearchCommandOptions o) {
 
 void define_search(CLI::App& command, Runner& run) {
   auto o = std::make_shared<SearchCommandOptions>();
-  command.add_option("index", o->index, "Index folder made by cadclip index")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  command.add_option("texts", o->texts, "Text queries");
-  command.add_option("--like", o->like, "A CAD file: find parts like it")->check(CLI::ExistingFile);
-  command.add_option("--like-id", o->like_id, "An indexed part's id: find parts like it");
-  command.add_option("-k", o->k, "Results per query")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command.add_option("--filter", o->filter,
-                     "Conditions every result must meet, e.g. \"size<100 holes>=6 "
-                     "material=steel\" (docs/HTTP_API.md, Filters)");
-  command.add_option("--min-score", o->min_score, "Leave out results scoring below this")
-      ->check(CLI::Range(-1.0, 1.0));
-  command.add_flag("--strict-numbers", o->strict_numbers,
-                   "Make the facts a text states (\"under 100 mm\", \"six holes\", \"M8 nut\") "
-                   "hard conditions instead of ranking by them");
-  command.add_flag("--no-facts", o->no_facts,
-                   "Rank by the embedding alone; by default parts that meet more of the facts a "
-                   "text states come first");
-  command
-      .add_option("--same-size", o->same_size_percent,
-                  "With --like/--like-id: only parts whose extents are within this percent of "
-                  "the part's")
-      ->check(CLI::Range(0.0, 99.0));
-  command.add_flag("--ignore-mirrored", o->ignore_mirrored,
-                   "With --like/--like-id: leave out mirror images of the part");
-  command.add_flag("--json", o->json, "Print JSON instead of a table (as --format json)");
-  command.add_option("--format", o->format, "table, json, or csv (a catalog export)")
+  const ConfigFlags config(command, o);
+  add_field(command, "index", *o, o->index)->required()->check(CLI::ExistingDirectory);
+  add_field(command, "texts", *o, o->texts);
+  add_field(command, "--like", *o, o->like)->check(CLI::ExistingFile);
+  add_field(command, "--like-id", *o, o->like_id);
+  add_field(command, "-k", *o, o->k)->capture_default_str()->check(CLI::PositiveNumber);
+  add_field(command, "--filter", *o, o->filter);
+  add_field(command, "--min-score", *o, o->min_score)->check(CLI::Range(-1.0, 1.0));
+  add_switch(command, "--strict-numbers", *o, o->strict_numbers);
+  add_switch(command, "--no-facts", *o, o->no_facts);
+  add_field(command, "--same-size", *o, o->same_size_percent)->check(CLI::Range(0.0, 99.0));
+  add_switch(command, "--ignore-mirrored", *o, o->ignore_mirrored);
+  add_switch(command, "--json", *o, o->json);
+  add_field(command, "--format", *o, o->format)
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  command.add_option("--out", o->out, "Write to this file instead of stdout");
-  command.add_option("--checkpoint", o->checkpoint,
-                     "Checkpoint to search with; it must hold the index's weights");
-  command.add_option("--threads", o->threads, "Intra-op threads; 0 = one per core")
+  add_field(command, "--out", *o, o->out);
+  add_field(command, "--checkpoint", *o, o->checkpoint);
+  add_field(command, "--threads", *o, o->threads)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   add_ingest_limit_flags(command, o->limits, "the --like part");
   command.footer(
       "Exit status: 0 answered, 2 bad input (no index, another "
       "checkpoint, bad part, a filter that cannot be read).");
-  run = [o] { return run_search(*o); };
+  run = config.or_print([o] { return run_search(*o); });
 }
 
 }  // namespace cadclip::app

@@ -18,6 +18,7 @@
 #include "cadclip/serve/server.h"
 #include "command.h"
 #include "ingest_flags.h"
+#include "option_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -77,105 +78,75 @@ int run_serve(const serve::ServeOptions& o) {
   return kExitOk;
 }
 
+// The connections and the work the server takes on, and their bounds.
+void add_load_flags(CLI::App& command, serve::ServeOptions& o) {
+  add_field(command, "--threads", o, o.threads)->capture_default_str()->check(CLI::PositiveNumber);
+  add_field(command, "--header-timeout", o, o.header_timeout_s)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--body-timeout", o, o.body_timeout_s)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--max-connections", o, o.max_connections)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--max-client-connections", o, o.max_client_connections)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--max-in-flight", o, o.max_in_flight)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--max-uploads", o, o.max_uploads)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--torch-threads", o, o.torch_threads)
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  add_field(command, "--encoders", o, o.encoders)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--max-batch", o, o.max_batch)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--batch-window-ms", o, o.batch_window_ms)
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  add_field(command, "--max-query-bytes", o, o.max_query_chars)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_field(command, "--max-k", o, o.max_k)->capture_default_str()->check(CLI::PositiveNumber);
+  add_field(command, "--max-upload-mb", o, o.max_upload_mb)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+// Who may ask, how often, and what is logged.
+void add_access_flags(CLI::App& command, serve::ServeOptions& o) {
+  add_field(command, "--api-key-file", o, o.api_key_file)->check(CLI::ExistingFile);
+  add_field(command, "--rate-limit", o, o.rate_limit);
+  add_field(command, "--rate-burst", o, o.rate_burst)->check(CLI::NonNegativeNumber);
+  add_switch(command, "--trust-proxy", o, o.trust_proxy);
+  add_field(command, "--access-log", o, o.access_log);
+}
+
 }  // namespace
 
 void define_serve(CLI::App& command, Runner& run) {
   auto o = std::make_shared<serve::ServeOptions>();
-  command.add_option("index", o->index, "Index folder made by cadclip index")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  command.add_option("--host", o->host, "Address to bind (0.0.0.0 = every interface)")
-      ->capture_default_str();
-  command.add_option("--port", o->port, "TCP port; 0 = any free one")->capture_default_str();
-  command.add_option("--checkpoint", o->checkpoint,
-                     "Checkpoint to search with; it must hold the index's weights");
-  command
-      .add_option("--threads", o->threads,
-                  "Threads answering requests (a connection waiting for its request holds none)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--header-timeout", o->header_timeout_s,
-                  "Seconds a client may take to send a request line and headers (then 408)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--body-timeout", o->body_timeout_s,
-                  "Seconds a client may take to send a request body after its headers (then 408)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--max-connections", o->max_connections,
-                  "Open connections in all; more are refused with 503")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--max-client-connections", o->max_client_connections,
-                  "Open connections from one client address; more are refused with 503")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--max-in-flight", o->max_in_flight,
-                  "Searches running or waiting at once; more get HTTP 503")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--max-uploads", o->max_uploads, "Part uploads read at once; more get HTTP 503")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command.add_option("--torch-threads", o->torch_threads, "Intra-op threads per encoder")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--encoders", o->encoders, "Threads encoding text queries, a batch each")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command.add_option("--max-batch", o->max_batch, "Text queries per forward pass")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--batch-window-ms", o->batch_window_ms,
-                  "How long an idle encoder waits for more queries to batch")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--max-query-bytes", o->max_query_chars, "Longest text query in bytes")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command.add_option("--max-k", o->max_k, "Largest k a request may ask for")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command.add_option("--max-upload-mb", o->max_upload_mb, "Largest request body, MiB")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--web-root", o->web_root,
-                  "Serve the page from this folder instead of the copy in the binary")
-      ->check(CLI::ExistingDirectory);
-  command
-      .add_option("--api-key-file", o->api_key_file,
-                  "File of API keys, one per line; requests to /api/ and thumbnails must show "
-                  "one (Authorization: Bearer KEY). Needed to bind beyond 127.0.0.1")
-      ->check(CLI::ExistingFile);
-  command.add_option("--rate-limit", o->rate_limit,
-                     "Requests per second per client (its key, else its address); more get 429. "
-                     "0 = no limit; default: 20 beyond loopback, none on it");
-  command
-      .add_option("--rate-burst", o->rate_burst,
-                  "Requests a client may make at once; 0 = twice the rate")
-      ->check(CLI::NonNegativeNumber);
-  command.add_flag("--trust-proxy", o->trust_proxy,
-                   "Take the client's address from X-Forwarded-For (behind a reverse proxy)");
-  command.add_option("--access-log", o->access_log,
-                     "Append one JSON line per request (time, id, client, key id, target, status, "
-                     "ms) to this file; - = stderr");
-  command
-      .add_option("--reload-interval", o->reload_interval_s,
-                  "Seconds between looks for a new index version, swapped in without dropping "
-                  "requests; 0 = never")
+  const ConfigFlags config(command, o);
+  add_field(command, "index", *o, o->index)->required()->check(CLI::ExistingDirectory);
+  add_field(command, "--host", *o, o->host)->capture_default_str();
+  add_field(command, "--port", *o, o->port)->capture_default_str();
+  add_field(command, "--checkpoint", *o, o->checkpoint);
+  add_load_flags(command, *o);
+  add_field(command, "--web-root", *o, o->web_root)->check(CLI::ExistingDirectory);
+  add_access_flags(command, *o);
+  add_field(command, "--reload-interval", *o, o->reload_interval_s)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   add_ingest_limit_flags(command, o->limits, "each uploaded part");
   command.footer("Prints 'serving INDEX on http://HOST:PORT/' once it listens.");
-  run = [o] { return run_serve(*o); };
+  run = config.or_print([o] { return run_serve(*o); });
 }
 
 }  // namespace cadclip::app

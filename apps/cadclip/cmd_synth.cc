@@ -10,7 +10,9 @@
 #include "cadclip/cad/synth.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/core/json_fields.h"
 #include "command.h"
+#include "option_flags.h"
 
 namespace cadclip::app {
 namespace {
@@ -20,6 +22,34 @@ struct SynthCommandOptions {
   std::string out;          // folder to write parts/, captions.jsonl, splits.json, manifest.json
   std::string stats;        // instead of generating: report the reference numbers of this folder
 };
+
+CADCLIP_OPTION_FIELDS(
+    SynthCommandOptions, (count, synth.count, "Parts to make"),
+    (seed, synth.seed, "Random seed: the same seed gives the same bytes"),
+    (noise, synth.noise,
+     "Probability that a caption is made noisy like a careless annotator's (0 = clean)"),
+    (workers, synth.workers, "Modelling threads (0 = one per core)"),
+    (max_attempts, synth.max_attempts,
+     "Parameter draws per part before giving up (a rejected draw is counted)"),
+    (families, synth.families,
+     "Make only this family (repeatable; with --kind standard: this standard-part group, e.g. "
+     "hex_bolt); default: all in turn"),
+    (kind, synth.kind,
+     "families (parametric parts as STEP), programs (sketch-and-extrude programs as DeepCAD "
+     "JSON, Text2CAD-style captions), standard (standard parts from the standards' tables as "
+     "STEP, captioned by designation) or mixed"),
+    (program_share, synth.program_share,
+     "With --kind mixed: the share of parts that are programs (0.5 = half)"),
+    (standard_share, synth.standard_share,
+     "With --kind mixed: the share of parts that are standard parts (default 0.1; 0 = none, "
+     "the mixed set as it was before)"),
+    (program_test_share, synth.program_test_share,
+     "Programs' share in the test split (default 0.1; validation stays 0.1): a large held-out "
+     "program gallery from a small set"),
+    (caption_units, synth.caption_units,
+     "Programs' captions: units (Text2CAD's normalised units, largest side about 0.75) or mm"),
+    (out, "Folder for parts/*.step, captions.jsonl, splits.json, manifest.json"),
+    (stats, "Print the family-only oracle R@1 and shared-caption shares of a made set, then exit"))
 
 int run_synth(const SynthCommandOptions& options) {
   if (!options.stats.empty()) {
@@ -64,60 +94,30 @@ int run_synth(const SynthCommandOptions& options) {
 
 void define_synth(CLI::App& command, Runner& run) {
   auto options = std::make_shared<SynthCommandOptions>();
-  command.add_option("--count", options->synth.count, "Parts to make")
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--seed", options->synth.seed,
-                     "Random seed: the same seed gives the same bytes");
-  command.add_option("--out", options->out,
-                     "Folder for parts/*.step, captions.jsonl, splits.json, manifest.json");
-  command
-      .add_option(
-          "--noise", options->synth.noise,
-          "Probability that a caption is made noisy like a careless annotator's (0 = clean)")
-      ->check(CLI::Range(0.0, 1.0));
-  command.add_option("--workers", options->synth.workers, "Modelling threads (0 = one per core)")
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--max-attempts", options->synth.max_attempts,
-                     "Parameter draws per part before giving up (a rejected draw is counted)");
-  command.add_option(
-      "--family", options->synth.families,
-      "Make only this family (repeatable; with --kind standard: this standard-part group, "
-      "e.g. hex_bolt); default: all in turn");
-  command
-      .add_option("--kind", options->synth.kind,
-                  "families (parametric parts as STEP), programs (sketch-and-extrude programs as "
-                  "DeepCAD JSON, Text2CAD-style captions), standard (standard parts from the "
-                  "standards' tables as STEP, captioned by designation) or mixed")
+  const SynthCommandOptions& o = *options;
+  cad::SynthOptions& synth = options->synth;
+  const ConfigFlags config(command, options);
+  add_field(command, "--count", o, synth.count)->check(CLI::NonNegativeNumber);
+  add_field(command, "--seed", o, synth.seed);
+  add_field(command, "--out", o, options->out);
+  add_field(command, "--noise", o, synth.noise)->check(CLI::Range(0.0, 1.0));
+  add_field(command, "--workers", o, synth.workers)->check(CLI::NonNegativeNumber);
+  add_field(command, "--max-attempts", o, synth.max_attempts);
+  add_field(command, "--family", o, synth.families);
+  add_field(command, "--kind", o, synth.kind)
       ->check(CLI::IsMember({"families", "programs", "standard", "mixed"}));
-  command
-      .add_option("--program-share", options->synth.program_share,
-                  "With --kind mixed: the share of parts that are programs (0.5 = half)")
-      ->check(CLI::Range(0.0, 1.0));
-  command
-      .add_option("--standard-share", options->synth.standard_share,
-                  "With --kind mixed: the share of parts that are standard parts (default 0.1; 0 "
-                  "= none, the mixed set as it was before)")
-      ->check(CLI::Range(0.0, 1.0));
-  command
-      .add_option("--program-test-share", options->synth.program_test_share,
-                  "Programs' share in the test split (default 0.1; validation stays 0.1): a "
-                  "large held-out program gallery from a small set")
+  add_field(command, "--program-share", o, synth.program_share)->check(CLI::Range(0.0, 1.0));
+  add_field(command, "--standard-share", o, synth.standard_share)->check(CLI::Range(0.0, 1.0));
+  add_field(command, "--program-test-share", o, synth.program_test_share)
       ->check(CLI::Range(0.0, 0.9));
-  command
-      .add_option("--caption-units", options->synth.caption_units,
-                  "Programs' captions: units (Text2CAD's normalised units, largest side about "
-                  "0.75) or mm")
+  add_field(command, "--caption-units", o, synth.caption_units)
       ->check(CLI::IsMember({"units", "mm"}));
-  command
-      .add_option(
-          "--stats", options->stats,
-          "Print the family-only oracle R@1 and shared-caption shares of a made set, then exit")
-      ->check(CLI::ExistingDirectory);
+  add_field(command, "--stats", o, options->stats)->check(CLI::ExistingDirectory);
   command.footer(
       "Then: cadclip prepare DIR/parts --captions DIR/captions.jsonl --splits DIR/splits.json "
       "(add --assume-unit m when the set has programs: DeepCAD JSON is in metres). See "
       "docs/SYNTHETIC.md.");
-  run = [options] { return run_synth(*options); };
+  run = config.or_print([options] { return run_synth(*options); });
 }
 
 }  // namespace cadclip::app

@@ -27,6 +27,7 @@
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/trainer.h"
 #include "command.h"
+#include "option_flags.h"
 
 extern char** environ;
 
@@ -131,52 +132,147 @@ int run_train(train::TrainOptions options, const std::string& backend, double ti
   return kExitOk;
 }
 
+// --share SOURCE=FRACTION into o.shares.
+void add_share(train::TrainOptions& o, const std::string& pair) {
+  const size_t eq = pair.find('=');
+  char* end = nullptr;
+  const double share = eq == std::string::npos ? 0 : std::strtod(pair.c_str() + eq + 1, &end);
+  if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' || !(share > 0))
+    throw Error(
+        format("--share {}: write SOURCE=FRACTION with a positive fraction, e.g. --share "
+               "real=0.3 (a source is named by its --data folder's name)",
+               pair));
+  o.shares[pair.substr(0, eq)] = share;
+}
+
+// What to train on and where to write: the data, its sources' shares, the
+// start, the run folder, the text tower and its captions.
+void add_data_options(CLI::App& command, const std::shared_ptr<train::TrainOptions>& o) {
+  // Required, but possibly from --config: train() says when one is missing.
+  add_field(command, "--data", *o, o->data)
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command
+      .add_option_function<std::vector<std::string>>(
+          "--share",
+          [o](const std::vector<std::string>& pairs) {
+            for (const std::string& pair : pairs) add_share(*o, pair);
+          },
+          help(*o, o->shares, "--share"))
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_field(command, "--select-by", *o, o->select_by)->capture_default_str();
+  add_field(command, "--init", *o, o->init);
+  add_field(command, "--out", *o, o->out);
+  add_field(command, "--text-model", o->model, o->model.text_folder)->capture_default_str();
+  add_field(command, "--levels", *o, o->levels)->delimiter(',');
+  add_field(command, "--max-text-length", o->model.text, o->model.text.max_length)
+      ->capture_default_str();
+}
+
+// The optimisation: epochs, batch, learning rates and their schedule, precision.
+void add_optimizer_options(CLI::App& command, const std::shared_ptr<train::TrainOptions>& o) {
+  add_field(command, "--epochs", *o, o->epochs)->capture_default_str();
+  add_field(command, "--batch-size", *o, o->batch_size)->capture_default_str();
+  add_field(command, "--lr", *o, o->lr)->capture_default_str();
+  add_field(command, "--text-lr", *o, o->text_lr)->capture_default_str();
+  add_field(command, "--text-train-layers", *o, o->text_train_layers)
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  add_field(command, "--weight-decay", *o, o->weight_decay)->capture_default_str();
+  add_field(command, "--warmup", *o, o->warmup)->capture_default_str();
+  add_field(command, "--grad-clip", *o, o->grad_clip)->capture_default_str();
+  model::TwoTowerOptions& towers = o->model.two_tower;
+  command
+      .add_option_function<std::string>(
+          "--precision",
+          [o](const std::string& name) {
+            o->model.two_tower.text_precision = model::parse_text_precision(name);
+          },
+          help(towers, towers.text_precision, "--precision"))
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->default_str(model::text_precision_name(towers.text_precision));
+}
+
+// What one step does: device, threads, seed, the loss and its negatives.
+// Returns --device, which the run needs to know was given.
+CLI::Option* add_step_options(CLI::App& command, const std::shared_ptr<train::TrainOptions>& o) {
+  CLI::Option* device = add_field(command, "--device", *o, o->device)->capture_default_str();
+  add_field(command, "--threads", *o, o->threads)->capture_default_str();
+  add_field(command, "--seed", *o, o->seed)->capture_default_str();
+  command
+      .add_option_function<std::string>(
+          "--loss", [o](const std::string& name) { o->loss = train::parse_loss_kind(name); },
+          help(*o, o->loss, "--loss"))
+      ->check(CLI::IsMember({"infonce", "siglip"}))
+      ->default_str(std::string(train::loss_kind_name(o->loss)));
+  add_switch(command, "!--no-false-negative-mask", *o, o->mask_false_negatives);
+  // `--queue` alone means 4096 rows; the option is off unless given.
+  add_field(command, "--queue", *o, o->queue)->expected(0, 1)->default_str("4096");
+  add_field(command, "--text-cache", *o, o->text_cache)->capture_default_str();
+  add_field(command, "--queue-momentum", *o, o->queue_momentum)->capture_default_str();
+  return device;
+}
+
+// When a run stops and what it keeps.
+void add_checkpoint_options(CLI::App& command, train::TrainOptions& o) {
+  add_field(command, "--max-nonfinite-steps", o, o.max_nonfinite_steps)->capture_default_str();
+  add_field(command, "--checkpoint-every", o, o.checkpoint_every)->capture_default_str();
+  add_field(command, "--stop-after-steps", o, o.stop_after_steps)->capture_default_str();
+  add_switch(command, "--resume", o, o.resume);
+}
+
+// The input pipeline, memory, and validation.
+void add_loader_options(CLI::App& command, const std::shared_ptr<train::TrainOptions>& o) {
+  add_field(command, "--loader-threads", *o, o->loader_threads)
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  add_field(command, "--pairwise-cache-mb", *o, o->pairwise_cache_mb)
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  add_switch(command, "--activation-checkpointing", o->model.text,
+             o->model.text.activation_checkpointing);
+  command
+      .add_option_function<std::string>(
+          "--validation-split",
+          [o](const std::string& name) {
+            o->validation_split =
+                name.empty() ? std::nullopt : std::optional(data::parse_split(name));
+          },
+          help(*o, o->validation_split, "--validation-split"))
+      ->default_str(std::string(data::split_name(*o->validation_split)));
+  add_field(command, "--eval-batch-size", *o, o->eval_batch_size)->capture_default_str();
+}
+
 // The flags that size the model (and must match a checkpoint on --resume).
 void add_model_size_options(CLI::App& command, model::ModelConfig& model) {
-  command.add_option("--embed-dim", model.two_tower.embed_dim, "Shared embedding size")
-      ->capture_default_str();
-  command
-      .add_option("--text-head-hidden", model.two_tower.text_head_hidden,
-                  "Width of a hidden GELU layer in the text head (0 = linear head); helps a "
-                  "frozen text tower")
-      ->capture_default_str();
-  command
-      .add_option("--quantity-width", model.two_tower.quantity_width,
-                  "Width of the quantity branch that reads the numbers in captions (sizes, "
-                  "counts, angles) beside the text tower; 0 = none")
+  model::TwoTowerOptions& towers = model.two_tower;
+  add_field(command, "--embed-dim", towers, towers.embed_dim)->capture_default_str();
+  add_field(command, "--text-head-hidden", towers, towers.text_head_hidden)->capture_default_str();
+  add_field(command, "--quantity-width", towers, towers.quantity_width)
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command
       .add_option_function<std::string>(
           "--text-space",
-          [&model](const std::string& name) {
-            model.two_tower.text_space = model::parse_text_space(name);
-          },
-          "How texts land in the shared space: head (a trained head over the pooled "
-          "features), locked (the pretrained sentence embedding itself; needs --embed-dim "
-          "of the tower's width, 384 for MiniLM), residual (the pretrained embedding plus a "
-          "trained correction that starts at zero; same width)")
+          [&towers](const std::string& name) { towers.text_space = model::parse_text_space(name); },
+          help(towers, towers.text_space, "--text-space"))
       ->check(CLI::IsMember({"head", "locked", "residual"}))
-      ->default_str(model::text_space_name(model.two_tower.text_space));
-  command.add_option("--brep-width", model.brep.width, "B-Rep encoder width")
-      ->capture_default_str();
-  command.add_option("--brep-layers", model.brep.layers, "B-Rep encoder layers")
-      ->capture_default_str();
-  command.add_option("--brep-heads", model.brep.heads, "B-Rep encoder heads")
-      ->capture_default_str();
-  command.add_option("--brep-ffn", model.brep.ffn_hidden, "B-Rep SwiGLU hidden width")
-      ->capture_default_str();
-  command.add_option("--brep-dropout", model.brep.dropout, "B-Rep dropout")->capture_default_str();
+      ->default_str(model::text_space_name(towers.text_space));
+  model::BRepEncoderOptions& brep = model.brep;
+  add_field(command, "--brep-width", brep, brep.width)->capture_default_str();
+  add_field(command, "--brep-layers", brep, brep.layers)->capture_default_str();
+  add_field(command, "--brep-heads", brep, brep.heads)->capture_default_str();
+  add_field(command, "--brep-ffn", brep, brep.ffn_hidden)->capture_default_str();
+  add_field(command, "--brep-dropout", brep, brep.dropout)->capture_default_str();
 }
 
 // Test hooks, in their own help group.
 void add_debug_options(CLI::App& command, train::TrainOptions& o) {
-  command
-      .add_option("--debug-nan-at-step", o.debug_nan_at_step,
-                  "Debug: poison the loss with NaN from this step")
-      ->group("Debugging");
-  command.add_option("--debug-nan-count", o.debug_nan_count, "Debug: ... for this many steps")
-      ->group("Debugging");
+  add_field(command, "--debug-nan-at-step", o, o.debug_nan_at_step)->group("Debugging");
+  add_field(command, "--debug-nan-count", o, o.debug_nan_count)->group("Debugging");
 }
 
 // How the processes of a run start and talk: --nproc local ranks, the backend.
@@ -207,175 +303,27 @@ void define_train(CLI::App& command, Runner& run) {
   auto timeout_s = std::make_shared<double>(
       std::chrono::duration<double>(train::ProcessGroupOptions{}.timeout).count());
   o->model.text_folder = text::default_text_model_folder().string();
-  // First, so that the options given beside it override the file's: CLI11
-  // assigns given options in the order they are defined.
-  command.add_option_function<std::string>(
-      "--config", [o](const std::string& file) { *o = train::read_train_options(file, *o); },
-      "JSON file of options, as a run's options.json; options given beside it override it");
-  // Required, but possibly from --config: train() says when one is missing.
-  command
-      .add_option("--data", o->data,
-                  "Prepared dataset folder (required); repeat it for several folders read as one "
-                  "(the parts of a sharded prepare), or name a dataset file listing folders")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command
-      .add_option_function<std::vector<std::string>>(
-          "--share",
-          [o](const std::vector<std::string>& pairs) {
-            for (const std::string& pair : pairs) {
-              const size_t eq = pair.find('=');
-              char* end = nullptr;
-              const double share =
-                  eq == std::string::npos ? 0 : std::strtod(pair.c_str() + eq + 1, &end);
-              if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' ||
-                  !(share > 0))
-                throw Error(
-                    format("--share {}: write SOURCE=FRACTION with a positive fraction, "
-                           "e.g. --share real=0.3 (a source is named by its --data "
-                           "folder's name)",
-                           pair));
-              o->shares[pair.substr(0, eq)] = share;
-            }
-          },
-          "Sampling share of a source, SOURCE=FRACTION (repeat it; every source then needs one; "
-          "shares are normalised): an epoch draws that share of its samples from the source, "
-          "repeating a small one. Default: every training model once per epoch")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command
-      .add_option("--select-by", o->select_by,
-                  "The source whose validation R@1 picks the best checkpoint, or mean (the mean "
-                  "over sources); each source is validated and reported apart")
-      ->capture_default_str();
-  command.add_option("--init", o->init,
-                     "Checkpoint to start from (the released model, a run's best.json) instead "
-                     "of from scratch; its shape options must match these");
-  command.add_option("--out", o->out, "Run folder (checkpoints, metrics, options) (required)");
-  command
-      .add_option("--text-model", o->model.text_folder,
-                  "Hugging Face folder of the pretrained text tower ($CADCLIP_TEXT_MODEL)")
-      ->capture_default_str();
-  command.add_option("--levels", o->levels, "Caption levels to sample (default: all)")
-      ->delimiter(',');
-  command
-      .add_option("--max-text-length", o->model.text.max_length, "Tokens per caption; longer = cut")
-      ->capture_default_str();
-  command.add_option("--epochs", o->epochs, "Passes over the training split")
-      ->capture_default_str();
-  command.add_option("--batch-size", o->batch_size, "Pairs per process and step")
-      ->capture_default_str();
-  command.add_option("--lr", o->lr, "Peak learning rate of the new modules")->capture_default_str();
-  command.add_option("--text-lr", o->text_lr, "Peak learning rate of the text tower")
-      ->capture_default_str();
-  command
-      .add_option("--text-train-layers", o->text_train_layers,
-                  "With --text-lr > 0: only the last N layers of the text tower train; 0 = all")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  command.add_option("--weight-decay", o->weight_decay, "AdamW weight decay")
-      ->capture_default_str();
-  command.add_option("--warmup", o->warmup, "Share of steps for linear warm-up")
-      ->capture_default_str();
-  command.add_option("--grad-clip", o->grad_clip, "Max gradient norm (0 = off)")
-      ->capture_default_str();
-  command
-      .add_option_function<std::string>(
-          "--precision",
-          [o](const std::string& name) {
-            o->model.two_tower.text_precision = model::parse_text_precision(name);
-          },
-          "Text tower precision")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
-      ->default_str(model::text_precision_name(o->model.two_tower.text_precision));
-  CLI::Option* device =
-      command
-          .add_option("--device", o->device, "cpu or cuda[:n] (--backend nccl: cuda:LOCAL_RANK)")
-          ->capture_default_str();
-  command.add_option("--threads", o->threads, "Intra-op threads (0 = cores / processes)")
-      ->capture_default_str();
-  command.add_option("--seed", o->seed, "Seed of init, shuffling and caption choice")
-      ->capture_default_str();
-  command
-      .add_option_function<std::string>(
-          "--loss", [o](const std::string& name) { o->loss = train::parse_loss_kind(name); },
-          "Contrastive loss")
-      ->check(CLI::IsMember({"infonce", "siglip"}))
-      ->default_str(std::string(train::loss_kind_name(o->loss)));
-  command.add_flag(
-      "!--no-false-negative-mask", o->mask_false_negatives,
-      "Treat captions stating the same facts (or text) and equal geometry as negatives too");
-  // `--queue` alone means the default length; the option is off unless given.
-  command
-      .add_option("--queue", o->queue,
-                  "MoCo-style momentum queue: rows of extra negatives per modality; --queue "
-                  "alone = 4096, absent or 0 = off (one process only)")
-      ->expected(0, 1)
-      ->default_str("4096");
-  command
-      .add_option("--text-cache", o->text_cache,
-                  "With --text-lr 0: safetensors file of the frozen text features, reused when "
-                  "it was made for the same captions and text model, else (re)written")
-      ->capture_default_str();
-  command
-      .add_option("--queue-momentum", o->queue_momentum,
-                  "EMA factor of the momentum encoders that fill the queue")
-      ->capture_default_str();
-  command
-      .add_option("--max-nonfinite-steps", o->max_nonfinite_steps,
-                  "Stop after this many non-finite steps in a row")
-      ->capture_default_str();
-  command
-      .add_option("--checkpoint-every", o->checkpoint_every,
-                  "Also write `last` every N steps (0 = per epoch)")
-      ->capture_default_str();
-  command
-      .add_option("--stop-after-steps", o->stop_after_steps,
-                  "Stop after N steps with a `last` checkpoint (0 = never)")
-      ->capture_default_str();
-  command.add_flag("--resume", o->resume, "Continue from <out>/checkpoints/last.json");
+  const ConfigFlags config(command, o, [o](const std::filesystem::path& file) {
+    *o = train::read_train_options(file, *o);
+  });
+  add_data_options(command, o);
+  add_optimizer_options(command, o);
+  CLI::Option* device = add_step_options(command, o);
+  add_checkpoint_options(command, *o);
   add_launch_options(command, *nproc, *backend, *timeout_s);
-  command
-      .add_option("--loader-threads", o->loader_threads,
-                  "Threads that make the next steps' inputs (shard reads, tokens, pairwise "
-                  "inputs, collation) while a step trains; 0 = inside the step")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  command
-      .add_option("--pairwise-cache-mb", o->pairwise_cache_mb,
-                  "Memory per process for the models' pairwise attention inputs, kept after "
-                  "their first use (about 12 F^2 bytes for F faces); 0 = recompute every step")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  command.add_flag("--activation-checkpointing", o->model.text.activation_checkpointing,
-                   "Recompute the text tower's layers in backward instead of keeping their "
-                   "activations (less memory, about a third more text compute)");
-  command
-      .add_option_function<std::string>(
-          "--validation-split",
-          [o](const std::string& name) {
-            o->validation_split =
-                name.empty() ? std::nullopt : std::optional(data::parse_split(name));
-          },
-          "Split evaluated after each epoch: train, validation or test (empty = none)")
-      ->default_str(std::string(data::split_name(*o->validation_split)));
-  command.add_option("--eval-batch-size", o->eval_batch_size, "Batch size of validation")
-      ->capture_default_str();
+  add_loader_options(command, o);
   add_model_size_options(command, o->model);
-  command.add_flag("!--nondeterministic", o->deterministic,
-                   "Allow nondeterministic ATen algorithms");
+  add_switch(command, "!--nondeterministic", *o, o->deterministic);
   add_debug_options(command, *o);
   command.footer(
       "Multi-process: start the same command under torchrun --no-python or SLURM (RANK, "
       "WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), on one node or several; "
       "docs/TRAINING.md.");
-  run = [o, nproc, backend, timeout_s, device] {
+  run = config.or_print([o, nproc, backend, timeout_s, device] {
     if (*nproc > 1 && std::getenv("WORLD_SIZE") == nullptr)
       return launch_local(*nproc, command_line().argc, command_line().argv);
     return run_train(*o, *backend, *timeout_s, device->count() > 0);
-  };
+  });
 }
 
 }  // namespace cadclip::app

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? app::kExitOk : app::kExitError;
   } catch (const Error& e) {
-    // An option that reads a file while parsing (train --config) found it bad.
+    // An option that reads a file while parsing (--config) found it bad.
     std::fprintf(stderr, "cadclip: %s\n", e.what());
     return app::kExitError;
   }

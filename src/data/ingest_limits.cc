@@ -6,7 +6,16 @@
 
 namespace cadclip::data {
 
-CADCLIP_JSON_FIELDS(IngestLimits, max_faces, max_edges, max_file_mb, file_timeout_s)
+CADCLIP_OPTION_FIELDS(
+    IngestLimits,
+    (max_faces,
+     "A model with more faces fails, never truncated; embedding memory grows with faces "
+     "squared (docs/INGEST.md); 0 = no limit"),
+    (max_edges, "A model with more directed edges (two per B-Rep edge) fails; 0 = no limit"),
+    (max_file_mb, "A larger CAD file fails without being opened, MiB; 0 = no limit"),
+    (file_timeout_s,
+     "Seconds one CAD file may take before it fails and its worker process is replaced (its "
+     "drawing gets as long again); 0 = no limit"))
 
 void check_limits(const IngestLimits& limits) {
   const auto require = [](bool ok, const char* flag, double value) {

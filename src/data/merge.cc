@@ -15,7 +15,15 @@
 
 namespace cadclip::data {
 
-CADCLIP_JSON_FIELDS(MergeOptions, inputs, out, allow_missing_shards, overwrite)
+CADCLIP_OPTION_FIELDS(
+    MergeOptions,
+    (inputs,
+     "Prepared folders (of `cadclip prepare` or `cadclip merge`), or dataset files listing them "
+     "one per line"),
+    (out, "Merged folder to write (new, or an earlier merge)"),
+    (allow_missing_shards,
+     "Merge only some parts of a sharded prepare (otherwise an error names the missing parts)"),
+    (overwrite, "Replace an earlier merge in --out"))
 
 namespace {
 

@@ -40,9 +40,37 @@ namespace cadclip::index {
 
 // worker_binary is left out: a detail of the machine that ran the job, not of
 // the index.
-CADCLIP_JSON_FIELDS(IndexOptions, checkpoint, library, out, factory, search_params, captions,
-                    thumbnails, batch_size, workers, limits, assume_unit, metadata, update,
-                    overwrite, wait)
+CADCLIP_OPTION_FIELDS(
+    IndexOptions,
+    (checkpoint, "The checkpoint the parts are embedded with (from the command line's inputs)"),
+    (library, "The part library (from the command line's inputs)"),
+    (out, "Index folder to write (updated when it exists)"),
+    (factory,
+     "FAISS factory string (Flat, IVF1024,Flat, HNSW32,Flat, ...); auto = Flat below 20,000 "
+     "parts, IVF with about 4 sqrt(parts) lists below 200,000, else those lists holding 8-bit "
+     "codes (SQ8) reranked by the exact vectors"),
+    (search_params,
+     "FAISS search parameters, e.g. nprobe=16 (default for IVF), efSearch=128 (default for "
+     "HNSW), and rerank=N: a lossy index (SQ or PQ codes) orders N candidates by the exact "
+     "vectors (default 64)"),
+    (captions,
+     "Caption file (JSONL/CSV) naming parts by id; default: the prepared folder's "
+     "captions.jsonl"),
+    (thumbnails, "Draw thumbnails (--no-thumbnails: do not)"),
+    (batch_size, "Parts per forward pass"), (workers, "Ingest worker processes; 0 = one per core"),
+    (limits, "What one CAD file of the library may cost to ingest"),
+    (assume_unit, "Unit of unitless CAD files"),
+    (metadata,
+     "CSV of catalog fields (part number, material, project, ...): one row per part, named by "
+     "an 'id' or 'file' column; filter on them with `search --filter`"),
+    (update,
+     "Change an existing index in place: add new files, re-embed changed ones, keep moved or "
+     "renamed ones by their content, drop deleted ones; fails rather than build a new index"),
+    (add,
+     "As --update, but parts of the index that LIBRARY does not name stay: index a library "
+     "folder by folder, or add a batch of parts to a large index"),
+    (overwrite, "Rebuild an index that was made with another checkpoint"),
+    (wait, "Another cadclip index writing the same folder: wait for it instead of failing"))
 namespace {
 
 namespace fs = std::filesystem;
@@ -333,6 +361,7 @@ struct Annotations {
   const std::map<std::string, std::string>& captions;
   const detail::PartMetadata* metadata;  // null: parts keep their earlier fields
   const fs::path& library;
+  bool keep_missing = false;  // parts the library does not name stay (IndexOptions::add)
 };
 
 // Unchanged parts keep their embedding (a caption or metadata file may change
@@ -363,13 +392,14 @@ Changes find_changes(std::vector<Found>& found, std::map<std::string, detail::St
       if (f.item.caption != kept.caption || f.item.metadata != kept.metadata) {
         kept.caption = f.item.caption;
         kept.metadata = f.item.metadata;
-        catalog.put(kept, it->second.embedding);
+        catalog.put(kept, catalog.embedding(kept.id), it->second.row);
       }
       continue;
     }
     const auto same = by_content.find(f.item.content_hash);
     if (same != by_content.end()) {
       detail::StoredItem copy = *same->second;
+      copy.embedding = catalog.embedding(copy.item.id);
       const std::string from = copy.item.id;
       if (!copy.item.thumbnail.empty() && copy.item.id != f.item.id) {
         const fs::path drawings = out / detail::kThumbnailDir;
@@ -399,7 +429,7 @@ Changes find_changes(std::vector<Found>& found, std::map<std::string, detail::St
     if (arrow != std::string::npos) taken.insert(m.substr(0, arrow));
   }
   for (const auto& [id, s] : existing) {
-    if (changes.present.count(id)) continue;
+    if (changes.present.count(id) || notes.keep_missing) continue;
     changes.gone.push_back(id);
     if (taken.count(id)) changes.moved_from.insert(id);
   }
@@ -591,24 +621,26 @@ struct Provenance {
   std::string identity;  // of the checkpoint's weights
   fs::path checkpoint, library;
   int64_t embed_dim = 0;
+  fs::path previous;  // the version this one began as a copy of; "" = none
 };
 
-// Writes the vectors (always rebuilt from the catalog, so that they follow
-// its order), the catalog's facts and the options used, then makes the
-// version current. Returns its folder.
+// Writes the vectors (following the catalog's rows: the previous version's
+// inverted file updated, or built anew), the catalog's facts and the options
+// used, then makes the version current. Returns its folder.
 std::string finish_version(detail::IndexWriter& writer, std::optional<detail::Catalog>& catalog,
                            const fs::path& out, const IndexOptions& o, const Provenance& made,
                            IndexSummary& summary) {
-  int64_t parts = 0;
-  summary.factory = detail::seal_version(
-      *catalog, out,
-      {made.identity, made.checkpoint.string(), made.library.string(),
-       made.checkpoint.filename().string(), made.embed_dim, o.factory, o.search_params},
-      &parts);
+  const detail::Sealed sealed =
+      detail::seal_version(*catalog, out,
+                           {made.identity, made.checkpoint.string(), made.library.string(),
+                            made.checkpoint.filename().string(), made.embed_dim, o.factory,
+                            o.search_params, made.previous});
+  summary.factory = sealed.factory;
+  summary.vectors_kept = sealed.kept;
   debug_kill_point("vectors");
   catalog->commit();
   catalog.reset();
-  summary.parts = parts;
+  summary.parts = sealed.parts;
   write_text_atomic(out / "options.json", nlohmann::json(o).dump(2) + "\n");
   // The index carries its weights: it opens wherever the folder is moved or
   // copied, whatever the working folder, and the checkpoint may go.
@@ -647,17 +679,21 @@ IndexSummary build_index(const IndexOptions& o) {
   detail::IndexWriter writer = detail::IndexWriter::open(index_folder, o.wait);
   const std::optional<fs::path> current = writer.current();
   const bool start_empty = starts_empty(current, identity, o, index_folder, checkpoint);
-  if (o.update && start_empty)
+  if ((o.update || o.add) && start_empty)
     throw Error(
-        format("--update changes an index in place, and {} {}; drop --update to build it whole",
+        format("--update and --add change an index in place, and {} {}; drop them to build it "
+               "whole",
                index_folder.string(),
                current ? "cannot be updated (made with other weights, or by an earlier cadclip)"
                        : "holds no index yet"));
   const fs::path out = writer.begin_version();
   if (!start_empty) copy_version(*current, out);
   std::optional<detail::Catalog> catalog = detail::Catalog::open(out, /*create=*/true);
+  // Without their embeddings: a million parts' would be held twice, and only
+  // the few that move or change their notes need theirs (read by id).
   std::map<std::string, detail::StoredItem> existing;
-  for (detail::StoredItem& s : catalog->items()) existing.emplace(s.item.id, std::move(s));
+  catalog->each([&](detail::StoredItem&& s) { existing.emplace(s.item.id, std::move(s)); },
+                /*embeddings=*/false);
 
   // What the library holds now, and what changed.
   const bool prepared = listed || fs::exists(library / "manifest.json");
@@ -677,9 +713,9 @@ IndexSummary build_index(const IndexOptions& o) {
   IndexSummary summary;
   catalog->begin();
   const std::map<std::string, std::string> shown_captions = first_captions(captions);
-  const Changes changes =
-      find_changes(found, existing, {shown_captions, metadata ? &*metadata : nullptr, library},
-                   *catalog, out, summary);
+  const Changes changes = find_changes(
+      found, existing, {shown_captions, metadata ? &*metadata : nullptr, library, o.add}, *catalog,
+      out, summary);
   log::info("index", "{} parts in the library: {} to embed, {} unchanged, {} moved, {} removed",
             with_commas(found.size()), changes.todo.size(), summary.unchanged, summary.moved,
             changes.gone.size() - changes.moved_from.size());
@@ -737,9 +773,10 @@ IndexSummary build_index(const IndexOptions& o) {
   summary.thumbnail_failures = static_cast<int64_t>(warnings.size());
   write_listed(out / "failures.jsonl", std::move(failures));
   write_listed(out / "warnings.jsonl", std::move(warnings));
-  summary.version =
-      finish_version(writer, catalog, out, o,
-                     {identity, checkpoint, library, built.config.two_tower.embed_dim}, summary);
+  summary.version = finish_version(writer, catalog, out, o,
+                                   {identity, checkpoint, library, built.config.two_tower.embed_dim,
+                                    start_empty ? fs::path() : *current},
+                                   summary);
   return summary;
 }
 

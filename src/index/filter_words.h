@@ -11,6 +11,15 @@
 
 namespace cadclip::index::detail {
 
+// A key of the filter language by one of its names ("size", "largest", ...).
+struct KeyName {
+  std::string_view name;
+  FilterKey key;
+  bool length;  // a length in millimetres (units allowed); else a count
+};
+// The key named `name` (lower case); nullptr for a catalog field's name.
+const KeyName* find_key(std::string_view name);
+
 std::string lower(std::string_view text);
 // A length unit's factor to millimetres ("mm" 1, "in" 25.4, ...); nullopt
 // for a word that is no unit.

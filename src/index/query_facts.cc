@@ -307,19 +307,49 @@ std::optional<std::pair<std::string, size_t>> bearing_number(const std::vector<T
   return std::pair{n, end};
 }
 
-}  // namespace
+// One reading of a query: its tokens, the facts read so far, and the tokens
+// those used, so that each later pass reads only what the earlier ones left.
+// The passes run in the order conditions_stated_in calls them.
+struct QueryReading {
+  explicit QueryReading(std::string_view query)
+      : text(query),
+        t(tokenize(query)),
+        used(t.size(), false),
+        washer(query_has(t, is_washer_word)),
+        bearing(query_has(t, is_bearing_word)),
+        fastener(query_has(t, is_fastener_word)) {}
 
-std::vector<Condition> conditions_stated_in(std::string_view text) {
-  const std::vector<Token> t = tokenize(text);
-  std::vector<Condition> out;
-  std::vector<bool> used(t.size(), false);
-  auto mark = [&](size_t from, size_t to) {
+  void mark(size_t from, size_t to) {
     for (size_t k = from; k < to; ++k) used[k] = true;
-  };
-  const bool washer = query_has(t, is_washer_word);
-  const bool bearing = query_has(t, is_bearing_word);
-  const bool fastener = query_has(t, is_fastener_word);
-  // Deep groove ball bearings by number: the bore and the outside of the table.
+  }
+  bool is_units(size_t at) const {
+    return at < t.size() && one_of(t[at].low, {"unit", "units", "u"});
+  }
+
+  void read_bearing_numbers();
+#ifdef CADCLIP_WITH_OCCT
+  void read_steel_sections();
+  void read_gears();
+#endif
+  void read_bearing_sizes();
+  void read_threads();
+  void read_thread_length();
+  void read_comparatives();
+  void read_sizes();
+  void read_sizes_in_units();
+  void read_hole_counts();
+  void read_feature_counts();
+  void read_other_lengths();
+
+  std::string_view text;
+  std::vector<Token> t;
+  std::vector<bool> used;
+  const bool washer, bearing, fastener;  // the query names such a part
+  std::vector<Condition> out;
+};
+
+// Deep groove ball bearings by number: the bore and the outside of the table.
+void QueryReading::read_bearing_numbers() {
   for (size_t i = 0; i < t.size(); ++i) {
     if (used[i]) continue;
     const auto number = bearing_number(t, i, bearing);
@@ -334,10 +364,13 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
     (void)because;
 #endif
   }
+}
+
 #ifdef CADCLIP_WITH_OCCT  // the tables live in the cad layer
-  // Steel sections by designation: "IPE 200", "HEB 160", "UPN 100", "L 50x5"
-  // (EN 10365, EN 10056-1): cut to a length longer than the section, the
-  // part's middle and smallest extents are the section's sides, ±1%.
+// Steel sections by designation: "IPE 200", "HEB 160", "UPN 100", "L 50x5"
+// (EN 10365, EN 10056-1): cut to a length longer than the section, the
+// part's middle and smallest extents are the section's sides, ±1%.
+void QueryReading::read_steel_sections() {
   for (size_t i = 0; i + 1 < t.size(); ++i) {
     if (used[i] || !t[i + 1].number) continue;
     const std::string series = t[i].low;
@@ -358,9 +391,12 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
         stated(FilterKey::kSmallest, around(std::min(section->h, section->b), 0.01, 0.1), because));
     mark(i, end);
   }
-  // Spur gears by module and teeth: "module 2, 24 teeth", "24 teeth of module
-  // 1.5": the tip diameter m (z + 2) is the part's largest extent, ±1% (the
-  // count itself is read below).
+}
+
+// Spur gears by module and teeth: "module 2, 24 teeth", "24 teeth of module
+// 1.5": the tip diameter m (z + 2) is the part's largest extent, ±1% (the
+// count itself is read below).
+void QueryReading::read_gears() {
   for (size_t i = 0; i + 1 < t.size(); ++i) {
     if (used[i] || !one_of(t[i].low, {"module", "mod"}) || !t[i + 1].number) continue;
     std::optional<double> teeth;
@@ -374,24 +410,29 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
                          words_between(text, t, i, i + 2)));
     mark(i, i + 2);
   }
+}
 #endif
-  // "bearing 8x22x7": bore x outside x width, in mm.
-  if (bearing) {
-    for (size_t i = 0; i + 4 < t.size(); ++i) {
-      if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number ||
-          t[i + 3].low != "x" || !t[i + 4].number)
-        continue;
-      const double d = t[i].value, outside = t[i + 2].value, width = t[i + 4].value;
-      if (!(outside > d)) continue;
-      const size_t end = i + 5 < t.size() && unit_factor(t[i + 5].low) ? i + 6 : i + 5;
-      const double to_mm = end == i + 6 ? *unit_factor(t[i + 5].low) : 1.0;
-      const std::string because = words_between(text, t, i, end);
-      add_bearing(out, d * to_mm, outside * to_mm, width * to_mm, because);
-      mark(i, end);
-    }
+
+// "bearing 8x22x7": bore x outside x width, in mm.
+void QueryReading::read_bearing_sizes() {
+  if (!bearing) return;
+  for (size_t i = 0; i + 4 < t.size(); ++i) {
+    if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number || t[i + 3].low != "x" ||
+        !t[i + 4].number)
+      continue;
+    const double d = t[i].value, outside = t[i + 2].value, width = t[i + 4].value;
+    if (!(outside > d)) continue;
+    const size_t end = i + 5 < t.size() && unit_factor(t[i + 5].low) ? i + 6 : i + 5;
+    const double to_mm = end == i + 6 ? *unit_factor(t[i + 5].low) : 1.0;
+    const std::string because = words_between(text, t, i, end);
+    add_bearing(out, d * to_mm, outside * to_mm, width * to_mm, because);
+    mark(i, end);
   }
-  // Thread sizes: "M8", "M 8" (an upper-case M right before a number), with
-  // a length "M8x40", "M8 x 40".
+}
+
+// Thread sizes: "M8", "M 8" (an upper-case M right before a number), with
+// a length "M8x40", "M8 x 40".
+void QueryReading::read_threads() {
   for (size_t i = 0; i + 1 < t.size(); ++i) {
     if (used[i] || t[i].text != "M" || !t[i + 1].number) continue;
     if (!t[i].glued_to_next && i + 2 < t.size() && unit_factor(t[i + 2].low)) continue;  // "M 8 mm"
@@ -418,7 +459,10 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
     }
     mark(i, end);
   }
-  // A thread's length said apart: "M8 bolt 40 mm long", "M8 screw, length 40 mm".
+}
+
+// A thread's length said apart: "M8 bolt 40 mm long", "M8 screw, length 40 mm".
+void QueryReading::read_thread_length() {
   const auto thread = std::find_if(out.begin(), out.end(), [](const Condition& c) {
     return c.key == FilterKey::kThread && c.ranges.size() == 1;
   });
@@ -439,7 +483,10 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
       break;
     }
   }
-  // Comparatives: "under 100 mm", "at least 2 in".
+}
+
+// Comparatives: "under 100 mm", "at least 2 in".
+void QueryReading::read_comparatives() {
   for (size_t i = 0; i < t.size(); ++i) {
     if (used[i]) continue;
     for (const Phrase& p : comparatives()) {
@@ -463,11 +510,11 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
       break;
     }
   }
-  // Sizes: "100 x 50 x 20 mm", "100 by 50 mm"; in "units" (Text2CAD's
-  // unitless sizes), the proportions.
-  auto is_units = [&](size_t at) {
-    return at < t.size() && one_of(t[at].low, {"unit", "units", "u"});
-  };
+}
+
+// Sizes: "100 x 50 x 20 mm", "100 by 50 mm"; in "units" (Text2CAD's
+// unitless sizes), the proportions.
+void QueryReading::read_sizes() {
   for (size_t i = 0; i < t.size(); ++i) {
     if (used[i] || !t[i].number) continue;
     // Each number's unit factor to mm; 0 where no unit follows it, -1 for "units".
@@ -505,53 +552,57 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
     mark(i, k);
     i = k - 1;
   }
-  // "0.75 units long, 0.47 wide and 0.03 thick", "a length of 0.75 units":
-  // the proportions of the sizes named.
-  {
-    std::array<std::optional<double>, 4> named;  // l, w, h, t
-    std::vector<size_t> spans;
-    const std::string order = "lwht";
-    bool in_units = false;
-    for (size_t i = 0; i < t.size(); ++i) in_units = in_units || is_units(i);
-    for (size_t i = 0; in_units && i < t.size(); ++i) {
-      if (used[i] || !t[i].number || unit_factor(i + 1 < t.size() ? t[i + 1].low : "")) continue;
-      const size_t after = is_units(i + 1) ? i + 2 : i + 1;
-      char word = after < t.size() ? size_word(t[after].low) : 0;
-      // "a length of (about) 0.75 units": the word two or three tokens before.
-      for (size_t back = 1; !word && back <= 4 && back <= i; ++back) {
-        if (t[i - back].number) break;
-        word = size_word(t[i - back].low);
-      }
-      if (!word) continue;
-      std::optional<double>& slot = named[order.find(word)];
-      if (!slot && t[i].value > 0) {
-        slot = t[i].value;
-        spans.push_back(i);
-      }
+}
+
+// "0.75 units long, 0.47 wide and 0.03 thick", "a length of 0.75 units":
+// the proportions of the sizes named.
+void QueryReading::read_sizes_in_units() {
+  std::array<std::optional<double>, 4> named;  // l, w, h, t
+  std::vector<size_t> spans;
+  const std::string order = "lwht";
+  bool in_units = false;
+  for (size_t i = 0; i < t.size(); ++i) in_units = in_units || is_units(i);
+  for (size_t i = 0; in_units && i < t.size(); ++i) {
+    if (used[i] || !t[i].number || unit_factor(i + 1 < t.size() ? t[i + 1].low : "")) continue;
+    const size_t after = is_units(i + 1) ? i + 2 : i + 1;
+    char word = after < t.size() ? size_word(t[after].low) : 0;
+    // "a length of (about) 0.75 units": the word two or three tokens before.
+    for (size_t back = 1; !word && back <= 4 && back <= i; ++back) {
+      if (t[i - back].number) break;
+      word = size_word(t[i - back].low);
     }
-    std::vector<double> values;
-    for (int s : {0, 1, 2}) {
-      if (named[s]) values.push_back(*named[s]);
-    }
-    if (!named[2] && named[3]) values.push_back(*named[3]);
-    if (values.size() >= 2) {
-      Condition c;
-      c.key = FilterKey::kProportions;
-      c.ranges = detail::proportions_of(values);
-      c.origin = FilterOrigin::kQueryText;
-      c.because = words_between(text, t, spans.front(), spans.back() + 1);
-      if (spans.size() > 1) {
-        std::vector<std::string> pieces;
-        for (const size_t s : spans) pieces.push_back(t[s].text);
-        c.because = join(pieces, " : ") + " units";
-      }
-      for (const size_t s : spans) used[s] = true;
-      out.push_back(std::move(c));
+    if (!word) continue;
+    std::optional<double>& slot = named[order.find(word)];
+    if (!slot && t[i].value > 0) {
+      slot = t[i].value;
+      spans.push_back(i);
     }
   }
-  // Hole counts: "six holes", "4 bolt holes", "two through bores", "a pair
-  // of holes": a set of that many equal holes (a bolt circle's centre bore
-  // aside), and without a word such as "bolt", or that many in all.
+  std::vector<double> values;
+  for (int s : {0, 1, 2}) {
+    if (named[s]) values.push_back(*named[s]);
+  }
+  if (!named[2] && named[3]) values.push_back(*named[3]);
+  if (values.size() >= 2) {
+    Condition c;
+    c.key = FilterKey::kProportions;
+    c.ranges = detail::proportions_of(values);
+    c.origin = FilterOrigin::kQueryText;
+    c.because = words_between(text, t, spans.front(), spans.back() + 1);
+    if (spans.size() > 1) {
+      std::vector<std::string> pieces;
+      for (const size_t s : spans) pieces.push_back(t[s].text);
+      c.because = join(pieces, " : ") + " units";
+    }
+    for (const size_t s : spans) used[s] = true;
+    out.push_back(std::move(c));
+  }
+}
+
+// Hole counts: "six holes", "4 bolt holes", "two through bores", "a pair
+// of holes": a set of that many equal holes (a bolt circle's centre bore
+// aside), and without a word such as "bolt", or that many in all.
+void QueryReading::read_hole_counts() {
   for (size_t i = 0; i < t.size(); ++i) {
     if (used[i]) continue;
     const bool pair = t[i].low == "pair" && i + 1 < t.size() && t[i + 1].low == "of";
@@ -572,9 +623,12 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
       }
     }
   }
-  // Counts of other features: "24 teeth", "five spokes", "three T-slots" (3
-  // or more: a set of that many congruent faces about the centre), "three
-  // steps", "four diameter sections" (the round pieces of one shaft axis).
+}
+
+// Counts of other features: "24 teeth", "five spokes", "three T-slots" (3
+// or more: a set of that many congruent faces about the centre), "three
+// steps", "four diameter sections" (the round pieces of one shaft axis).
+void QueryReading::read_feature_counts() {
   for (size_t i = 0; i < t.size(); ++i) {
     if (used[i] || !t[i].number || length_at(t, i)) continue;
     const double count = t[i].value;
@@ -596,8 +650,11 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
       break;
     }
   }
-  // A unitless number right before a dimension word takes the unit of the
-  // query's other lengths: "40 mm outside, 30 inside".
+}
+
+// A unitless number right before a dimension word takes the unit of the
+// query's other lengths: "40 mm outside, 30 inside".
+void QueryReading::read_other_lengths() {
   std::optional<double> query_unit;
   for (size_t i = 0; i < t.size() && !query_unit; ++i)
     if (const auto l = length_at(t, i); l && t[i].value > 0) query_unit = l->first / t[i].value;
@@ -631,7 +688,27 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
       out.push_back(stated(FilterKey::kAnyExtent, around(length->first, relative, 0.5), because));
     }
   }
-  return out;
+}
+
+}  // namespace
+
+std::vector<Condition> conditions_stated_in(std::string_view text) {
+  QueryReading q(text);
+  q.read_bearing_numbers();
+#ifdef CADCLIP_WITH_OCCT
+  q.read_steel_sections();
+  q.read_gears();
+#endif
+  q.read_bearing_sizes();
+  q.read_threads();
+  q.read_thread_length();
+  q.read_comparatives();
+  q.read_sizes();
+  q.read_sizes_in_units();
+  q.read_hole_counts();
+  q.read_feature_counts();
+  q.read_other_lengths();
+  return std::move(q.out);
 }
 
 }  // namespace cadclip::index

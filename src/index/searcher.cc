@@ -151,7 +151,6 @@ std::shared_ptr<const Searcher::State> Searcher::open_state(
     state->model.folder = checkpoint;
   }
 
-  std::vector<detail::StoredItem> stored = catalog.items();
   const fs::path vectors_file = version / detail::kVectorsFile;
   if (const std::optional<std::string> expected = catalog.meta("vectors_sha256")) {
     if (sha256_file_hex(vectors_file) != *expected)
@@ -161,24 +160,39 @@ std::shared_ptr<const Searcher::State> Searcher::open_state(
                  folder.string(), vectors_file.string()));
   }
   state->vectors = detail::VectorIndex::read(vectors_file);
-  if (state->vectors.size() != static_cast<int64_t>(stored.size()))
+  const int64_t parts = catalog.count();
+  if (state->vectors.size() != parts)
     throw Error(
         format("{}: the catalog holds {} parts and {} holds {} vectors; the index is out "
                "of step, run `cadclip index` again",
-               folder.string(), stored.size(), detail::kVectorsFile, state->vectors.size()));
+               folder.string(), parts, detail::kVectorsFile, state->vectors.size()));
   state->vectors.set_search_params(options.search_params.empty()
                                        ? catalog.meta("search_params").value_or("")
                                        : options.search_params);
+  // Parts one at a time, straight into their rows: a million parts' vectors
+  // are held once.
   const int64_t d = state->vectors.dim();
-  state->embeddings = at::empty({static_cast<int64_t>(stored.size()), d}, at::kFloat);
-  for (size_t i = 0; i < stored.size(); ++i) {
-    if (static_cast<int64_t>(stored[i].embedding.size()) != d)
+  state->embeddings = at::empty({parts, d}, at::kFloat);
+  state->items.reserve(static_cast<size_t>(parts));
+  state->row_of.reserve(static_cast<size_t>(parts));
+  float* rows = state->embeddings.data_ptr<float>();
+  catalog.each([&](detail::StoredItem&& stored) {
+    const auto row = static_cast<int64_t>(state->items.size());
+    if (static_cast<int64_t>(stored.embedding.size()) != d)
       throw Error(format("{}: part '{}' has an embedding of size {}, the index {}", folder.string(),
-                         stored[i].item.id, stored[i].embedding.size(), d));
-    std::memcpy(state->embeddings[i].data_ptr<float>(), stored[i].embedding.data(), d * 4);
-    state->row_of.emplace(stored[i].item.id, static_cast<int64_t>(i));
-    state->items.push_back(std::move(stored[i].item));
-  }
+                         stored.item.id, stored.embedding.size(), d));
+    if (stored.row >= 0 && stored.row != row)
+      throw Error(
+          format("{}: part '{}' names vector row {} where row {} is due; the index is "
+                 "out of step, run `cadclip index` again",
+                 folder.string(), stored.item.id, stored.row, row));
+    CADCLIP_CHECK(row < parts, "the catalog grew while it was read");
+    std::memcpy(rows + row * d, stored.embedding.data(), d * sizeof(float));
+    state->row_of.emplace(stored.item.id, row);
+    state->items.push_back(std::move(stored.item));
+  });
+  CADCLIP_CHECK(static_cast<int64_t>(state->items.size()) == parts, "the catalog shrank");
+  state->vectors.set_exact_rows(rows);
   state->columns = detail::FilterColumns(state->items);
   return state;
 }
@@ -383,19 +397,6 @@ std::string conditions_key(const std::vector<Condition>& conditions) {
   return key;
 }
 
-// a . b over d floats. Eight running sums, so that the compiler may use
-// vector lanes without reordering any one sum.
-float dot(const float* a, const float* b, int64_t d) {
-  float lane[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= d; i += 8)
-    for (int l = 0; l < 8; ++l) lane[l] += a[i + l] * b[i + l];
-  float total = 0;
-  for (; i < d; ++i) total += a[i] * b[i];
-  for (const float v : lane) total += v;
-  return total;
-}
-
 // queries: [n, d]; embeddings: [N, d] -> for each query the k best of `rows`,
 // best first (equal scores: the lower row first). The rows are read in
 // place: gathering them into one matrix for a product cost more than the
@@ -416,7 +417,7 @@ std::vector<std::vector<std::pair<float, int64_t>>> score_rows(const at::Tensor&
   for (int64_t j = 0; j < n; ++j) {
     std::vector<std::pair<float, int64_t>>& scored = out[j];
     scored.reserve(rows.size());
-    for (const int64_t r : rows) scored.emplace_back(dot(q + j * d, e + r * d, d), r);
+    for (const int64_t r : rows) scored.emplace_back(detail::dot(q + j * d, e + r * d, d), r);
     std::partial_sort(scored.begin(), scored.begin() + k, scored.end(), better);
     scored.resize(static_cast<size_t>(k));
   }

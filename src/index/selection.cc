@@ -133,7 +133,7 @@ FilterColumns::FilterColumns(const std::vector<Item>& items)
 }
 
 template <typename Use>
-void FilterColumns::with_test(const Condition& c, Use&& apply) const {
+void FilterColumns::with_extent_test(const Condition& c, Use&& apply) const {
   const NumberRange range = c.ranges.empty() ? NumberRange{} : c.ranges.front();
   auto in_range = [&](double v) { return range.contains(v) != c.negate; };
   switch (c.key) {
@@ -165,12 +165,28 @@ void FilterColumns::with_test(const Condition& c, Use&& apply) const {
         return true;
       });
       return;
-    case FilterKey::kFaces:
-      apply([&](int64_t r) { return in_range(static_cast<double>(faces_[r])); });
+    default:  // kProportions
+      apply([&](int64_t r) {
+        if (!(sorted_[0][r] > 0)) return false;
+        for (size_t i = 1; i < c.ranges.size() && i < 3; ++i) {
+          const double stated = c.ranges[i].min, found = sorted_[i][r] / sorted_[0][r];
+          if (std::abs(found - stated) > kProportionTolerance + 0.04 * stated) return false;
+        }
+        return true;
+      });
       return;
+  }
+}
+
+template <typename Use>
+void FilterColumns::with_hole_test(const Condition& c, Use&& apply) const {
+  const NumberRange range = c.ranges.empty() ? NumberRange{} : c.ranges.front();
+  switch (c.key) {
     case FilterKey::kHoles:
       // A part whose holes were never counted passes no hole condition.
-      apply([&](int64_t r) { return holes_[r] >= 0 && in_range(static_cast<double>(holes_[r])); });
+      apply([&](int64_t r) {
+        return holes_[r] >= 0 && range.contains(static_cast<double>(holes_[r])) != c.negate;
+      });
       return;
     case FilterKey::kEqualHoles:
     case FilterKey::kHoleCount:
@@ -194,15 +210,81 @@ void FilterColumns::with_test(const Condition& c, Use&& apply) const {
       });
       return;
     }
-    case FilterKey::kProportions:
+    default:  // kHoleDiameter
       apply([&](int64_t r) {
-        if (!(sorted_[0][r] > 0)) return false;
-        for (size_t i = 1; i < c.ranges.size() && i < 3; ++i) {
-          const double stated = c.ranges[i].min, found = sorted_[i][r] / sorted_[0][r];
-          if (std::abs(found - stated) > kProportionTolerance + 0.04 * stated) return false;
-        }
-        return true;
+        if (holes_[r] < 0) return false;
+        bool any = false;
+        for (int64_t h = hole_start_[r]; h < hole_start_[r + 1] && !any; ++h)
+          any = range.contains(hole_diameters_[h]);
+        return any != c.negate;
       });
+      return;
+  }
+}
+
+const FilterColumns::Field& FilterColumns::field_named(const std::string& name) const {
+  const auto at = std::find(field_names_.begin(), field_names_.end(), name);
+  if (at == field_names_.end())
+    throw Error(field_names_.empty()
+                    ? format("no part of this index has catalog fields, so '{}' cannot be "
+                             "filtered on; import them with `cadclip index --metadata "
+                             "parts.csv`",
+                             name)
+                    : format("no part of this index has the catalog field '{}'; its fields "
+                             "are {}",
+                             name, join(field_names_, ", ")));
+  return field_columns_[at - field_names_.begin()];
+}
+
+template <typename Use>
+void FilterColumns::with_field_test(const Condition& c, Use&& apply) const {
+  const Field& field = field_named(c.field);
+  // Each distinct value is matched once; rows look their value up.
+  std::vector<uint8_t> matches(field.values.size());
+  for (size_t v = 0; v < field.values.size(); ++v) {
+    bool m = false;
+    if (!c.ranges.empty()) {
+      m = field.numbers[v] && c.ranges.front().contains(*field.numbers[v]);
+    } else {
+      for (const std::string& pattern : c.values) {
+        m = m || (c.contains ? contains_folded(field.values[v], pattern)
+                             : glob_match(pattern, field.values[v]));
+      }
+    }
+    matches[v] = m != c.negate;
+  }
+  // A part without the field matches "!=" (it is not that value) and nothing else.
+  apply([&](int64_t r) {
+    const int32_t v = field.row_value[r];
+    return v < 0 ? c.negate : matches[v] != 0;
+  });
+}
+
+template <typename Use>
+void FilterColumns::with_test(const Condition& c, Use&& apply) const {
+  const NumberRange range = c.ranges.empty() ? NumberRange{} : c.ranges.front();
+  switch (c.key) {
+    case FilterKey::kSizeX:
+    case FilterKey::kSizeY:
+    case FilterKey::kSizeZ:
+    case FilterKey::kLargest:
+    case FilterKey::kMiddle:
+    case FilterKey::kSmallest:
+    case FilterKey::kAnyExtent:
+    case FilterKey::kDims:
+    case FilterKey::kProportions:
+      with_extent_test(c, apply);
+      return;
+    case FilterKey::kHoles:
+    case FilterKey::kEqualHoles:
+    case FilterKey::kHoleCount:
+    case FilterKey::kThread:
+    case FilterKey::kClearance:
+    case FilterKey::kHoleDiameter:
+      with_hole_test(c, apply);
+      return;
+    case FilterKey::kFaces:
+      apply([&](int64_t r) { return range.contains(static_cast<double>(faces_[r])) != c.negate; });
       return;
     case FilterKey::kRepeats:
       apply([&](int64_t r) {
@@ -213,15 +295,8 @@ void FilterColumns::with_test(const Condition& c, Use&& apply) const {
       });
       return;
     case FilterKey::kSteps:
-      apply([&](int64_t r) { return in_range(static_cast<double>(most_steps_[r])); });
-      return;
-    case FilterKey::kHoleDiameter:
       apply([&](int64_t r) {
-        if (holes_[r] < 0) return false;
-        bool any = false;
-        for (int64_t h = hole_start_[r]; h < hole_start_[r + 1] && !any; ++h)
-          any = range.contains(hole_diameters_[h]);
-        return any != c.negate;
+        return range.contains(static_cast<double>(most_steps_[r])) != c.negate;
       });
       return;
     case FilterKey::kFileType:
@@ -231,39 +306,9 @@ void FilterColumns::with_test(const Condition& c, Use&& apply) const {
         return any != c.negate;
       });
       return;
-    case FilterKey::kField: {
-      const auto at = std::find(field_names_.begin(), field_names_.end(), c.field);
-      if (at == field_names_.end())
-        throw Error(field_names_.empty()
-                        ? format("no part of this index has catalog fields, so '{}' cannot be "
-                                 "filtered on; import them with `cadclip index --metadata "
-                                 "parts.csv`",
-                                 c.field)
-                        : format("no part of this index has the catalog field '{}'; its fields "
-                                 "are {}",
-                                 c.field, join(field_names_, ", ")));
-      const Field& field = field_columns_[at - field_names_.begin()];
-      // Each distinct value is matched once; rows look their value up.
-      std::vector<uint8_t> matches(field.values.size());
-      for (size_t v = 0; v < field.values.size(); ++v) {
-        bool m = false;
-        if (!c.ranges.empty()) {
-          m = field.numbers[v] && c.ranges.front().contains(*field.numbers[v]);
-        } else {
-          for (const std::string& pattern : c.values) {
-            m = m || (c.contains ? contains_folded(field.values[v], pattern)
-                                 : glob_match(pattern, field.values[v]));
-          }
-        }
-        matches[v] = m != c.negate;
-      }
-      // A part without the field matches "!=" (it is not that value) and nothing else.
-      apply([&](int64_t r) {
-        const int32_t v = field.row_value[r];
-        return v < 0 ? c.negate : matches[v] != 0;
-      });
+    case FilterKey::kField:
+      with_field_test(c, apply);
       return;
-    }
   }
 }
 

@@ -43,6 +43,16 @@ class FilterColumns {
   // over a concrete, inlined test.
   template <typename Use>
   void with_test(const Condition& c, Use&& apply) const;
+  // with_test for the keys on a part's extents, on its holes and threads,
+  // and on a catalog field.
+  template <typename Use>
+  void with_extent_test(const Condition& c, Use&& apply) const;
+  template <typename Use>
+  void with_hole_test(const Condition& c, Use&& apply) const;
+  template <typename Use>
+  void with_field_test(const Condition& c, Use&& apply) const;
+  // The catalog field `name`; throws cadclip::Error naming the fields there are.
+  const Field& field_named(const std::string& name) const;
   bool meets_thread(int64_t row, const Condition& c) const;
 
   int64_t rows_ = 0;

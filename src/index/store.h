@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -23,7 +24,9 @@ inline constexpr int kCatalogVersion = 2;
 
 struct StoredItem {
   Item item;
-  std::vector<float> embedding;  // [d], unit length
+  std::vector<float> embedding;  // [d], unit length; empty when read without embeddings
+  int64_t row = -1;              // its vector's row in the version's vectors; -1 = not placed
+                                 // yet (a part added or changed since the version was sealed)
 };
 
 class Catalog {
@@ -36,10 +39,27 @@ class Catalog {
 
   std::optional<std::string> meta(const std::string& key) const;
   void set_meta(const std::string& key, const std::string& value);
-  // Every part, ordered by id.
-  std::vector<StoredItem> items() const;
-  void put(const Item& item, std::span<const float> embedding);
+  int64_t count() const;
+  // Every part in the order of its vector rows (by id where rows are not
+  // placed: a catalog of an earlier cadclip, or parts not placed yet, which
+  // come first), one at a time, so that a million parts need not be held
+  // twice. Without `embeddings`, StoredItem::embedding stays empty. From
+  // `from_row` on: only the parts placed at that row or after.
+  void each(const std::function<void(StoredItem&&)>& take, bool embeddings = true,
+            int64_t from_row = 0) const;
+  // each() into a vector.
+  std::vector<StoredItem> items(bool embeddings = true) const;
+  // One part's embedding; empty when there is no such part.
+  std::vector<float> embedding(const std::string& id) const;
+  // `row`: where its vector is, when it keeps the one it had; -1 = to be placed.
+  void put(const Item& item, std::span<const float> embedding, int64_t row = -1);
   void remove(const std::string& id);
+  // The rows of the parts placed, ascending.
+  std::vector<int64_t> placed_rows() const;
+  // Numbers the vector rows 0..count()-1: placed parts keep their order and
+  // close the gaps of parts removed, then the parts not placed follow by id.
+  // `afresh`: every part by id. Returns how many were placed before.
+  int64_t number_rows(bool afresh);
   void clear();
   void begin();
   void commit();
@@ -79,10 +99,22 @@ class VectorIndex {
 
   // Written beside `path`, then renamed over it.
   void write(const std::filesystem::path& path) const;
-  // FAISS ParameterSpace settings such as "efSearch=128"; "" = none.
+  // FAISS ParameterSpace settings such as "efSearch=128", plus our own
+  // "rerank=N" (see exact_rows); "" = none.
   void set_search_params(const std::string& params);
+  // The exact vectors, [size(), d] row-major, held by the caller while this
+  // index searches. A lossy index (product or scalar quantised) with
+  // "rerank=N" then asks FAISS for max(k, N) candidates and orders them by
+  // their exact scores, so that its top k are the exact top k of what it found.
+  void set_exact_rows(const float* rows);
   int64_t size() const;
   int64_t dim() const;
+  // Keeps `rows` (ascending, each < size()) and numbers them 0..rows.size()-1
+  // in that order, dropping the others: an update without retraining. Throws
+  // cadclip::Error for an index that cannot drop rows (only inverted files can).
+  void keep_rows(const std::vector<int64_t>& rows);
+  // x: [n, d] -> rows size()..size()+n-1, in an index already trained.
+  void append(const float* x, int64_t n);
   // q: [d] -> up to k (score, row) pairs, best first. Thread-safe. With
   // `rows`, only those rows are searched, inside FAISS (a selector): an exact
   // index stays exact; an inverted file probes more lists the fewer rows
@@ -105,6 +137,15 @@ class VectorIndex {
 
 // Large libraries get an inverted file: "auto" is Flat below this many parts.
 inline constexpr int64_t kAutoApproximateFrom = 20000;
+// From this many parts "auto" stores 8-bit scalar codes in the lists instead
+// of the vectors (a quarter of the memory), ranking what it finds by the exact
+// vectors (rerank).
+inline constexpr int64_t kAutoCompressedFrom = 200000;
+// The candidates such an index orders by their exact scores ("rerank=N").
+inline constexpr int64_t kAutoRerank = 64;
+
+// a . b over d floats.
+float dot(const float* a, const float* b, int64_t d);
 
 // The FAISS factory for `parts` vectors: `factory` itself unless "auto".
 std::string choose_factory(const std::string& factory, int64_t parts);
@@ -116,17 +157,25 @@ struct VersionFacts {
   std::string checkpoint_identity, checkpoint, library;
   std::string model_name;  // the checkpoint folder's name ("best-step912"), for people
   int64_t embed_dim = 0;
-  std::string factory = "auto";  // as IndexOptions::factory
-  std::string search_params;     // as IndexOptions::search_params
+  std::string factory = "auto";    // as IndexOptions::factory
+  std::string search_params;       // as IndexOptions::search_params
+  std::filesystem::path previous;  // the version this one began as a copy of; "" = none
 };
 
-// The last step of writing a version: builds the vectors from the catalog
-// (so that they follow its order) into <out>/vectors.faiss and records the
-// facts, the factory, the search parameters and the vectors' sha256 in the
-// catalog, inside its open transaction (the caller commits). Throws
-// cadclip::Error naming the part whose embedding is not embed_dim long.
-// Returns the factory used; `parts` gets the catalog's part count.
-std::string seal_version(Catalog& catalog, const std::filesystem::path& out,
-                         const VersionFacts& facts, int64_t* parts = nullptr);
+// The last step of writing a version: numbers the catalog's vector rows and
+// writes <out>/vectors.faiss to follow them, then records the facts, the
+// factory, the search parameters and the vectors' sha256 in the catalog,
+// inside its open transaction (the caller commits). An inverted file of the
+// previous version that was trained on between half and twice today's parts
+// is kept: its removed rows dropped, new parts added, nothing retrained
+// (an update costs what changed, not the library); anything else is built
+// anew. Throws cadclip::Error naming the part whose embedding is not
+// embed_dim long.
+struct Sealed {
+  std::string factory;  // the FAISS index type written
+  int64_t parts = 0;    // the vectors written, one per part
+  int64_t kept = 0;     // of the previous version's, kept in place; 0 = built anew
+};
+Sealed seal_version(Catalog& catalog, const std::filesystem::path& out, const VersionFacts& facts);
 
 }  // namespace cadclip::index::detail

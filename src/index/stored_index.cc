@@ -1,5 +1,6 @@
 #include "cadclip/index/stored_index.h"
 
+#include <algorithm>
 #include <set>
 
 #include "cadclip/core/error.h"
@@ -24,13 +25,16 @@ StoredIndex read_stored_index(const fs::path& index) {
   out.library = catalog.meta("library").value_or("");
   out.model_name = catalog.meta("model_name").value_or("");
   out.embed_dim = std::stoll(catalog.meta("embed_dim").value_or("0"));
-  for (detail::StoredItem& s : catalog.items()) {
+  catalog.each([&](detail::StoredItem&& s) {
     StoredPart& part = out.parts.emplace_back();
     part.item = std::move(s.item);
     part.embedding = std::move(s.embedding);
     if (!part.item.thumbnail.empty())
       part.thumbnail_file = version.folder / detail::kThumbnailDir / part.item.thumbnail;
-  }
+  });
+  // Vector rows follow ids until an update appends parts.
+  std::sort(out.parts.begin(), out.parts.end(),
+            [](const StoredPart& a, const StoredPart& b) { return a.item.id < b.item.id; });
   return out;
 }
 
@@ -63,7 +67,8 @@ fs::path write_stored_index(const fs::path& index, const StoredIndex& contents,
     }
     detail::seal_version(catalog, out,
                          {contents.checkpoint_identity, contents.checkpoint, contents.library,
-                          model_name, contents.embed_dim, options.factory, options.search_params});
+                          model_name, contents.embed_dim, options.factory, options.search_params,
+                          /*previous=*/{}});
     catalog.commit();
   }
   // Parts embedded by weights that are at hand: the index carries them, as

@@ -50,10 +50,35 @@ struct nlohmann::adl_serializer<cadclip::model::TextSpace> {
 
 namespace cadclip::model {
 
-CADCLIP_JSON_FIELDS(BRepEncoderOptions, width, layers, heads, ffn_hidden, face_channels, edge_width,
-                    max_hops, dropout, attention_bias_init)
-CADCLIP_JSON_FIELDS(TwoTowerOptions, embed_dim, init_temperature, max_logit_scale, text_head_hidden,
-                    quantity_width, text_precision, text_space)
+CADCLIP_OPTION_FIELDS(BRepEncoderOptions, (width, "B-Rep encoder width"),
+                      (layers, "B-Rep encoder layers"), (heads, "B-Rep encoder heads"),
+                      (ffn_hidden, "B-Rep SwiGLU hidden width"),
+                      (face_channels, "Channels of the face CNN's middle layer (2x at its last)"),
+                      (edge_width, "Width of the edge features before the per-head bias"),
+                      (max_hops, "Hop counts at or above this share one embedding"),
+                      (dropout, "B-Rep dropout"),
+                      (attention_bias_init, "Std of the bias embeddings' initial values"))
+CADCLIP_OPTION_FIELDS(
+    TwoTowerOptions, (embed_dim, "Shared embedding size"),
+    (init_temperature, "The logit scale starts at 1 / this"),
+    (max_logit_scale, "The logit scale never exceeds this"),
+    (text_head_hidden,
+     "Width of a hidden GELU layer in the text head (0 = linear head); helps a frozen text "
+     "tower"),
+    (quantity_width,
+     "Width of the quantity branch that reads the numbers in captions (sizes, counts, angles) "
+     "beside the text tower; 0 = none"),
+    (text_precision, "Text tower precision"),
+    (text_space,
+     "How texts land in the shared space: head (a trained head over the pooled features), "
+     "locked (the pretrained sentence embedding itself; needs --embed-dim of the tower's width, "
+     "384 for MiniLM), residual (the pretrained embedding plus a trained correction that starts "
+     "at zero; same width)"))
+CADCLIP_FIELD_HELP(ModelConfig, (brep, "The B-Rep tower"),
+                   (two_tower, "Heads, temperature, text precision"),
+                   (text_folder,
+                    "Hugging Face folder of the pretrained text tower ($CADCLIP_TEXT_MODEL)"),
+                   (text, "Pooling, max length, activation checkpointing"))
 
 void to_json(nlohmann::json& json, const ModelConfig& config) {
   json = {{"brep", config.brep}, {"two_tower", config.two_tower}, {"text", config.text}};

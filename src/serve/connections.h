@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "serve/http_text.h"
+
 namespace cadclip::serve::detail {
 
 struct ConnectionOptions {
@@ -47,14 +49,6 @@ struct ConnectionOptions {
 // Bodies up to this size are read by the reception thread with the head, so
 // the worker that answers never waits for the client.
 inline constexpr int64_t kBufferedBody = 64 * 1024;
-
-// The JSON error of the HTTP API: {"error": {"status", "message", "request_id"}}.
-// Never throws: invalid UTF-8 in the message is escaped.
-std::string error_body(int status, std::string_view message, std::string_view request_id);
-
-// `text` for a message or a log line: valid UTF-8 kept, every other byte and
-// every control character written as \xHH, cut after `max_bytes` with "...".
-std::string printable(std::string_view text, size_t max_bytes = 200);
 
 // The id of the request the calling thread is answering; "" outside one.
 const std::string& current_request_id();

@@ -20,7 +20,13 @@
 
 namespace cadclip::text {
 
-CADCLIP_JSON_FIELDS(TextModelOptions, pooling, max_length, activation_checkpointing)
+CADCLIP_OPTION_FIELDS(
+    TextModelOptions, (pooling, "auto (the folder's 1_Pooling/config.json, else cls), cls or mean"),
+    (max_length,
+     "Tokens per text with [CLS] and [SEP]; longer ones are cut; 0 = the folder's limit"),
+    (activation_checkpointing,
+     "Recompute the text tower's layers in backward instead of keeping their activations "
+     "(less memory, about a third more text compute)"))
 namespace fs = std::filesystem;
 
 namespace {

@@ -1,47 +1,73 @@
-// TrainOptions as JSON: <out>/options.json and `cadclip train --config`.
+// TrainOptions as JSON (<out>/options.json and `cadclip train --config`) and
+// the help of their flags.
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cadclip/core/error.h"
-#include "cadclip/core/file.h"
-#include "cadclip/core/format.h"
 #include "cadclip/core/json_fields.h"
 #include "cadclip/train/trainer.h"
 
 namespace cadclip::train {
 
-CADCLIP_JSON_FIELDS(TrainOptions, data, shares, select_by, init, out, model, levels, epochs,
-                    batch_size, lr, text_lr, text_train_layers, weight_decay, warmup, grad_clip,
-                    device, threads, seed, loss, mask_false_negatives, queue, queue_momentum,
-                    max_nonfinite_steps, checkpoint_every, stop_after_steps, resume, text_cache,
-                    validation_split, eval_batch_size, loader_threads, pairwise_cache_mb,
-                    deterministic, debug_nan_at_step, debug_nan_count)
+CADCLIP_OPTION_FIELDS(
+    TrainOptions,
+    (data,
+     "Prepared dataset folder (required); repeat it for several folders read as one (the parts "
+     "of a sharded prepare), or name a dataset file listing folders"),
+    (shares,
+     "Sampling share of a source, SOURCE=FRACTION (repeat it; every source then needs one; "
+     "shares are normalised): an epoch draws that share of its samples from the source, "
+     "repeating a small one. Default: every training model once per epoch"),
+    (select_by,
+     "The source whose validation R@1 picks the best checkpoint, or mean (the mean over "
+     "sources); each source is validated and reported apart"),
+    (init,
+     "Checkpoint to start from (the released model, a run's best.json) instead of from "
+     "scratch; its shape options must match these"),
+    (out, "Run folder (checkpoints, metrics, options) (required)"),
+    (model, "The model to train: B-Rep tower, heads, text tower folder and precision"),
+    (levels, "Caption levels to sample (default: all)"), (epochs, "Passes over the training split"),
+    (batch_size, "Pairs per process and step"), (lr, "Peak learning rate of the new modules"),
+    (text_lr, "Peak learning rate of the text tower"),
+    (text_train_layers,
+     "With --text-lr > 0: only the last N layers of the text tower train; 0 = all"),
+    (weight_decay, "AdamW weight decay"), (warmup, "Share of steps for linear warm-up"),
+    (grad_clip, "Max gradient norm (0 = off)"),
+    (device, "cpu or cuda[:n] (--backend nccl: cuda:LOCAL_RANK)"),
+    (threads, "Intra-op threads (0 = cores / processes)"),
+    (seed, "Seed of init, shuffling and caption choice"), (loss, "Contrastive loss"),
+    (mask_false_negatives,
+     "Treat captions stating the same facts (or text) and equal geometry as negatives too "
+     "(--no-false-negative-mask; by default they are not)"),
+    (queue,
+     "MoCo-style momentum queue: rows of extra negatives per modality; --queue alone = 4096, "
+     "absent or 0 = off (one process only)"),
+    (queue_momentum, "EMA factor of the momentum encoders that fill the queue"),
+    (max_nonfinite_steps, "Stop after this many non-finite steps in a row"),
+    (checkpoint_every, "Also write `last` every N steps (0 = per epoch)"),
+    (stop_after_steps, "Stop after N steps with a `last` checkpoint (0 = never)"),
+    (resume, "Continue from <out>/checkpoints/last.json"),
+    (text_cache,
+     "With --text-lr 0: safetensors file of the frozen text features, reused when it was made "
+     "for the same captions and text model, else (re)written"),
+    (validation_split,
+     "Split evaluated after each epoch: train, validation or test (empty = none)"),
+    (eval_batch_size, "Batch size of validation"),
+    (loader_threads,
+     "Threads that make the next steps' inputs (shard reads, tokens, pairwise inputs, "
+     "collation) while a step trains; 0 = inside the step"),
+    (pairwise_cache_mb,
+     "Memory per process for the models' pairwise attention inputs, kept after their first "
+     "use (about 12 F^2 bytes for F faces); 0 = recompute every step"),
+    (deterministic, "Deterministic ATen algorithms (--nondeterministic allows the others)"),
+    (debug_nan_at_step, "Debug: poison the loss with NaN from this step"),
+    (debug_nan_count, "Debug: ... for this many steps"))
 
 TrainOptions read_train_options(const std::filesystem::path& file, TrainOptions options) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(read_text_file(file));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(format("--config {} is not valid JSON: {}", file.string(), e.what()));
-  }
+  nlohmann::json json = read_json_file(file);
   // Runs made before a dataset could be several folders wrote one folder.
   if (json.is_object() && json.contains("data") && json["data"].is_string())
     json["data"] = nlohmann::json::array({json["data"]});
-  // A misspelt key would silently leave its default: refuse it.
-  const std::vector<std::string> unknown = unknown_keys(json, nlohmann::json(TrainOptions{}));
-  if (!unknown.empty()) {
-    throw Error(
-        format("--config {}: unknown option(s) {}; the file takes the keys a run's "
-               "options.json has",
-               file.string(), join(unknown)));
-  }
-  try {
-    from_json(json, options);
-  } catch (const Error& e) {
-    throw Error(format("--config {}: {}", file.string(), e.what()));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(format("--config {}: {}", file.string(), e.what()));
-  }
+  apply_options_json(json, file, options);
   return options;
 }
 

@@ -1,37 +1,19 @@
 // The cadclip command line as a user meets it: help, version, and clear
 // errors with a non-zero exit for unknown commands and flags.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "cadclip/core/safetensors.h"
+#include "cli_run.h"
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliRun run_cadclip(const std::string& args) {
-  const std::string command = std::string(CADCLIP_BINARY) + " " + args + " 2>&1";
-  CliRun run;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    run.output.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using cadclip::testing::CliRun;
+using cadclip::testing::run_cadclip;
 
 TEST(CliTest, HelpListsTheSubcommands) {
   const CliRun run = run_cadclip("--help");

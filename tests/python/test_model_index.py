@@ -1,6 +1,7 @@
 """Model and Index against the command line: embed_text equals `cadclip embed
 --checkpoint`, embed_parts equals the gallery embeddings of `cadclip eval`,
-Index.search and Index.similar equal `cadclip search --json`."""
+Index.search, Index.similar and Index.similar_to_file equal `cadclip search
+--json`."""
 
 import json
 
@@ -92,6 +93,17 @@ def test_index_search_equals_cadclip_search(run):
         index.item("no such part")
     with pytest.raises(cadclip.Error):
         index.similar("no such part")
+
+
+def test_similar_to_file_equals_cadclip_search_like(run, synth):
+    """A part file read in a worker: the answer of `cadclip search --like`,
+    with the keywords similar() takes."""
+    index = cadclip.Index.open(str(run["index"]))
+    part = sorted((synth / "parts").glob("*.step"))[0]
+    want = json.loads(cli("search", run["index"], "--like", part, "-k", 4, "--same-size", 20,
+                          "--json").stdout)
+    got = index.similar_to_file(str(part), k=4, same_size=20)
+    assert got == want["results"] and got
 
 
 def test_filtered_search_equals_cadclip_search(run):

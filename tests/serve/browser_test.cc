@@ -12,6 +12,7 @@
 
 #include "../index/index_fixture.h"
 #include "../shared_corpus.h"
+#include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/index/build_index.h"
 
@@ -38,9 +39,11 @@ TEST(Browser, SearchSeeThumbnailsAndMoreLikeThis) {
   o.worker_binary = CADCLIP_BINARY;
   index::build_index(o);
 
-  // The server in the background; its first line names the port.
-  const std::string serve =
-      format("{} serve {} --port 0 2>/dev/null & echo pid $!", CADCLIP_BINARY, o.out);
+  // The server in the background; its first line names the port. Its log
+  // goes to a file, shown when the check fails.
+  const fs::path server_log = root / "serve.log";
+  const std::string serve = format("{} serve {} --port 0 --access-log - 2>{} & echo pid $!",
+                                   CADCLIP_BINARY, o.out, server_log.string());
   std::FILE* out = ::popen(serve.c_str(), "r");
   ASSERT_NE(out, nullptr);
   char line[512];
@@ -64,7 +67,7 @@ TEST(Browser, SearchSeeThumbnailsAndMoreLikeThis) {
   const int status = ::pclose(run);
   if (pid > 0) ::kill(pid, SIGTERM);
   ::pclose(out);
-  EXPECT_EQ(status, 0) << output;
+  EXPECT_EQ(status, 0) << output << "\nthe server's log:\n" << read_text_file(server_log);
   EXPECT_TRUE(fs::exists(screenshot));
   fs::remove_all(root);
 }

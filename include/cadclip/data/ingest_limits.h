@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <string_view>
 
 namespace cadclip::data {
 
@@ -33,5 +34,7 @@ void check_limits(const IngestLimits& limits);
 // Its JSON form: {"max_faces", "max_edges", "max_file_mb", "file_timeout_s"}.
 void to_json(nlohmann::json& json, const IngestLimits& limits);
 void from_json(const nlohmann::json& json, IngestLimits& limits);
+// The help of the field at `field` (a member of `limits`), its flag's.
+std::string_view field_help(const IngestLimits& limits, const void* field);
 
 }  // namespace cadclip::data

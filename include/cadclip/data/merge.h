@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cadclip::data {
@@ -20,6 +21,8 @@ struct MergeOptions {
 // Its JSON form: the merged folder's options.json.
 void to_json(nlohmann::json& json, const MergeOptions& options);
 void from_json(const nlohmann::json& json, MergeOptions& options);
+// The help of the field at `field` (a member of `options`), its flag's.
+std::string_view field_help(const MergeOptions& options, const void* field);
 
 struct MergeSummary {
   int64_t folders = 0;   // prepared folders behind the inputs

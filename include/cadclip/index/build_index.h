@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 #include "cadclip/data/ingest_limits.h"
 
@@ -23,9 +24,12 @@ struct IndexOptions {
                                    // or a dataset file listing prepared folders
   std::string out;                 // the index folder (created; updated when it exists)
   std::string factory = "auto";    // FAISS factory string ("Flat", "IVF1024,Flat", ...); "auto":
-                                   // Flat below 20,000 parts, else IVF<~4 sqrt(n)>,Flat
-  std::string search_params;       // FAISS parameters for searching, e.g. "efSearch=128"; empty =
-                                   // efSearch=128 for HNSW, nprobe=16 for IVF, else nothing
+                                   // Flat below 20,000 parts, IVF<~4 sqrt(n)>,Flat below
+                                   // 200,000, else IVF<~4 sqrt(n)>,SQ8 (8-bit codes)
+  std::string search_params;       // FAISS parameters for searching, e.g. "efSearch=128", and
+                                   // rerank=N (a lossy index orders N candidates by their exact
+                                   // vectors); empty = efSearch=128 for HNSW, nprobe=16 for
+                                   // IVF (and rerank=64 for SQ/PQ codes), else nothing
   std::string captions;            // a caption file (JSONL/CSV) naming parts by id; empty = the
                                    // prepared folder's captions.jsonl when there is one
   bool thumbnails = true;          // line-drawing thumbnails: drawn by the ingest workers for a
@@ -41,6 +45,8 @@ struct IndexOptions {
                                    // keep the fields an earlier run imported
   bool update = false;             // the index must exist, made with this checkpoint: only the
                                    // parts that changed are touched, never a rebuild
+  bool add = false;                // as update, and the parts the library does not name stay:
+                                   // a library indexed folder by folder, or in batches
   bool overwrite = false;          // rebuild an index that was made with another checkpoint
   bool wait = false;               // another run writing the index: wait for it (else fail)
   std::string worker_binary;       // the cadclip executable for ingest workers; empty = this one
@@ -48,6 +54,8 @@ struct IndexOptions {
 // Its JSON form: what <index>/<version>/options.json records.
 void to_json(nlohmann::json& json, const IndexOptions& options);
 void from_json(const nlohmann::json& json, IndexOptions& options);
+// The help of the field at `field` (a member of `options`), its flag's.
+std::string_view field_help(const IndexOptions& options, const void* field);
 
 struct IndexSummary {
   int64_t parts = 0;               // parts in the index afterwards
@@ -62,6 +70,8 @@ struct IndexSummary {
   int64_t thumbnail_failures = 0;  // parts in the index without a drawing that failed (HLR error,
                                    // crash or timeout), listed in warnings.jsonl
   std::string factory;             // the FAISS index type written
+  int64_t vectors_kept = 0;        // vectors of the previous version's inverted file kept in
+                                   // place (updated, not retrained); 0 = built anew
   std::string version;             // the version folder written, now the current one
 };
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 #include "cadclip/model/brep_encoder.h"
 #include "cadclip/model/two_tower.h"
@@ -30,6 +31,10 @@ void to_json(nlohmann::json& json, const TwoTowerOptions& options);
 void from_json(const nlohmann::json& json, TwoTowerOptions& options);
 void to_json(nlohmann::json& json, const ModelConfig& config);
 void from_json(const nlohmann::json& json, ModelConfig& config);
+// The help of the field at `field` (a member of `options`), its flag's.
+std::string_view field_help(const BRepEncoderOptions& options, const void* field);
+std::string_view field_help(const TwoTowerOptions& options, const void* field);
+std::string_view field_help(const ModelConfig& config, const void* field);
 
 // "fp32", "bf16" or "fp16" -> the ScalarType; throws cadclip::Error otherwise.
 c10::ScalarType parse_text_precision(const std::string& name);

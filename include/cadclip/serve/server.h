@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 #include "cadclip/data/ingest_limits.h"
 
@@ -50,6 +52,12 @@ struct ServeOptions {
   double reload_interval_s = 2;     // look for a new index version this often and swap it in
                                     // without dropping requests; 0 = never
 };
+
+// Its JSON form (`cadclip serve --config`), and the help of the field at
+// `field` (a member of `options`), its flag's.
+void to_json(nlohmann::json& json, const ServeOptions& options);
+void from_json(const nlohmann::json& json, ServeOptions& options);
+std::string_view field_help(const ServeOptions& options, const void* field);
 
 // Opens the index, binds, calls `on_ready(port)` once listening, and serves
 // until `stop()` is called or the process ends. Throws cadclip::Error when the

@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct TextModelOptions {
 // Its JSON form (the "text" object of a checkpoint's config.json, less "folder").
 void to_json(nlohmann::json& json, const TextModelOptions& options);
 void from_json(const nlohmann::json& json, TextModelOptions& options);
+// The help of the field at `field` (a member of `options`), its flag's.
+std::string_view field_help(const TextModelOptions& options, const void* field);
 
 struct TextModel {
   std::filesystem::path folder;  // where config.json and the weights are

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cadclip/data/splits.h"
@@ -80,9 +81,11 @@ struct TrainOptions {
 };
 
 // The JSON form: what <out>/options.json holds and `cadclip train --config`
-// reads (the model as in a checkpoint's config.json, under "model").
+// reads (the model as in a checkpoint's config.json, under "model"); and the
+// help of the field at `field` (a member of `options`), its flag's.
 void to_json(nlohmann::json& json, const TrainOptions& options);
 void from_json(const nlohmann::json& json, TrainOptions& options);
+std::string_view field_help(const TrainOptions& options, const void* field);
 // `options` with the values of a JSON file such as a run's options.json (keys
 // it lacks keep their value); throws cadclip::Error naming the file and the
 // key that is unknown or has the wrong type.
