@@ -1,5 +1,6 @@
-// Test-only: runs a shell command (the cadclip binary, a Python script) and
-// returns its exit status and what it wrote.
+// Test-only: runs a shell command (a Python script, `ip`, cadclip under `env`)
+// and keeps its exit status and what it wrote; tests/apps/cli_run.h runs
+// the cadclip binary through it.
 #pragma once
 
 #include <sys/wait.h>
@@ -10,7 +11,7 @@
 namespace cadclip::testing {
 
 struct CommandRun {
-  int status = -1;     // the exit status; -1 when it did not start or did not exit (a signal)
+  int exit_code = -1;  // -1 when it did not start or did not exit (a signal)
   std::string output;  // stdout, and stderr when asked for
 };
 
@@ -22,7 +23,7 @@ inline CommandRun run_command(const std::string& command, bool with_stderr = tru
   size_t n;
   while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
   const int status = ::pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
 }
 

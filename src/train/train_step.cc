@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <utility>
 
 #include "cadclip/core/format.h"
 
@@ -28,7 +27,7 @@ struct TrainStep::Forward {
 };
 
 TrainStep::TrainStep(StepParts parts, StepSettings settings)
-    : parts_(parts), settings_(std::move(settings)) {
+    : parts_(parts), settings_(settings) {
   if (parts_.momentum != nullptr)
     momentum_text_ = std::make_unique<model::TextEmbedder>(
         parts_.momentum->model(), parts_.text.tokenizer(), parts_.text.max_length());

@@ -30,8 +30,8 @@ namespace fs = std::filesystem;
 
 // cadclip with `args` under `env` (log level info unless given): status and output.
 cadclip::testing::CommandRun cadclip(const std::string& env, const std::string& args) {
-  return cadclip::testing::run_command(format(
-      "env {} {} {}", env.empty() ? "CADCLIP_LOG_LEVEL=info" : env, CADCLIP_BINARY, args));
+  return cadclip::testing::run_command(
+      format("env {} {} {}", env.empty() ? "CADCLIP_LOG_LEVEL=info" : env, CADCLIP_BINARY, args));
 }
 
 nlohmann::json read_json(const fs::path& path) {
@@ -74,7 +74,7 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
   const auto made = cadclip(
       "",
       format("synth --kind mixed --count {} --seed 5 --workers 2 --out {}", count, synth.string()));
-  ASSERT_EQ(made.status, 0) << made.output;
+  ASSERT_EQ(made.exit_code, 0) << made.output;
   // A file no reader opens, and a second file claiming an id: failures in one part alone.
   std::ofstream(synth / "parts" / "garbage.step") << "ISO-10303-21; not really";
   fs::path step;
@@ -89,7 +89,7 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
              (synth / "parts").string(), (synth / "captions.jsonl").string(),
              (synth / "splits.json").string());
   const auto whole = cadclip("", inputs + " --out " + (dir.path() / "whole").string());
-  ASSERT_EQ(whole.status, 1) << whole.output;  // the garbage file and the duplicate id fail
+  ASSERT_EQ(whole.exit_code, 1) << whole.output;  // the garbage file and the duplicate id fail
   std::vector<fs::path> parts;
   for (int k = 0; k < 4; ++k) {
     parts.push_back(dir.path() / ("part-" + std::to_string(k)));
@@ -99,7 +99,7 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
                          inputs + " --out " + parts.back().string())
                : cadclip("", format("{} --num-shards 4 --shard-index {} --out {}", inputs, k,
                                     parts.back().string()));
-    ASSERT_LE(part.status, 1) << part.output;
+    ASSERT_LE(part.exit_code, 1) << part.output;
     if (k == 2) EXPECT_NE(part.output.find("part 2 of 4"), std::string::npos) << part.output;
   }
 
@@ -139,13 +139,13 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
   // Three parts of four are refused; all four merge into what one run wrote.
   const fs::path merged = dir.path() / "merged";
   const auto three = cadclip("", format("merge {} {} {} --out {}", parts[0].string(),
-                                          parts[1].string(), parts[3].string(), merged.string()));
-  EXPECT_EQ(three.status, 2) << three.output;
+                                        parts[1].string(), parts[3].string(), merged.string()));
+  EXPECT_EQ(three.exit_code, 2) << three.output;
   EXPECT_NE(three.output.find("parts 2 of the 4-way prepare"), std::string::npos) << three.output;
   const auto all =
       cadclip("", format("merge {} {} {} {} --out {}", parts[0].string(), parts[1].string(),
                          parts[2].string(), parts[3].string(), merged.string()));
-  ASSERT_EQ(all.status, 0) << all.output;
+  ASSERT_EQ(all.exit_code, 0) << all.output;
   const data::PreparedData one = data::open_prepared({dir.path() / "whole"});
   const data::PreparedData four = data::open_prepared({merged});
   EXPECT_EQ(caption_rows(four.captions), caption_rows(one.captions));
@@ -163,7 +163,7 @@ TEST(PrepareShards, ASlurmArrayThatMapsOntoNoPartIsRefusedWithTheFix) {
   const auto run = cadclip(
       "SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=4",
       format("prepare {} --out {}", (dir.path() / "in").string(), (dir.path() / "out").string()));
-  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("SLURM_ARRAY_TASK_ID=9 does not map onto a part 0..3"),
             std::string::npos)
       << run.output;

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../apps/cli_run.h"
 #include "../model/random_graph.h"
 #include "../model/tiny_model.h"
-#include "../run_command.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/safetensors.h"
@@ -31,11 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// cadclip with `args`: its status and stdout (and stderr when asked for).
-testing::CommandRun cadclip(const std::string& args, bool with_stderr = false) {
-  return testing::run_command(
-      std::string(CADCLIP_BINARY) + " " + args + (with_stderr ? "" : " 2>/dev/null"), with_stderr);
-}
+using testing::run_cadclip;
 
 // Equal structure, equal counts, ranks and strings; floating statistics equal
 // to 1e-6 (another process may take other kernel paths in the last bits).
@@ -120,11 +116,11 @@ class EvalCli : public ::testing::Test {
 
 TEST_F(EvalCli, JsonEqualsEvaluateInProcess) {
   const fs::path embeddings = root_ / "emb.safetensors";
-  const auto run =
-      cadclip(format("eval {} --data {} --json --threads 1 --batch-size 3 "
-                     "--save-embeddings {}",
-                     run_.string(), data_.string(), embeddings.string()));
-  ASSERT_EQ(run.status, 0) << run.output;
+  const auto run = run_cadclip(format("eval {} --data {} --json --threads 1 --batch-size 3 "
+                                      "--save-embeddings {}",
+                                      run_.string(), data_.string(), embeddings.string()),
+                               /*with_stderr=*/false);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
   const nlohmann::json j = nlohmann::json::parse(run.output);
 
   at::set_num_threads(1);
@@ -159,10 +155,11 @@ TEST_F(EvalCli, SubsetsScoreApartAndEqualRunsOnTheirOwnSplitsFiles) {
   few.test = {"m4", "m6"};
   data::write_splits(root_ / "few.json", few);
   const fs::path json_out = root_ / "report.json";
-  const auto run = cadclip(
+  const auto run = run_cadclip(
       format("eval {} --data {} --threads 1 --batch-size 3 --subset few={} --json-out {}",
-             run_.string(), data_.string(), (root_ / "few.json").string(), json_out.string()));
-  ASSERT_EQ(run.status, 0) << run.output;
+             run_.string(), data_.string(), (root_ / "few.json").string(), json_out.string()),
+      /*with_stderr=*/false);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
   // The table, then the subset's table; the JSON file holds both.
   EXPECT_NE(run.output.find("gallery 5 parts"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("--- subset few: "), std::string::npos) << run.output;
@@ -172,9 +169,10 @@ TEST_F(EvalCli, SubsetsScoreApartAndEqualRunsOnTheirOwnSplitsFiles) {
   ASSERT_TRUE(j["subsets"].contains("few")) << j.dump();
   // The subset equals a run on the subset's splits file alone.
   const auto alone =
-      cadclip(format("eval {} --data {} --threads 1 --batch-size 3 --json --splits {}",
-                     run_.string(), data_.string(), (root_ / "few.json").string()));
-  ASSERT_EQ(alone.status, 0) << alone.output;
+      run_cadclip(format("eval {} --data {} --threads 1 --batch-size 3 --json --splits {}",
+                         run_.string(), data_.string(), (root_ / "few.json").string()),
+                  /*with_stderr=*/false);
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
   nlohmann::json expected = nlohmann::json::parse(alone.output);
   nlohmann::json got = j["subsets"]["few"];
   for (nlohmann::json* x : {&expected, &got}) {
@@ -189,17 +187,17 @@ TEST_F(EvalCli, SubsetsScoreApartAndEqualRunsOnTheirOwnSplitsFiles) {
 
 TEST_F(EvalCli, ASubsetWithoutAFileIsRefusedSayingHowToWriteIt) {
   const auto run =
-      cadclip(format("eval {} --data {} --subset programs", run_.string(), data_.string()),
-              /*with_stderr=*/true);
-  EXPECT_EQ(run.status, 2) << run.output;
+      run_cadclip(format("eval {} --data {} --subset programs", run_.string(), data_.string()));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("NAME=SPLITS_FILE"), std::string::npos) << run.output;
 }
 
 TEST_F(EvalCli, PrintsTheTableForALevelAndSplit) {
   const auto run =
-      cadclip(format("eval {} --data {} --split validation --levels expert --max-text-length 8",
-                     (run_ / "checkpoints" / "last.json").string(), data_.string()));
-  ASSERT_EQ(run.status, 0) << run.output;
+      run_cadclip(format("eval {} --data {} --split validation --levels expert --max-text-length 8",
+                         (run_ / "checkpoints" / "last.json").string(), data_.string()),
+                  /*with_stderr=*/false);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("split validation: gallery 1 parts"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("captions cut at 8 tokens"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("\nexpert "), std::string::npos) << run.output;
@@ -209,9 +207,8 @@ TEST_F(EvalCli, PrintsTheTableForALevelAndSplit) {
 
 TEST_F(EvalCli, RefusesALevelThatIsNotThere) {
   const auto run =
-      cadclip(format("eval {} --data {} --levels beginner", run_.string(), data_.string()),
-              /*with_stderr=*/true);
-  EXPECT_EQ(run.status, 2) << run.output;
+      run_cadclip(format("eval {} --data {} --levels beginner", run_.string(), data_.string()));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("level 'beginner' has no caption"), std::string::npos) << run.output;
 }
 
@@ -220,10 +217,10 @@ TEST_F(EvalCli, AnUnwritableEmbeddingsPathFailsBeforeAnyWork) {
   // fail on it; the check of the output path comes before anything else.
   const fs::path empty = data_.parent_path() / "no_data_here";
   fs::create_directories(empty);
-  const auto run = cadclip(format("eval {} --data {} --save-embeddings {}/missing/e.safetensors",
-                                  run_.string(), empty.string(), empty.string()),
-                           /*with_stderr=*/true);
-  EXPECT_EQ(run.status, 2) << run.output;
+  const auto run =
+      run_cadclip(format("eval {} --data {} --save-embeddings {}/missing/e.safetensors",
+                         run_.string(), empty.string(), empty.string()));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("--save-embeddings"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("nothing was evaluated"), std::string::npos) << run.output;
   EXPECT_EQ(run.output.find("splits.json"), std::string::npos) << run.output;

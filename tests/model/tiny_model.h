@@ -12,8 +12,8 @@ namespace cadclip::testing {
 // The tiny B-Rep tower; two layers, since with one the face-pair bias cannot
 // reach the global token.
 inline model::BRepEncoderOptions tiny_brep_options() {
-  return {.width = 16, .layers = 2, .heads = 2, .ffn_hidden = 24, .face_channels = 4,
-          .edge_width = 4};
+  return {
+      .width = 16, .layers = 2, .heads = 2, .ffn_hidden = 24, .face_channels = 4, .edge_width = 4};
 }
 
 inline model::ModelConfig tiny_model_config(int64_t max_text_length = 16) {

@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <string>
 
+#include "../apps/cli_run.h"
 #include "../error_of.h"
-#include "../run_command.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/train/communicator.h"
@@ -107,10 +107,9 @@ TEST(NcclCommunicator, TrainWithBackendNcclStopsAtOnceWithoutAGpu) {
   // The communicator is made before the data is read, so no dataset is needed.
   const auto out =
       std::filesystem::temp_directory_path() / ("cadclip_nccl_cli_" + std::to_string(::getpid()));
-  const std::string command =
-      format("{} train --backend nccl --data /nonexistent --out {}", CADCLIP_BINARY, out);
   const auto start = Clock::now();
-  const auto [status, output] = testing::run_command(command);
+  const auto [status, output] =
+      testing::run_cadclip(format("train --backend nccl --data /nonexistent --out {}", out));
   EXPECT_LT(seconds_since(start), 20.0);
   EXPECT_GT(status, 0) << output;  // exited, and with an error
   const std::string expected = nccl_built() ? "--backend nccl needs a CUDA device; this machine "

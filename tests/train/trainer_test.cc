@@ -21,7 +21,7 @@
 #include <numeric>
 #include <thread>
 
-#include "../run_command.h"
+#include "../apps/cli_run.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/safetensors.h"
@@ -421,15 +421,15 @@ TEST(TrainerTest, TrainingAfreshIntoAnExistingRunSaysItReplacesIt) {
 namespace cadclip::train {
 namespace {
 
-using testing::run_command;
+using testing::run_cadclip;
 using testing::state_bytes;
 
 TEST(TrainerLaunchTest, TheQueueIsRefusedWithSeveralProcesses) {
   const fs::path data = tiny_dataset("queue_nproc", 4);
   const auto [status, output] =
-      run_command(format("{} train --nproc 2 --queue 16 --data {} --out {}_run --text-model "
+      run_cadclip(format("train --nproc 2 --queue 16 --data {} --out {}_run --text-model "
                          "tests/fixtures/text/bert --threads 1",
-                         CADCLIP_BINARY, data.string(), data.string()));
+                         data.string(), data.string()));
   EXPECT_NE(status, 0) << output;
   EXPECT_NE(output.find("--queue is a single-process feature: this run has 2 processes"),
             std::string::npos)
@@ -444,23 +444,23 @@ TEST(TrainerLaunchTest, TwoRanksStoppedMidEpochResumeBitwiseLikeAnUninterruptedR
   const fs::path data = tiny_dataset("nproc_resume", 11);
   auto command = [&](const std::string& run, const std::string& extra) {
     return format(
-        "{} train --nproc 2 --data {} --out {}_{} --text-model tests/fixtures/text/bert --epochs 2 "
+        "train --nproc 2 --data {} --out {}_{} --text-model tests/fixtures/text/bert --epochs 2 "
         "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
         "--brep-heads 2 --brep-ffn 48 --brep-dropout 0.3 --text-lr 1e-3 --validation-split '' "
         "--threads 1 --seed 5 {}",
-        CADCLIP_BINARY, data.string(), data.string(), run, extra);
+        data.string(), data.string(), run, extra);
   };
   for (const char* run : {"whole", "part"}) fs::remove_all(data.string() + "_" + run);
-  const auto whole = run_command(command("whole", ""));
-  ASSERT_EQ(whole.status, 0) << whole.output;
-  const auto first = run_command(command("part", "--stop-after-steps 4"));  // epoch 2, step 1
-  ASSERT_EQ(first.status, 0) << first.output;
+  const auto whole = run_cadclip(command("whole", ""));
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const auto first = run_cadclip(command("part", "--stop-after-steps 4"));  // epoch 2, step 1
+  ASSERT_EQ(first.exit_code, 0) << first.output;
   const auto stopped = state_bytes(data.string() + "_part");
   EXPECT_TRUE(stopped.contains("rng.cpu.rank0") && stopped.contains("rng.cpu.rank1"));
   EXPECT_TRUE(stopped.at("rng.cpu.rank0") != stopped.at("rng.cpu.rank1"))
       << "the ranks' RNG states should differ after an uneven last batch";
-  const auto resumed = run_command(command("part", "--resume"));
-  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  const auto resumed = run_cadclip(command("part", "--resume"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   expect_same_tensors(weight_bytes(data.string() + "_whole"),
                       weight_bytes(data.string() + "_part"));
 }
@@ -469,12 +469,11 @@ TEST(TrainerLaunchTest, NprocTwoTrainsWithTwoLocalRanks) {
   const fs::path data = tiny_dataset("nproc", 10);
   const fs::path out = data.parent_path() / (data.filename().string() + "_run");
   fs::remove_all(out);
-  const std::string command = format(
-      "{} train --nproc 2 --data {} --out {} --text-model tests/fixtures/text/bert --epochs 2 "
-      "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
-      "--brep-heads 2 --brep-ffn 48 --validation-split train --threads 1",
-      CADCLIP_BINARY, data.string(), out.string());
-  const auto [status, output] = run_command(command);
+  const auto [status, output] = run_cadclip(
+      format("train --nproc 2 --data {} --out {} --text-model tests/fixtures/text/bert --epochs 2 "
+             "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
+             "--brep-heads 2 --brep-ffn 48 --validation-split train --threads 1",
+             data.string(), out.string()));
   ASSERT_EQ(status, 0) << output;
   EXPECT_NE(output.find("started 2 ranks"), std::string::npos) << output;
   EXPECT_NE(output.find("rank 1 finished"), std::string::npos) << output;

@@ -260,7 +260,7 @@ testing::TensorBytes only(const testing::TensorBytes& all, const std::string& pa
 TEST(TwoNodes, TrainLikeOneProcessOnTheGlobalBatchAndResumeAfterANodeDies) {
   if (::geteuid() != 0)
     GTEST_SKIP() << "needs root to make network namespaces (ip netns add); run ctest as root";
-  if (run_command("command -v ip").status != 0)
+  if (run_command("command -v ip").exit_code != 0)
     GTEST_SKIP() << "needs iproute2 (the `ip` command; scripts/setup.sh installs it)";
   const auto started = Clock::now();
   TwoNodes nodes;
