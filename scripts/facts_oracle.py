@@ -14,9 +14,9 @@ family-only oracle, whatever the model.
 
 SYNTH_DIR is a `cadclip synth` folder (captions.jsonl, manifest.json,
 splits.json). A family part's true facts are the union of the facts its clean
-captions state (every statement of a clean caption is true: tests/cad/synth checks
+captions state (every statement of a clean caption is true: tests/synth checks
 it), and its size class comes from its measured bounding box with the
-generator's thresholds (src/cad/synth/captions.cc, size_word); numbers match
+generator's thresholds (src/synth/captions.cc, size_word); numbers match
 within the captions' rounding (0.5 mm, or 1% when larger). A program part's
 true facts are the exact values in its manifest entry ('truth'), and a
 program caption's numbers match within the rounding it states ('decimals':

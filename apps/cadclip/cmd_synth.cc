@@ -7,10 +7,10 @@
 #include <memory>
 #include <string>
 
-#include "cadclip/cad/synth.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/json_fields.h"
+#include "cadclip/synth/synth.h"
 #include "command.h"
 #include "option_flags.h"
 
@@ -18,9 +18,9 @@ namespace cadclip::app {
 namespace {
 
 struct SynthCommandOptions {
-  cad::SynthOptions synth;  // count, seed, noise, workers, max_attempts, families, kind, ...
-  std::string out;          // folder to write parts/, captions.jsonl, splits.json, manifest.json
-  std::string stats;        // instead of generating: report the reference numbers of this folder
+  synth::SynthOptions synth;  // count, seed, noise, workers, max_attempts, families, kind, ...
+  std::string out;            // folder to write parts/, captions.jsonl, splits.json, manifest.json
+  std::string stats;          // instead of generating: report the reference numbers of this folder
 };
 
 CADCLIP_OPTION_FIELDS(
@@ -53,7 +53,7 @@ CADCLIP_OPTION_FIELDS(
 
 int run_synth(const SynthCommandOptions& options) {
   if (!options.stats.empty()) {
-    const cad::SynthStats stats = cad::synth_stats(options.stats);
+    const synth::SynthStats stats = synth::synth_stats(options.stats);
     std::printf("test parts: %lld\n", static_cast<long long>(stats.test_parts));
     std::printf("family-only oracle R@1 (test split): %s\n",
                 fixed(stats.family_oracle_r1, 4).c_str());
@@ -79,7 +79,7 @@ int run_synth(const SynthCommandOptions& options) {
   }
   if (options.out.empty())
     throw Error("cadclip synth needs --out DIR (or --stats DIR to read a made set)");
-  const cad::SynthReport report = cad::write_synth_dataset(options.synth, options.out);
+  const synth::SynthReport report = synth::write_synth_dataset(options.synth, options.out);
   std::printf(
       "%s: %lld parts, %lld captions (%lld noisy), %lld regenerated draws, %lld exact duplicates, "
       "%s\n",
@@ -95,22 +95,22 @@ int run_synth(const SynthCommandOptions& options) {
 void define_synth(CLI::App& command, Runner& run) {
   auto options = std::make_shared<SynthCommandOptions>();
   const SynthCommandOptions& o = *options;
-  cad::SynthOptions& synth = options->synth;
+  synth::SynthOptions& made = options->synth;
   const ConfigFlags config(command, options);
-  add_field(command, "--count", o, synth.count)->check(CLI::NonNegativeNumber);
-  add_field(command, "--seed", o, synth.seed);
+  add_field(command, "--count", o, made.count)->check(CLI::NonNegativeNumber);
+  add_field(command, "--seed", o, made.seed);
   add_field(command, "--out", o, options->out);
-  add_field(command, "--noise", o, synth.noise)->check(CLI::Range(0.0, 1.0));
-  add_field(command, "--workers", o, synth.workers)->check(CLI::NonNegativeNumber);
-  add_field(command, "--max-attempts", o, synth.max_attempts);
-  add_field(command, "--family", o, synth.families);
-  add_field(command, "--kind", o, synth.kind)
+  add_field(command, "--noise", o, made.noise)->check(CLI::Range(0.0, 1.0));
+  add_field(command, "--workers", o, made.workers)->check(CLI::NonNegativeNumber);
+  add_field(command, "--max-attempts", o, made.max_attempts);
+  add_field(command, "--family", o, made.families);
+  add_field(command, "--kind", o, made.kind)
       ->check(CLI::IsMember({"families", "programs", "standard", "mixed"}));
-  add_field(command, "--program-share", o, synth.program_share)->check(CLI::Range(0.0, 1.0));
-  add_field(command, "--standard-share", o, synth.standard_share)->check(CLI::Range(0.0, 1.0));
-  add_field(command, "--program-test-share", o, synth.program_test_share)
+  add_field(command, "--program-share", o, made.program_share)->check(CLI::Range(0.0, 1.0));
+  add_field(command, "--standard-share", o, made.standard_share)->check(CLI::Range(0.0, 1.0));
+  add_field(command, "--program-test-share", o, made.program_test_share)
       ->check(CLI::Range(0.0, 0.9));
-  add_field(command, "--caption-units", o, synth.caption_units)
+  add_field(command, "--caption-units", o, made.caption_units)
       ->check(CLI::IsMember({"units", "mm"}));
   add_field(command, "--stats", o, options->stats)->check(CLI::ExistingDirectory);
   command.footer(

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "cadclip/cad/ingest.h"
-#include "cadclip/cad/synth.h"
 #include "cadclip/core/file.h"
+#include "cadclip/synth/synth.h"
 #include "common/bench_util.h"
 
 namespace fs = std::filesystem;
@@ -66,14 +66,14 @@ struct Row {
 
 int main(int argc, char** argv) {
   int repeats = 7, warmup = 1;
-  int64_t synth = 0;
+  int64_t synth_parts = 0;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--repeats" && i + 1 < argc) {
       repeats = std::atoi(argv[++i]);
     } else if (arg == "--synth" && i + 1 < argc) {
-      synth = std::atoll(argv[++i]);
+      synth_parts = std::atoll(argv[++i]);
     } else if (arg == "--warmup" && i + 1 < argc) {
       warmup = std::atoi(argv[++i]);
     } else {
@@ -96,18 +96,18 @@ int main(int argc, char** argv) {
   }
   std::sort(files.begin(), files.end());
   fs::path synth_folder;
-  if (synth > 0) {
+  if (synth_parts > 0) {
     synth_folder = fs::temp_directory_path() / format("cadclip_ingest_bench_{}", ::getpid());
     fs::create_directories(synth_folder);
-    cad::SynthOptions options;
-    options.count = synth;
-    for (int64_t i = 0; i < synth; ++i) {
-      const cad::SynthPart part = cad::make_synth_part(options, i);
+    synth::SynthOptions options;
+    options.count = synth_parts;
+    for (int64_t i = 0; i < synth_parts; ++i) {
+      const synth::SynthPart part = synth::make_synth_part(options, i);
       const fs::path path = synth_folder / (part.id + ".step");
       write_text_atomic(path, part.step);
       files.push_back(path);
     }
-    std::printf("wrote %lld synthetic STEP parts to %s\n", static_cast<long long>(synth),
+    std::printf("wrote %lld synthetic STEP parts to %s\n", static_cast<long long>(synth_parts),
                 synth_folder.c_str());
   }
   bench::print_header("ingest_bench: bare OCCT read+transfer vs ingest_file",

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cadclip/cad/synth.h"
+#include "cadclip/synth/synth.h"
 #include "common/bench_util.h"
 
 using namespace cadclip;
@@ -18,10 +18,10 @@ using namespace cadclip;
 namespace {
 
 // Milliseconds per part and parameter draws per part over `parts` parts.
-void time_parts(const std::string& label, const cad::SynthOptions& options, int64_t parts) {
+void time_parts(const std::string& label, const synth::SynthOptions& options, int64_t parts) {
   int draws = 0;
   const double seconds = bench::seconds_of([&] {
-    for (int64_t i = 0; i < parts; ++i) draws += cad::make_synth_part(options, i).attempts;
+    for (int64_t i = 0; i < parts; ++i) draws += synth::make_synth_part(options, i).attempts;
   });
   std::printf("| %s | %.1f | %.2f |\n", label.c_str(), seconds / static_cast<double>(parts) * 1e3,
               static_cast<double>(draws) / static_cast<double>(parts));
@@ -37,14 +37,14 @@ int main(int argc, char** argv) {
   std::printf(
       "\n## one thread, make_synth_part\n| kind | ms per part | draws per part |\n"
       "|---|---|---|\n");
-  for (const std::string& family : cad::synth_families()) {
-    cad::SynthOptions options;
+  for (const std::string& family : synth::synth_families()) {
+    synth::SynthOptions options;
     options.seed = 1;
     options.noise = 0.2;
     options.families = {family};
     time_parts(family + " (6 parts)", options, 6);
   }
-  cad::SynthOptions programs;
+  synth::SynthOptions programs;
   programs.seed = 1;
   programs.kind = "programs";
   time_parts("programs (60 parts)", programs, 60);
@@ -54,14 +54,14 @@ int main(int argc, char** argv) {
   std::map<int, std::vector<double>> seconds;
   for (int repeat = 0; repeat < 2; ++repeat) {
     for (int workers : {1, 2}) {
-      cad::SynthOptions options;
+      synth::SynthOptions options;
       options.count = parts;
       options.seed = 1;
       options.noise = 0.2;
       options.workers = workers;
       std::filesystem::remove_all(out);
       seconds[workers].push_back(
-          bench::seconds_of([&] { cad::write_synth_dataset(options, out); }));
+          bench::seconds_of([&] { synth::write_synth_dataset(options, out); }));
     }
   }
   std::filesystem::remove_all(out);

@@ -1,7 +1,8 @@
 // The cad layer's internal API over OCCT shapes: loading files in millimetres,
 // the model rule of docs/INGEST.md, DeepCAD JSON to a solid, featurization and
-// STEP writing. Only src/cad/ (and tests/bench of the cad layer) include this:
-// OCCT types never reach include/cadclip/.
+// STEP writing. Only src/cad/, src/synth/ (which models its parts as OCCT
+// shapes) and their tests and benchmarks include this: OCCT types never reach
+// include/cadclip/.
 #pragma once
 
 #include <TopoDS_Shape.hxx>

@@ -301,8 +301,8 @@ std::vector<int64_t> Searcher::rows_passing(const Filter& filter) const {
     return rows;
   }
   const detail::RowSet set = state_->columns.select(filter.conditions);
-  for (int64_t r = 0; r < size(); ++r)
-    if (set.has(r)) rows.push_back(r);
+  rows.reserve(static_cast<size_t>(set.count));
+  set.for_each([&](int64_t r) { rows.push_back(r); });
   return rows;
 }
 
@@ -440,8 +440,7 @@ std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_rows(
   if (rows->count <= kDirectScoringRows) {
     std::vector<int64_t> passing;
     passing.reserve(static_cast<size_t>(rows->count));
-    for (int64_t r = 0; r < size(); ++r)
-      if (rows->has(r)) passing.push_back(r);
+    rows->for_each([&](int64_t r) { passing.push_back(r); });
     return score_rows(queries, state_->embeddings, passing, k);
   }
   return state_->vectors.search_many(q, n, k, rows);

@@ -1,6 +1,7 @@
 #include "selection.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -355,16 +356,25 @@ bool FilterColumns::meets_thread(int64_t r, const Condition& c) const {
 }
 
 RowSet FilterColumns::select(std::span<const Condition> conditions) const {
-  std::vector<uint8_t> pass(static_cast<size_t>(rows_), 1);
+  // Every row to begin with; each condition tests only the rows still in,
+  // eight to a byte, and clears those that fail it.
+  RowSet rows(rows_);
+  std::fill(rows.bits.begin(), rows.bits.end(), static_cast<uint8_t>(0xFF));
+  if (rows_ % 8 != 0) rows.bits.back() = static_cast<uint8_t>((1u << (rows_ % 8)) - 1);
   for (const Condition& c : conditions) {
     with_test(c, [&](auto&& passes) {
-      for (int64_t r = 0; r < rows_; ++r)
-        if (pass[r] && !passes(r)) pass[r] = 0;
+      for (size_t byte = 0; byte < rows.bits.size(); ++byte) {
+        unsigned in = rows.bits[byte];
+        for (unsigned left = in; left != 0; left &= left - 1) {
+          const int bit = std::countr_zero(left);
+          if (!passes(static_cast<int64_t>(byte) * 8 + bit)) in &= ~(1u << bit);
+        }
+        rows.bits[byte] = static_cast<uint8_t>(in);
+      }
     });
   }
-  RowSet rows(rows_);
-  for (int64_t r = 0; r < rows_; ++r)
-    if (pass[r]) rows.add(r);
+  rows.count = 0;
+  for (const uint8_t byte : rows.bits) rows.count += std::popcount(byte);
   return rows;
 }
 

@@ -7,6 +7,7 @@
 #include "cadclip/text/checkpoint.h"
 #include "json_config.h"
 #include "layers.h"
+#include "transformer_layer.h"
 
 namespace cadclip::text {
 
@@ -63,13 +64,13 @@ struct BertEncoder::Embeddings : torch::nn::Module {
 namespace {
 
 struct SelfAttention : torch::nn::Module {
-  SelfAttention(int64_t hidden, int64_t heads) : heads(heads) {
+  SelfAttention(int64_t hidden, int64_t heads, double dropout) : heads(heads), dropout(dropout) {
     query = register_module("query", torch::nn::Linear(hidden, hidden));
     key = register_module("key", torch::nn::Linear(hidden, hidden));
     value = register_module("value", torch::nn::Linear(hidden, hidden));
   }
   // x: [B, T, H], bias: [B, 1, 1, T] -> [B, T, H]
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias, double dropout) {
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias) {
     const int64_t b = x.size(0), t = x.size(1), h = x.size(2);
     auto split = [&](const torch::Tensor& y) { return y.view({b, t, heads, -1}).transpose(1, 2); };
     const auto qkv = fused.forward(x, {&query, &key, &value});
@@ -81,44 +82,27 @@ struct SelfAttention : torch::nn::Module {
     return context.transpose(1, 2).reshape({b, t, h});
   }
   int64_t heads;
+  double dropout;  // attention_probs_dropout_prob, in training mode only
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
   detail::FusedLinear fused;
 };
 
-struct Attention : torch::nn::Module {
-  Attention(const BertConfig& c) {
-    self = register_module("self",
-                           std::make_shared<SelfAttention>(c.hidden_size, c.num_attention_heads));
-    output = register_module("output", std::make_shared<detail::DenseNorm>(
-                                           c.hidden_size, c.hidden_size, c.layer_norm_eps));
-  }
-  std::shared_ptr<SelfAttention> self;
-  std::shared_ptr<detail::DenseNorm> output;
-};
+detail::LayerShape layer_shape(const BertConfig& c) {
+  return {c.hidden_size,
+          c.hidden_size,
+          c.intermediate_size,
+          c.layer_norm_eps,
+          detail::parse_activation(c.hidden_act, "config"),
+          c.hidden_dropout_prob};
+}
 
 }  // namespace
 
-struct BertEncoder::Layer : torch::nn::Module {
-  explicit Layer(const BertConfig& c) : config(c) {
-    attention = register_module("attention", std::make_shared<Attention>(c));
-    intermediate = register_module(
-        "intermediate",
-        std::make_shared<detail::Intermediate>(c.hidden_size, c.intermediate_size,
-                                               detail::parse_activation(c.hidden_act, "config")));
-    output = register_module("output", std::make_shared<detail::DenseNorm>(
-                                           c.intermediate_size, c.hidden_size, c.layer_norm_eps));
-  }
-  // x: [B, T, H], bias: [B, 1, 1, T] -> [B, T, H]
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias) {
-    const torch::Tensor context =
-        attention->self->forward(x, bias, config.attention_probs_dropout_prob);
-    const torch::Tensor a = attention->output->forward(context, x, config.hidden_dropout_prob);
-    return output->forward(intermediate->forward(a), a, config.hidden_dropout_prob);
-  }
-  BertConfig config;
-  std::shared_ptr<Attention> attention;
-  std::shared_ptr<detail::Intermediate> intermediate;
-  std::shared_ptr<detail::DenseNorm> output;
+struct BertEncoder::Layer : detail::TransformerLayer<SelfAttention> {
+  explicit Layer(const BertConfig& c)
+      : TransformerLayer(std::make_shared<SelfAttention>(c.hidden_size, c.num_attention_heads,
+                                                         c.attention_probs_dropout_prob),
+                         layer_shape(c)) {}
 };
 
 BertEncoder::BertEncoder(const BertConfig& config) : config_(config) {

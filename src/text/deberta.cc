@@ -13,6 +13,7 @@
 #include "cadclip/text/checkpoint.h"
 #include "json_config.h"
 #include "layers.h"
+#include "transformer_layer.h"
 
 namespace cadclip::text {
 
@@ -220,17 +221,6 @@ struct DisentangledSelfAttention : torch::nn::Module {
   detail::FusedLinear fused;
 };
 
-struct Attention : torch::nn::Module {
-  explicit Attention(const DebertaV2Config& c) {
-    self = register_module("self", std::make_shared<DisentangledSelfAttention>(c));
-    output = register_module(
-        "output", std::make_shared<detail::DenseNorm>(c.num_attention_heads * c.attention_head_size,
-                                                      c.hidden_size, c.layer_norm_eps));
-  }
-  std::shared_ptr<DisentangledSelfAttention> self;
-  std::shared_ptr<detail::DenseNorm> output;
-};
-
 struct ConvLayer : torch::nn::Module {
   explicit ConvLayer(const DebertaV2Config& c)
       : activation(detail::parse_activation(c.conv_act, "conv_act")),
@@ -260,29 +250,20 @@ struct ConvLayer : torch::nn::Module {
   torch::nn::LayerNorm norm{nullptr};
 };
 
+detail::LayerShape layer_shape(const DebertaV2Config& c) {
+  return {c.num_attention_heads * c.attention_head_size,
+          c.hidden_size,
+          c.intermediate_size,
+          c.layer_norm_eps,
+          detail::parse_activation(c.hidden_act, "config"),
+          c.hidden_dropout_prob};
+}
+
 }  // namespace
 
-struct DebertaV2Encoder::Layer : torch::nn::Module {
-  explicit Layer(const DebertaV2Config& c) : config(c) {
-    attention = register_module("attention", std::make_shared<Attention>(c));
-    intermediate = register_module(
-        "intermediate",
-        std::make_shared<detail::Intermediate>(c.hidden_size, c.intermediate_size,
-                                               detail::parse_activation(c.hidden_act, "config")));
-    output = register_module("output", std::make_shared<detail::DenseNorm>(
-                                           c.intermediate_size, c.hidden_size, c.layer_norm_eps));
-  }
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& key_bias,
-                        const torch::Tensor& rel, const torch::Tensor& c2p_index,
-                        const torch::Tensor& p2c_index) {
-    const torch::Tensor context = attention->self->forward(x, key_bias, rel, c2p_index, p2c_index);
-    const torch::Tensor a = attention->output->forward(context, x, config.hidden_dropout_prob);
-    return output->forward(intermediate->forward(a), a, config.hidden_dropout_prob);
-  }
-  DebertaV2Config config;
-  std::shared_ptr<Attention> attention;
-  std::shared_ptr<detail::Intermediate> intermediate;
-  std::shared_ptr<detail::DenseNorm> output;
+struct DebertaV2Encoder::Layer : detail::TransformerLayer<DisentangledSelfAttention> {
+  explicit Layer(const DebertaV2Config& c)
+      : TransformerLayer(std::make_shared<DisentangledSelfAttention>(c), layer_shape(c)) {}
 };
 
 struct DebertaV2Encoder::Encoder : torch::nn::Module {

@@ -23,12 +23,17 @@
 
 #include "cad/occt_shape.h"
 #include "cadclip/cad/ingest.h"
-#include "cadclip/cad/synth.h"
 #include "cadclip/core/file.h"
+#include "cadclip/synth/synth.h"
 #include "test_shapes.h"
 
 namespace cadclip::cad {
 namespace {
+
+using synth::make_synth_part;
+using synth::synth_families;
+using synth::SynthOptions;
+using synth::SynthPart;
 
 data::BRepGraph featurize(const TopoDS_Shape& shape) {
   Result<data::BRepGraph> graph = ingest_shape(shape, "part", "synthetic:mm", IngestOptions{});

@@ -1,0 +1,80 @@
+#include "cadclip/cad/standards.h"
+
+#include <cctype>
+#include <cmath>
+
+#include "cadclip/cad/standard_tables.h"
+
+namespace cadclip::cad {
+
+std::optional<BearingSize> ball_bearing_size(std::string_view number) {
+  const StandardTable& table = standard_table("ball_bearings.csv");
+  for (size_t row = 0; row < table.rows.size(); ++row) {
+    if (table.cell(row, "designation") != number) continue;
+    return BearingSize{std::string(number), table.number(row, "d"), table.number(row, "D"),
+                       table.number(row, "B")};
+  }
+  return std::nullopt;
+}
+
+std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std::string_view size) {
+  std::string upper(series);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const bool angle = upper == "L";
+  const char* file = angle            ? "steel_angles.csv"
+                     : upper == "UPN" ? "steel_channels.csv"
+                                      : "steel_i_sections.csv";
+  const StandardTable& table = standard_table(file);
+  const std::string designation = upper + " " + std::string(size);
+  for (size_t row = 0; row < table.rows.size(); ++row) {
+    if (table.cell(row, "designation") != designation) continue;
+    const double area = 100 * table.number(row, "A");
+    if (angle) {
+      const double a = table.number(row, "a"), t = table.number(row, "t");
+      return SteelProfileSize{designation, file, a, a, t, t, area};
+    }
+    return SteelProfileSize{designation,
+                            file,
+                            table.number(row, "h"),
+                            table.number(row, "b"),
+                            table.number(row, "tw"),
+                            table.number(row, "tf"),
+                            area};
+  }
+  return std::nullopt;
+}
+
+std::optional<TslotProfileSize> tslot_profile_size(int series, double slot) {
+  const StandardTable& table = standard_table("tslot_profiles.csv");
+  for (size_t row = 0; row < table.rows.size(); ++row) {
+    if (table.number(row, "series") != series) continue;
+    if (slot != 0 && table.number(row, "slot") != slot) continue;
+    return TslotProfileSize{table.cell(row, "designation"), table.cell(row, "catalogue"),
+                            table.cell(row, "misumi"),      table.number(row, "a"),
+                            table.number(row, "slot"),      table.number(row, "bore")};
+  }
+  return std::nullopt;
+}
+
+std::optional<PulleySize> gt2_pulley_size(int teeth) {
+  if (teeth < 10 || teeth > 250) return std::nullopt;
+  const double pitch = teeth * 2 / 3.14159265358979323846;
+  const StandardTable& table = standard_table("gt2_pulleys.csv");
+  bool in_table = false;
+  for (size_t row = 0; row < table.rows.size(); ++row)
+    in_table |= table.number(row, "teeth") == teeth;
+  return PulleySize{teeth, pitch, pitch - 2 * 0.254, in_table};
+}
+
+std::optional<GearSize> spur_gear_size(double module, int teeth) {
+  if (!(module > 0) || teeth < 6) return std::nullopt;
+  const double d = module * teeth;
+  return GearSize{module,
+                  teeth,
+                  d,
+                  module * (teeth + 2),
+                  module * (teeth - 2.5),
+                  d * std::cos(20 * 3.14159265358979323846 / 180)};
+}
+
+}  // namespace cadclip::cad
