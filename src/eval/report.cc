@@ -17,31 +17,6 @@ namespace {
 
 constexpr int kEmbeddingsSchemaVersion = 1;
 
-nlohmann::json metrics_json(const RetrievalMetrics& m) {
-  return {{"queries", m.queries},
-          {"gallery", m.gallery},
-          {"r1", m.r1},
-          {"r5", m.r5},
-          {"r10", m.r10},
-          {"mrr", m.mrr},
-          {"median_rank", m.median_rank},
-          {"mean_rank", m.mean_rank},
-          {"chance_r1", m.chance_r1}};
-}
-
-nlohmann::json diagnostics_json(const EmbeddingDiagnostics& d) {
-  return {{"count", d.count},
-          {"dim", d.dim},
-          {"nan_count", d.nan_count},
-          {"inf_count", d.inf_count},
-          {"finite_rows", d.finite_rows},
-          {"mean_norm", d.mean_norm},
-          {"mean_dim_std", d.mean_dim_std},
-          {"mean_pairwise_cosine", d.mean_pairwise_cosine},
-          {"collapsed", d.collapsed},
-          {"reason", d.reason}};
-}
-
 std::string percent(double share) { return fixed(100.0 * share, 1); }
 
 }  // namespace
@@ -114,13 +89,9 @@ nlohmann::json to_json(const EvalReport& report) {
   nlohmann::json levels = nlohmann::json::array();
   for (const LevelReport& level : report.levels) {
     levels.push_back({{"level", level.level},
-                      {"text_to_cad", metrics_json(level.text_to_cad)},
-                      {"cad_to_text", metrics_json(level.cad_to_text)},
-                      {"ceiling",
-                       {{"queries", level.ceiling.queries},
-                        {"shared_queries", level.ceiling.shared_queries},
-                        {"shared_share", level.ceiling.shared_share},
-                        {"r1_ceiling", level.ceiling.r1_ceiling}}},
+                      {"text_to_cad", level.text_to_cad},
+                      {"cad_to_text", level.cad_to_text},
+                      {"ceiling", level.ceiling},
                       {"truncated", level.truncated}});
   }
   return {{"split", report.split},
@@ -131,10 +102,9 @@ nlohmann::json to_json(const EvalReport& report) {
           {"max_text_length", report.max_text_length},
           {"levels", std::move(levels)},
           {"mean_text_to_cad_r1", mean_text_to_cad_r1(report)},
-          {"cad_to_cad", metrics_json(report.cad_to_cad)},
+          {"cad_to_cad", report.cad_to_cad},
           {"cad_to_cad_ok", report.cad_to_cad_ok},
-          {"embeddings",
-           {{"brep", diagnostics_json(report.brep)}, {"text", diagnostics_json(report.text)}}},
+          {"embeddings", {{"brep", report.brep}, {"text", report.text}}},
           {"seconds", report.seconds}};
 }
 

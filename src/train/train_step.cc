@@ -26,8 +26,7 @@ struct TrainStep::Forward {
   LossResult loss;
 };
 
-TrainStep::TrainStep(StepParts parts, StepSettings settings)
-    : parts_(parts), settings_(settings) {
+TrainStep::TrainStep(StepParts parts, StepSettings settings) : parts_(parts), settings_(settings) {
   if (parts_.momentum != nullptr)
     momentum_text_ = std::make_unique<model::TextEmbedder>(
         parts_.momentum->model(), parts_.text.tokenizer(), parts_.text.max_length());
