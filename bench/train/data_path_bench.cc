@@ -45,13 +45,14 @@
 #include "cadclip/data/shard.h"
 #include "cadclip/data/splits.h"
 #include "cadclip/model/model_config.h"
-#include "cadclip/text/tokenizer.h"
+#include "cadclip/model/text_embedding.h"
 #include "cadclip/train/communicator.h"
 #include "cadclip/train/loss.h"
 #include "cadclip/train/optimizer.h"
 #include "cadclip/train/sampler.h"
 #include "cadclip/train/step_inputs.h"
 #include "cadclip/train/step_loader.h"
+#include "cadclip/train/train_step.h"
 
 namespace {
 
@@ -174,13 +175,21 @@ std::vector<int> int_list(const std::string& text) {
   return out;
 }
 
+// The default model with this text tower, cutting captions at 128 tokens as the trainer does.
+model::ModelConfig default_model(const std::string& text_model) {
+  model::ModelConfig config;
+  config.text_folder = text_model;
+  config.text.max_length = 128;
+  return config;
+}
+
 class DataPath {
  public:
   DataPath(const RunOptions& o)
       : o_(o),
         data_(data::open_prepared(data::dataset_folders(o.data))),
-        tokenizer_(text::load_tokenizer(o.text_model)),
-        captions_(*tokenizer_, 128),
+        built_(model::build_model(default_model(o.text_model))),
+        text_(built_),
         set_(train::training_set(data_.dataset, data_.captions.captions, data_.splits.train, {})),
         sampler_(static_cast<int64_t>(set_.models.size()), /*seed=*/0, 0, 1, o.batch) {
     int64_t faces = 0, largest = 0, squares = 0;
@@ -274,10 +283,8 @@ class DataPath {
   std::pair<double, double> step_seconds(int threads) {
     bench::set_threads(threads);
     torch::manual_seed(0);
-    model::ModelConfig config;
-    config.text_folder = o_.text_model;
-    config.text.max_length = 128;
-    model::BuiltModel built = model::build_model(config);
+    model::BuiltModel built = model::build_model(default_model(o_.text_model));
+    const model::TextEmbedder text(built);
     built.model->train();
     std::vector<at::Tensor> parameters;
     for (const auto& p : built.model->parameters())
@@ -292,8 +299,7 @@ class DataPath {
       const double cpu_before = cpu_seconds();
       const double t = bench::seconds_of([&] {
         optimizer.zero_grad();
-        const auto [ids, mask] = captions_.pad(in.tokens, at::kCPU);
-        train::ContrastivePairs pairs{built.model->encode_text(ids, mask, in.quantities),
+        train::ContrastivePairs pairs{train::step_text_embeddings(text, in, nullptr),
                                       built.model->encode_brep(in.brep), in.caption_keys,
                                       in.geometry_keys};
         train::LossResult loss = train::contrastive_loss(*comm, pairs, built.model->logit_scale(),
@@ -344,13 +350,13 @@ class DataPath {
     options.pairwise = cache;
     options.shuffled_reads = shuffled_reads;
     options.quantities = true;  // the default model reads the numbers of its captions
-    return train::StepInputMaker(data_.dataset, data_.captions.captions, set_, captions_, options);
+    return train::StepInputMaker(data_.dataset, data_.captions.captions, set_, text_, options);
   }
 
   const RunOptions& o_;
   data::PreparedData data_;
-  std::unique_ptr<text::Tokenizer> tokenizer_;
-  train::CaptionTokenizer captions_;
+  model::BuiltModel built_;  // its text path tokenizes the captions
+  model::TextEmbedder text_;
   train::TrainingSet set_;
   train::EpochSampler sampler_;
 };

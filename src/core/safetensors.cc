@@ -180,103 +180,56 @@ std::vector<int64_t> parse_shape(const std::filesystem::path& path, const std::s
   return dims;
 }
 
-}  // namespace
+// A whole file mapped read-only.
+struct MappedFile {
+  const std::byte* base = nullptr;
+  uint64_t size = 0;
+};
 
-SafetensorsReader SafetensorsReader::open(const std::filesystem::path& path) {
-  auto mapping = std::make_shared<Mapping>();
-  mapping->path = path;
+// One header entry: a tensor whose bytes lie within the buffer of buffer_size bytes.
+TensorInfo parse_tensor(const std::filesystem::path& path, const std::string& name,
+                        const nlohmann::ordered_json& value, uint64_t buffer_size) {
+  if (!value.is_object()) fail(path, format("entry '{}' is not an object", name));
+  TensorInfo tensor;
+  tensor.name = name;
+  const auto dtype_it = value.find("dtype");
+  if (dtype_it == value.end() || !dtype_it->is_string())
+    fail(path, format("tensor '{}' has no dtype", name));
+  const auto dtype = parse_dtype(dtype_it->get<std::string>());
+  if (!dtype)
+    fail(path, format("tensor '{}' has unknown dtype '{}'", name, dtype_it->get<std::string>()));
+  tensor.dtype = *dtype;
+  const auto shape_it = value.find("shape");
+  if (shape_it == value.end()) fail(path, format("tensor '{}' has no shape", name));
+  tensor.shape = parse_shape(path, name, *shape_it);
+  const auto offsets_it = value.find("data_offsets");
+  if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2 ||
+      !(*offsets_it)[0].is_number_unsigned() || !(*offsets_it)[1].is_number_unsigned())
+    fail(path, format("tensor '{}' needs data_offsets [begin, end] of two sizes", name));
+  tensor.begin = (*offsets_it)[0].get<uint64_t>();
+  tensor.end = (*offsets_it)[1].get<uint64_t>();
+  if (tensor.end < tensor.begin)
+    fail(path, format("tensor '{}' has data_offsets [{}, {}] that end before they begin", name,
+                      tensor.begin, tensor.end));
+  if (tensor.end > buffer_size)
+    fail(path, format("tensor '{}' has data_offsets [{}, {}] beyond the data buffer of {} "
+                      "bytes: the file is truncated or corrupt",
+                      name, tensor.begin, tensor.end, buffer_size));
+  const auto expected = byte_size(tensor.shape, dtype_size(tensor.dtype));
+  if (!expected || *expected != tensor.end - tensor.begin)
+    fail(path, format("tensor '{}' of dtype {} and shape {} needs {} bytes but its offsets "
+                      "span {}",
+                      name, dtype_name(tensor.dtype), shape_it->dump(),
+                      expected ? std::to_string(*expected) : std::string("too many"),
+                      tensor.end - tensor.begin));
+  return tensor;
+}
 
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(format("cannot open {}: {}", path.string(), std::strerror(errno)));
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    throw Error(format("{} is not a regular file", path.string()));
-  }
-  const auto file_size = static_cast<uint64_t>(info.st_size);
-  if (file_size < 8) {
-    ::close(fd);
-    fail(path, format("truncated: {} bytes, but the file must start with an 8-byte header length",
-                      file_size));
-  }
-  void* base = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (base == MAP_FAILED) {
-    throw Error(format("cannot memory-map {}: {}", path.string(), std::strerror(errno)));
-  }
-  mapping->base = static_cast<const std::byte*>(base);
-  mapping->size = file_size;
-
-  const uint64_t header_size = load<uint64_t>(mapping->base);
-  if (header_size > kMaxHeaderBytes)
-    fail(path, format("header length {} is over the 100 MB limit", header_size));
-  if (header_size > file_size - 8)
-    fail(path, format("header length {} reaches past the end of the file ({} bytes): the file is "
-                      "truncated or not safetensors",
-                      header_size, file_size));
-
-  const auto* header_begin = reinterpret_cast<const char*>(mapping->base + 8);
-  const std::string_view header_text(header_begin, header_size);
-  nlohmann::ordered_json header;
-  try {
-    header = nlohmann::ordered_json::parse(header_text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, format("the header is not valid JSON ({})", e.what()));
-  }
-  if (!header.is_object()) fail(path, "the header is JSON but not an object");
-
-  mapping->data = mapping->base + 8 + header_size;
-  const uint64_t buffer_size = file_size - 8 - header_size;
-
-  for (const auto& [name, value] : header.items()) {
-    if (name == "__metadata__") {
-      if (!value.is_object()) fail(path, "__metadata__ is not an object of strings");
-      for (const auto& [key, text] : value.items()) {
-        if (!text.is_string())
-          fail(path, format("__metadata__ value of '{}' is not a string", key));
-        mapping->metadata[key] = text.get<std::string>();
-      }
-      continue;
-    }
-    if (!value.is_object()) fail(path, format("entry '{}' is not an object", name));
-    TensorInfo tensor;
-    tensor.name = name;
-    const auto dtype_it = value.find("dtype");
-    if (dtype_it == value.end() || !dtype_it->is_string())
-      fail(path, format("tensor '{}' has no dtype", name));
-    const auto dtype = parse_dtype(dtype_it->get<std::string>());
-    if (!dtype)
-      fail(path, format("tensor '{}' has unknown dtype '{}'", name, dtype_it->get<std::string>()));
-    tensor.dtype = *dtype;
-    const auto shape_it = value.find("shape");
-    if (shape_it == value.end()) fail(path, format("tensor '{}' has no shape", name));
-    tensor.shape = parse_shape(path, name, *shape_it);
-    const auto offsets_it = value.find("data_offsets");
-    if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2 ||
-        !(*offsets_it)[0].is_number_unsigned() || !(*offsets_it)[1].is_number_unsigned())
-      fail(path, format("tensor '{}' needs data_offsets [begin, end] of two sizes", name));
-    tensor.begin = (*offsets_it)[0].get<uint64_t>();
-    tensor.end = (*offsets_it)[1].get<uint64_t>();
-    if (tensor.end < tensor.begin)
-      fail(path, format("tensor '{}' has data_offsets [{}, {}] that end before they begin", name,
-                        tensor.begin, tensor.end));
-    if (tensor.end > buffer_size)
-      fail(path, format("tensor '{}' has data_offsets [{}, {}] beyond the data buffer of {} "
-                        "bytes: the file is truncated or corrupt",
-                        name, tensor.begin, tensor.end, buffer_size));
-    const auto expected = byte_size(tensor.shape, dtype_size(tensor.dtype));
-    if (!expected || *expected != tensor.end - tensor.begin)
-      fail(path, format("tensor '{}' of dtype {} and shape {} needs {} bytes but its offsets "
-                        "span {}",
-                        name, dtype_name(tensor.dtype), shape_it->dump(),
-                        expected ? std::to_string(*expected) : std::string("too many"),
-                        tensor.end - tensor.begin));
-    mapping->tensors.push_back(std::move(tensor));
-  }
-
-  // The buffer must be covered exactly: no gaps, no overlaps.
+// The buffer must be covered exactly: no gaps, no overlaps.
+void check_coverage(const std::filesystem::path& path, const std::vector<TensorInfo>& tensors,
+                    uint64_t buffer_size) {
   std::vector<const TensorInfo*> by_offset;
-  for (const auto& t : mapping->tensors) by_offset.push_back(&t);
+  for (const auto& t : tensors) by_offset.push_back(&t);
   std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
     return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
   });
@@ -295,7 +248,76 @@ SafetensorsReader SafetensorsReader::open(const std::filesystem::path& path) {
   if (covered != buffer_size)
     fail(path,
          format("the last {} bytes of the data buffer belong to no tensor", buffer_size - covered));
+}
 
+MappedFile map_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw Error(format("{} is not a regular file", path.string()));
+  }
+  const auto file_size = static_cast<uint64_t>(info.st_size);
+  if (file_size < 8) {
+    ::close(fd);
+    fail(path, format("truncated: {} bytes, but the file must start with an 8-byte header length",
+                      file_size));
+  }
+  void* base = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) {
+    throw Error(format("cannot memory-map {}: {}", path.string(), std::strerror(errno)));
+  }
+  return {static_cast<const std::byte*>(base), file_size};
+}
+
+// The header's JSON object; `header_size` receives its length in bytes.
+nlohmann::ordered_json read_header(const std::filesystem::path& path, const MappedFile& file,
+                                   uint64_t& header_size) {
+  const uint64_t file_size = file.size;
+  header_size = load<uint64_t>(file.base);
+  if (header_size > kMaxHeaderBytes)
+    fail(path, format("header length {} is over the 100 MB limit", header_size));
+  if (header_size > file_size - 8)
+    fail(path, format("header length {} reaches past the end of the file ({} bytes): the file is "
+                      "truncated or not safetensors",
+                      header_size, file_size));
+  const auto* header_begin = reinterpret_cast<const char*>(file.base + 8);
+  nlohmann::ordered_json header;
+  try {
+    header = nlohmann::ordered_json::parse(std::string_view(header_begin, header_size));
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, format("the header is not valid JSON ({})", e.what()));
+  }
+  if (!header.is_object()) fail(path, "the header is JSON but not an object");
+  return header;
+}
+
+}  // namespace
+
+SafetensorsReader SafetensorsReader::open(const std::filesystem::path& path) {
+  auto mapping = std::make_shared<Mapping>();
+  mapping->path = path;
+  const MappedFile file = map_file(path);
+  mapping->base = file.base;  // unmapped by the mapping's destructor, also when a check fails
+  mapping->size = file.size;
+  uint64_t header_size = 0;
+  const nlohmann::ordered_json header = read_header(path, file, header_size);
+  mapping->data = file.base + 8 + header_size;
+  const uint64_t buffer_size = file.size - 8 - header_size;
+  for (const auto& [name, value] : header.items()) {
+    if (name != "__metadata__") {
+      mapping->tensors.push_back(parse_tensor(path, name, value, buffer_size));
+      continue;
+    }
+    if (!value.is_object()) fail(path, "__metadata__ is not an object of strings");
+    for (const auto& [key, text] : value.items()) {
+      if (!text.is_string()) fail(path, format("__metadata__ value of '{}' is not a string", key));
+      mapping->metadata[key] = text.get<std::string>();
+    }
+  }
+  check_coverage(path, mapping->tensors, buffer_size);
   SafetensorsReader reader;
   reader.mapping_ = std::move(mapping);
   return reader;

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -32,17 +35,21 @@ void require_valid(const BRepGraph& graph, size_t position) {
 
 at::Tensor long_tensor(const std::vector<int64_t>& values) { return at::tensor(values, at::kLong); }
 
-}  // namespace
+constexpr int kPoints = kUvGridSize * kUvGridSize;
 
-BRepBatch collate(std::span<const BRepGraph* const> graphs,
-                  std::span<const PairwiseInputs* const> pairwise) {
+// The sizes of a batch: n faces and e edges in all, m faces in the largest graph.
+struct BatchSizes {
+  int64_t n = 0, e = 0, m = 0;
+};
+
+BatchSizes check_batch(std::span<const BRepGraph* const> graphs,
+                       std::span<const PairwiseInputs* const> pairwise) {
   if (graphs.empty()) throw Error("collate: the batch holds no graphs; pass at least one");
   if (pairwise.size() != graphs.size()) {
     throw Error(format("collate: {} graphs but {} pairwise inputs; pass one per graph",
                        graphs.size(), pairwise.size()));
   }
-  const int64_t b_count = static_cast<int64_t>(graphs.size());
-  int64_t n = 0, e = 0, m = 0;
+  BatchSizes sizes;
   for (size_t i = 0; i < graphs.size(); ++i) {
     const BRepGraph& g = *graphs[i];
     require_valid(g, i);
@@ -52,126 +59,136 @@ BRepBatch collate(std::span<const BRepGraph* const> graphs,
                  "graph has {}; recompute them with pairwise_inputs",
                  i, g.id, pairwise[i]->num_faces, g.num_faces()));
     }
-    n += g.num_faces();
-    e += g.num_edges();
-    m = std::max(m, g.num_faces());
+    sizes.n += g.num_faces();
+    sizes.e += g.num_edges();
+    sizes.m = std::max(sizes.m, g.num_faces());
+  }
+  return sizes;
+}
+
+// The batch's tensors, written graph after graph in place: faces and edges as
+// rows of the whole batch, pairwise terms in [b, m, m] blocks padded to the
+// largest graph.
+class BatchWriter {
+ public:
+  BatchWriter(int64_t b_count, const BatchSizes& sizes) : m_(sizes.m) {
+    // Grids in the shard's channels-last layout until finish().
+    out_.face_grids = at::empty({sizes.n, kPoints, kFaceChannels}, at::kFloat);
+    out_.face_types = at::empty({sizes.n}, at::kLong);
+    out_.face_attrs = at::empty({sizes.n, kFaceAttrs}, at::kFloat);
+    out_.face_graph = at::empty({sizes.n}, at::kLong);
+    out_.face_slot = at::empty({sizes.n}, at::kLong);
+    out_.edge_grids = at::empty({sizes.e, kCurveSamples, kEdgeChannels}, at::kFloat);
+    out_.edge_types = at::empty({sizes.e}, at::kLong);
+    out_.edge_convexity = at::empty({sizes.e}, at::kLong);
+    out_.edge_attrs = at::empty({sizes.e, kEdgeAttrs}, at::kFloat);
+    out_.edge_pair = at::empty({sizes.e}, at::kLong);
+    out_.graph_attrs = at::empty({b_count, kGraphAttrs}, at::kFloat);
+    out_.hops = at::full({b_count, m_, m_}, int64_t{kUnreachableHops}, at::kLong);
+    out_.normal_angle = at::zeros({b_count, m_, m_}, at::kFloat);
+    out_.angle_defined = at::zeros({b_count, m_, m_}, at::kFloat);
+    out_.centroid_distance = at::zeros({b_count, m_, m_}, at::kFloat);
+    out_.padding_mask = at::ones({b_count, m_}, at::kBool);
   }
 
-  BRepBatch out;
-  constexpr int kPoints = kUvGridSize * kUvGridSize;
-  at::Tensor face_grids = at::empty({n, kPoints, kFaceChannels}, at::kFloat);
-  at::Tensor face_types = at::empty({n}, at::kLong);
-  at::Tensor face_attrs = at::empty({n, kFaceAttrs}, at::kFloat);
-  at::Tensor face_graph = at::empty({n}, at::kLong);
-  at::Tensor face_slot = at::empty({n}, at::kLong);
-  at::Tensor edge_grids = at::empty({e, kCurveSamples, kEdgeChannels}, at::kFloat);
-  at::Tensor edge_types = at::empty({e}, at::kLong);
-  at::Tensor edge_convexity = at::empty({e}, at::kLong);
-  at::Tensor edge_attrs = at::empty({e, kEdgeAttrs}, at::kFloat);
-  at::Tensor edge_pair = at::empty({e}, at::kLong);
-  at::Tensor graph_attrs = at::empty({b_count, kGraphAttrs}, at::kFloat);
-  at::Tensor hops = at::full({b_count, m, m}, int64_t{kUnreachableHops}, at::kLong);
-  at::Tensor angle = at::zeros({b_count, m, m}, at::kFloat);
-  at::Tensor defined = at::zeros({b_count, m, m}, at::kFloat);
-  at::Tensor distance = at::zeros({b_count, m, m}, at::kFloat);
-  at::Tensor padding = at::ones({b_count, m}, at::kBool);
-  std::vector<int64_t> face_offsets{0}, edge_offsets{0};
-
-  float* fg = face_grids.data_ptr<float>();
-  int64_t* ft = face_types.data_ptr<int64_t>();
-  float* fa = face_attrs.data_ptr<float>();
-  int64_t* fgr = face_graph.data_ptr<int64_t>();
-  int64_t* fs = face_slot.data_ptr<int64_t>();
-  float* eg = edge_grids.data_ptr<float>();
-  int64_t* et = edge_types.data_ptr<int64_t>();
-  int64_t* ec = edge_convexity.data_ptr<int64_t>();
-  float* ea = edge_attrs.data_ptr<float>();
-  int64_t* ep = edge_pair.data_ptr<int64_t>();
-  float* ga = graph_attrs.data_ptr<float>();
-  int64_t* hp = hops.data_ptr<int64_t>();
-  float* an = angle.data_ptr<float>();
-  float* df = defined.data_ptr<float>();
-  float* ds = distance.data_ptr<float>();
-  bool* pd = padding.data_ptr<bool>();
-
-  int64_t face_at = 0, edge_at = 0;
-  for (int64_t b = 0; b < b_count; ++b) {
-    const BRepGraph& g = *graphs[b];
-    const PairwiseInputs& p = *pairwise[b];
-    const int64_t f = g.num_faces();
-    out.ids.push_back(g.id);
-
-    std::memcpy(fg + face_at * kPoints * kFaceChannels, g.face_grids.data(),
-                g.face_grids.size() * sizeof(float));
-    for (int64_t i = 0; i < f; ++i) {
-      const int64_t row = face_at + i;
-      ft[row] = g.face_types[i];
-      float* attrs = fa + row * kFaceAttrs;
-      attrs[0] = std::log1p(std::max(g.face_areas[i], 0.f));
-      attrs[1] = g.face_centroids[i * 3];
-      attrs[2] = g.face_centroids[i * 3 + 1];
-      attrs[3] = g.face_centroids[i * 3 + 2];
-      attrs[4] = g.face_rational[i] ? 1.f : 0.f;
-      attrs[5] = std::log1p(static_cast<float>(std::max(g.face_loops[i], 0)));
-      fgr[row] = b;
-      fs[row] = b * m + i;
-      pd[b * m + i] = false;
-    }
-
-    std::memcpy(eg + edge_at * kCurveSamples * kEdgeChannels, g.edge_grids.data(),
-                g.edge_grids.size() * sizeof(float));
-    for (int64_t k = 0; k < g.num_edges(); ++k) {
-      const int64_t row = edge_at + k;
-      et[row] = g.edge_types[k];
-      ec[row] = g.edge_convexity[k];
-      ea[row] = std::log1p(std::max(g.edge_lengths[k], 0.f));
-      ep[row] = b * m * m + int64_t{g.edge_src[k]} * m + g.edge_dst[k];
-    }
-
-    float* graph_row = ga + b * kGraphAttrs;
+  // Graph `b` of the batch, after graphs 0 .. b-1.
+  void add(int64_t b, const BRepGraph& g, const PairwiseInputs& p) {
+    out_.ids.push_back(g.id);
+    write_faces(b, g);
+    write_edges(b, g);
+    float* graph_row = out_.graph_attrs.data_ptr<float>() + b * kGraphAttrs;
     graph_row[0] = std::log1p(std::max(g.scale_mm, 0.f));
     for (int axis = 0; axis < 3; ++axis) {
       graph_row[1 + axis] = std::log1p(std::max(g.bbox_mm[3 + axis] - g.bbox_mm[axis], 0.f));
     }
-
-    for (int64_t i = 0; i < f; ++i) {
-      const int64_t dst = (b * m + i) * m;
-      for (int64_t j = 0; j < f; ++j) {
-        hp[dst + j] = p.hops[i * f + j];
-        an[dst + j] = p.normal_angle[i * f + j];
-        df[dst + j] = (p.normal_defined[i] && p.normal_defined[j]) ? 1.f : 0.f;
-        ds[dst + j] = p.centroid_distance[i * f + j];
-      }
-    }
-
-    face_at += f;
-    edge_at += g.num_edges();
-    face_offsets.push_back(face_at);
-    edge_offsets.push_back(edge_at);
+    write_pairwise(b, g.num_faces(), p);
+    face_offsets_.push_back(face_offsets_.back() + g.num_faces());
+    edge_offsets_.push_back(edge_offsets_.back() + g.num_edges());
   }
 
-  // The shard layout is channels-last; the encoder's convolutions want
-  // channels first.
-  out.face_grids =
-      face_grids.transpose(1, 2).reshape({n, kFaceChannels, kUvGridSize, kUvGridSize}).contiguous();
-  out.edge_grids = edge_grids.transpose(1, 2).contiguous();
-  out.face_types = face_types;
-  out.face_attrs = face_attrs;
-  out.face_graph = face_graph;
-  out.face_slot = face_slot;
-  out.face_offsets = long_tensor(face_offsets);
-  out.edge_types = edge_types;
-  out.edge_convexity = edge_convexity;
-  out.edge_attrs = edge_attrs;
-  out.edge_pair = edge_pair;
-  out.edge_offsets = long_tensor(edge_offsets);
-  out.graph_attrs = graph_attrs;
-  out.hops = hops;
-  out.normal_angle = angle;
-  out.angle_defined = defined;
-  out.centroid_distance = distance;
-  out.padding_mask = padding;
-  return out;
+  BRepBatch finish() {
+    // The shard layout is channels-last; the encoder's convolutions want
+    // channels first.
+    const int64_t n = out_.face_grids.size(0);
+    out_.face_grids = out_.face_grids.transpose(1, 2)
+                          .reshape({n, kFaceChannels, kUvGridSize, kUvGridSize})
+                          .contiguous();
+    out_.edge_grids = out_.edge_grids.transpose(1, 2).contiguous();
+    out_.face_offsets = long_tensor(face_offsets_);
+    out_.edge_offsets = long_tensor(edge_offsets_);
+    return std::move(out_);
+  }
+
+ private:
+  void write_faces(int64_t b, const BRepGraph& g) {
+    const int64_t first = face_offsets_.back();
+    std::memcpy(out_.face_grids.data_ptr<float>() + first * kPoints * kFaceChannels,
+                g.face_grids.data(), g.face_grids.size() * sizeof(float));
+    auto types = out_.face_types.accessor<int64_t, 1>();
+    auto attrs = out_.face_attrs.accessor<float, 2>();
+    auto graph = out_.face_graph.accessor<int64_t, 1>();
+    auto slot = out_.face_slot.accessor<int64_t, 1>();
+    auto padding = out_.padding_mask.accessor<bool, 2>();
+    for (int64_t i = 0; i < g.num_faces(); ++i) {
+      const int64_t row = first + i;
+      types[row] = g.face_types[i];
+      attrs[row][0] = std::log1p(std::max(g.face_areas[i], 0.f));
+      for (int axis = 0; axis < 3; ++axis) attrs[row][1 + axis] = g.face_centroids[i * 3 + axis];
+      attrs[row][4] = g.face_rational[i] ? 1.f : 0.f;
+      attrs[row][5] = std::log1p(static_cast<float>(std::max(g.face_loops[i], 0)));
+      graph[row] = b;
+      slot[row] = b * m_ + i;
+      padding[b][i] = false;
+    }
+  }
+
+  void write_edges(int64_t b, const BRepGraph& g) {
+    const int64_t first = edge_offsets_.back();
+    std::memcpy(out_.edge_grids.data_ptr<float>() + first * kCurveSamples * kEdgeChannels,
+                g.edge_grids.data(), g.edge_grids.size() * sizeof(float));
+    int64_t* types = out_.edge_types.data_ptr<int64_t>() + first;
+    int64_t* convexity = out_.edge_convexity.data_ptr<int64_t>() + first;
+    float* lengths = out_.edge_attrs.data_ptr<float>() + first;
+    int64_t* pair = out_.edge_pair.data_ptr<int64_t>() + first;
+    for (int64_t k = 0; k < g.num_edges(); ++k) {
+      types[k] = g.edge_types[k];
+      convexity[k] = g.edge_convexity[k];
+      lengths[k] = std::log1p(std::max(g.edge_lengths[k], 0.f));
+      pair[k] = b * m_ * m_ + int64_t{g.edge_src[k]} * m_ + g.edge_dst[k];
+    }
+  }
+
+  // Rows i < f of graph b's [m, m] blocks; the rest keeps the padding values.
+  void write_pairwise(int64_t b, int64_t f, const PairwiseInputs& p) {
+    const int64_t block = b * m_ * m_;
+    int64_t* hops = out_.hops.data_ptr<int64_t>() + block;
+    float* angle = out_.normal_angle.data_ptr<float>() + block;
+    float* defined = out_.angle_defined.data_ptr<float>() + block;
+    float* distance = out_.centroid_distance.data_ptr<float>() + block;
+    for (int64_t i = 0; i < f; ++i) {
+      for (int64_t j = 0; j < f; ++j) {
+        hops[i * m_ + j] = p.hops[i * f + j];
+        angle[i * m_ + j] = p.normal_angle[i * f + j];
+        defined[i * m_ + j] = (p.normal_defined[i] && p.normal_defined[j]) ? 1.f : 0.f;
+        distance[i * m_ + j] = p.centroid_distance[i * f + j];
+      }
+    }
+  }
+
+  int64_t m_;
+  BRepBatch out_;
+  std::vector<int64_t> face_offsets_{0}, edge_offsets_{0};
+};
+
+}  // namespace
+
+BRepBatch collate(std::span<const BRepGraph* const> graphs,
+                  std::span<const PairwiseInputs* const> pairwise) {
+  const BatchSizes sizes = check_batch(graphs, pairwise);
+  BatchWriter writer(static_cast<int64_t>(graphs.size()), sizes);
+  for (size_t b = 0; b < graphs.size(); ++b)
+    writer.add(static_cast<int64_t>(b), *graphs[b], *pairwise[b]);
+  return writer.finish();
 }
 
 BRepBatch collate(std::span<const BRepGraph* const> graphs) {

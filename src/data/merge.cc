@@ -108,35 +108,17 @@ std::string merged_lines(const std::vector<fs::path>& folders, const char* file,
   return text;
 }
 
-}  // namespace
-
-MergeSummary merge_prepared(const MergeOptions& o) {
-  if (o.inputs.empty()) throw Error("merge needs prepared folders (or dataset files) to merge");
-  const std::vector<fs::path> folders = dataset_folders(o.inputs);
-  std::vector<fs::path> sources;
-  for (const fs::path& folder : folders) {
-    const std::vector<fs::path> more = prepared_detail::sources_of(folder);
-    sources.insert(sources.end(), more.begin(), more.end());
-  }
-  check_out(o, sources, folders);
-  const std::vector<std::string> problems = prepared_detail::shard_set_problems(sources);
-  if (!problems.empty() && !o.allow_missing_shards)
-    throw Error(format("{}; merge every part, or pass --allow-missing-shards to merge these anyway",
-                       join(problems, "; ")));
-
-  // Opening checks every shard header and that ids are distinct across folders.
-  const PreparedData data = open_prepared(folders);
-  const fs::path out = o.out;
-  fs::create_directories(out);
-  fs::remove(out / "manifest.json");  // an earlier merge's: it is written again last
-
+// The counts of the folders' manifests, added up, and their shards and
+// parts as the merged manifest lists them (paths relative to `out`).
+struct ManifestTotals {
   ordered_json counts = {{"inputs", 0}, {"prepared", 0}, {"failed", 0}};
-  std::map<std::string, int64_t> failed_by_kind, by_level;
+  std::map<std::string, int64_t> failed_by_kind;
   int64_t faces = 0, edges = 0, warning_count = 0, warned_models = 0;
   int64_t drawn = 0, not_drawn = 0;
   bool any_thumbnails = false;
   ordered_json shards = ordered_json::array(), parts = ordered_json::array();
-  for (const fs::path& folder : folders) {
+
+  void add(const fs::path& folder, const fs::path& out) {
     const nlohmann::json manifest = read_manifest(folder);
     if (count_of(manifest, "shard_schema_version") != kShardSchemaVersion)
       throw Error(
@@ -172,40 +154,71 @@ MergeSummary merge_prepared(const MergeOptions& o) {
     if (manifest.contains("shard")) part["shard"] = ordered_json::parse(manifest["shard"].dump());
     parts.push_back(std::move(part));
   }
-  for (const Caption& c : data.captions.captions) ++by_level[c.level];
+};
 
-  write_captions_jsonl(out / "captions.jsonl", data.captions.captions);
-  write_splits(out / "splits.json", data.splits);
-  write_text_atomic(out / "failures.jsonl", merged_lines(folders, "failures.jsonl", "path"));
-  write_text_atomic(out / "warnings.jsonl", merged_lines(folders, "warnings.jsonl", "id"));
-  write_text_atomic(out / "options.json", nlohmann::json(o).dump(1) + "\n");
-  const ordered_json manifest = {
+// The merged folder's manifest.json.
+ordered_json merged_manifest(const ManifestTotals& t, const PreparedData& data) {
+  std::map<std::string, int64_t> by_level;
+  for (const Caption& c : data.captions.captions) ++by_level[c.level];
+  return {
       {"format", "cadclip.prepared"},
       {"manifest_version", kManifestVersion},
       {"shard_schema_version", kShardSchemaVersion},
-      {"counts", counts},
-      {"failed_by_kind", failed_by_kind},
+      {"counts", t.counts},
+      {"failed_by_kind", t.failed_by_kind},
       {"warnings",
-       {{"count", warning_count}, {"models", warned_models}, {"file", "warnings.jsonl"}}},
-      {"faces", faces},
-      {"edges", edges},
-      {"shards", shards},
+       {{"count", t.warning_count}, {"models", t.warned_models}, {"file", "warnings.jsonl"}}},
+      {"faces", t.faces},
+      {"edges", t.edges},
+      {"shards", t.shards},
       {"captions", {{"kept", data.captions.captions.size()}, {"by_level", by_level}}},
       {"splits",
        {{"source", "merged"},
         {"train", data.splits.train.size()},
         {"validation", data.splits.validation.size()},
         {"test", data.splits.test.size()}}},
-      {"thumbnails",
-       any_thumbnails ? ordered_json{{"drawn", drawn}, {"missing", not_drawn}} : ordered_json()},
-      {"merged", {{"folders", parts}}}};
+      {"thumbnails", t.any_thumbnails ? ordered_json{{"drawn", t.drawn}, {"missing", t.not_drawn}}
+                                      : ordered_json()},
+      {"merged", {{"folders", t.parts}}}};
+}
+
+}  // namespace
+
+MergeSummary merge_prepared(const MergeOptions& o) {
+  if (o.inputs.empty()) throw Error("merge needs prepared folders (or dataset files) to merge");
+  const std::vector<fs::path> folders = dataset_folders(o.inputs);
+  std::vector<fs::path> sources;
+  for (const fs::path& folder : folders) {
+    const std::vector<fs::path> more = prepared_detail::sources_of(folder);
+    sources.insert(sources.end(), more.begin(), more.end());
+  }
+  check_out(o, sources, folders);
+  const std::vector<std::string> problems = prepared_detail::shard_set_problems(sources);
+  if (!problems.empty() && !o.allow_missing_shards)
+    throw Error(format("{}; merge every part, or pass --allow-missing-shards to merge these anyway",
+                       join(problems, "; ")));
+
+  // Opening checks every shard header and that ids are distinct across folders.
+  const PreparedData data = open_prepared(folders);
+  const fs::path out = o.out;
+  fs::create_directories(out);
+  fs::remove(out / "manifest.json");  // an earlier merge's: it is written again last
+
+  ManifestTotals totals;
+  for (const fs::path& folder : folders) totals.add(folder, out);
+  write_captions_jsonl(out / "captions.jsonl", data.captions.captions);
+  write_splits(out / "splits.json", data.splits);
+  write_text_atomic(out / "failures.jsonl", merged_lines(folders, "failures.jsonl", "path"));
+  write_text_atomic(out / "warnings.jsonl", merged_lines(folders, "warnings.jsonl", "id"));
+  write_text_atomic(out / "options.json", nlohmann::json(o).dump(1) + "\n");
+  const ordered_json manifest = merged_manifest(totals, data);
   // Last: until it is there, the folder does not look finished.
   write_text_atomic(out / "manifest.json", dump(manifest, 1) + "\n");
 
   MergeSummary summary;
   summary.folders = static_cast<int64_t>(sources.size());
   summary.models = data.dataset.size();
-  summary.shards = static_cast<int64_t>(shards.size());
+  summary.shards = static_cast<int64_t>(totals.shards.size());
   summary.captions = static_cast<int64_t>(data.captions.captions.size());
   log::info("merge", "{} folders, {} models in {} shards, {} captions: wrote {}", summary.folders,
             with_commas(summary.models), summary.shards, with_commas(summary.captions),

@@ -9,8 +9,15 @@
 #include <ATen/ATen.h>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/json_fields.h"
 
 namespace cadclip::eval {
+
+CADCLIP_JSON_FIELDS(RetrievalMetrics, queries, gallery, r1, r5, r10, mrr, median_rank, mean_rank,
+                    chance_r1)
+CADCLIP_JSON_FIELDS(EmbeddingDiagnostics, count, dim, nan_count, inf_count, finite_rows, mean_norm,
+                    mean_dim_std, mean_pairwise_cosine, collapsed, reason)
+CADCLIP_JSON_FIELDS(CaptionCeiling, queries, shared_queries, shared_share, r1_ceiling)
 
 namespace {
 

@@ -3,29 +3,106 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
-#include <vector>
-
-#include "cadclip/text/quantities.h"
+#include <algorithm>
 
 namespace cadclip::model {
+namespace {
+
+std::vector<std::string> texts_at(std::span<const std::string> texts,
+                                  std::span<const int64_t> rows) {
+  std::vector<std::string> out;
+  out.reserve(rows.size());
+  for (const int64_t i : rows) out.push_back(texts[static_cast<size_t>(i)]);
+  return out;
+}
+
+}  // namespace
+
+TextEmbedder::TextEmbedder(TwoTowerImpl& model, const text::Tokenizer& tokenizer,
+                           int64_t max_length)
+    : model_(model), tokenizer_(tokenizer), max_length_(max_length) {}
+
+TextEmbedder::TextEmbedder(BuiltModel& built)
+    : TextEmbedder(*built.model, *built.text.tokenizer, built.text.max_length) {}
+
+std::vector<int64_t> TextEmbedder::tokenize(std::string_view text) const {
+  int64_t full_length = 0;
+  std::vector<int64_t> ids = text::encode_cut(tokenizer_, text, max_length_, &full_length);
+  truncated_ += static_cast<int64_t>(ids.size()) < full_length;
+  return ids;
+}
+
+text::TokenRows TextEmbedder::tokenize(std::span<const std::string> texts) const {
+  text::TokenRows rows = text::tokenize_rows(tokenizer_, texts, max_length_);
+  truncated_ += rows.truncated;
+  return rows;
+}
+
+at::Tensor TextEmbedder::pool_batch(std::span<const std::vector<int64_t>> rows) const {
+  const auto [ids, mask] = text::pad_rows(rows, tokenizer_.pad_id());
+  return model_.pool_text(ids.to(device()), mask.to(device()));
+}
+
+at::Tensor TextEmbedder::project(const at::Tensor& pooled,
+                                 const text::QuantityBatch& quantities) const {
+  return model_.project_text(pooled, quantities);
+}
+
+at::Tensor TextEmbedder::pool(const text::TokenRows& rows, const text::LengthGrouping& grouping,
+                              const PassDone& done) const {
+  return text::forward_in_length_groups(
+      rows, tokenizer_.pad_id(), grouping, device(),
+      [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> pass) {
+        at::Tensor pooled = model_.pool_text(ids, mask);
+        if (done) done(static_cast<int64_t>(pass.size()));
+        return pooled;
+      });
+}
+
+at::Tensor TextEmbedder::embed(std::span<const std::string> texts, const text::TokenRows& rows,
+                               const text::LengthGrouping& grouping, PooledTextCache* cache,
+                               const PassDone& done) const {
+  if (texts.empty()) return at::empty({0, model_.options().embed_dim}, at::kFloat);
+  return text::forward_in_length_groups(
+      rows, tokenizer_.pad_id(), grouping, device(),
+      [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> pass) {
+        const std::vector<std::string> group = texts_at(texts, pass);
+        at::Tensor embedded = project(pool_ids(ids, mask, group, cache), quantities(group));
+        if (done) done(static_cast<int64_t>(pass.size()));
+        return embedded;
+      });
+}
+
+// From the cache when it holds every text of the pass, else from the tower.
+at::Tensor TextEmbedder::pool_ids(const at::Tensor& ids, const at::Tensor& mask,
+                                  std::span<const std::string> texts,
+                                  PooledTextCache* cache) const {
+  if (cache == nullptr) return model_.pool_text(ids, mask);
+  if (std::all_of(texts.begin(), texts.end(),
+                  [&](const std::string& t) { return cache->pooled.contains(t); })) {
+    std::vector<at::Tensor> rows;
+    rows.reserve(texts.size());
+    for (const std::string& t : texts) rows.push_back(cache->pooled.at(t));
+    return at::stack(rows).to(device());
+  }
+  at::Tensor pooled = model_.pool_text(ids, mask);
+  for (size_t i = 0; i < texts.size(); ++i)
+    cache->pooled[texts[i]] = pooled[static_cast<int64_t>(i)].cpu();
+  return pooled;
+}
+
+text::QuantityBatch TextEmbedder::quantities(std::span<const std::string> texts) const {
+  if (!model_.reads_quantities()) return {};
+  return text::quantity_batch(texts).to(device());
+}
+
+c10::Device TextEmbedder::device() const { return model_.brep_head->weight.device(); }
 
 at::Tensor embed_texts(BuiltModel& built, std::span<const std::string> texts,
                        const text::LengthGrouping& grouping) {
-  if (texts.empty()) return at::empty({0, built.model->options().embed_dim}, at::kFloat);
   c10::InferenceMode inference;
-  return text::forward_in_length_groups(
-      text::tokenize_rows(*built.text.tokenizer, texts, built.text.max_length),
-      built.text.tokenizer->pad_id(), grouping, at::kCPU,
-      [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> rows) {
-        text::QuantityBatch quantities;
-        if (built.model->reads_quantities()) {
-          std::vector<std::string> group;
-          group.reserve(rows.size());
-          for (const int64_t i : rows) group.push_back(texts[static_cast<size_t>(i)]);
-          quantities = text::quantity_batch(group);
-        }
-        return built.model->encode_text(ids, mask, quantities);
-      });
+  const TextEmbedder embedder(built);
+  return embedder.embed(texts, embedder.tokenize(texts), grouping);
 }
 
 }  // namespace cadclip::model

@@ -45,6 +45,24 @@ std::vector<std::vector<int64_t>> passes(const TokenRows& rows, const LengthGrou
 
 }  // namespace
 
+PaddedRows pad_rows(std::span<const std::vector<int64_t>> rows, int64_t pad_id) {
+  int64_t longest = 0;
+  for (const std::vector<int64_t>& row : rows)
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(row.size()));
+  const auto b = static_cast<int64_t>(rows.size());
+  PaddedRows out{at::full({b, longest}, pad_id, at::kLong), at::zeros({b, longest}, at::kLong)};
+  auto ids = out.ids.accessor<int64_t, 2>();
+  auto mask = out.mask.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < b; ++r) {
+    const std::vector<int64_t>& row = rows[static_cast<size_t>(r)];
+    for (size_t j = 0; j < row.size(); ++j) {
+      ids[r][static_cast<int64_t>(j)] = row[j];
+      mask[r][static_cast<int64_t>(j)] = 1;
+    }
+  }
+  return out;
+}
+
 std::vector<int64_t> encode_cut(const Tokenizer& tokenizer, std::string_view text,
                                 int64_t max_length, int64_t* full_length) {
   std::vector<int64_t> ids = tokenizer.encode(text);
@@ -86,21 +104,10 @@ at::Tensor forward_in_length_groups(const TokenRows& rows, int64_t pad_id,
   if (n == 0) return at::empty({0, 0}, at::kFloat);
   at::Tensor out;
   for (const std::vector<int64_t>& pass : passes(rows, grouping)) {
-    int64_t longest = 0;
-    for (const int64_t i : pass)
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(rows.ids[i].size()));
-    const auto b = static_cast<int64_t>(pass.size());
-    at::Tensor ids = at::full({b, longest}, pad_id, at::kLong);
-    at::Tensor mask = at::zeros({b, longest}, at::kLong);
-    auto ids_a = ids.accessor<int64_t, 2>();
-    auto mask_a = mask.accessor<int64_t, 2>();
-    for (int64_t r = 0; r < b; ++r) {
-      const std::vector<int64_t>& row = rows.ids[static_cast<size_t>(pass[r])];
-      for (size_t j = 0; j < row.size(); ++j) {
-        ids_a[r][static_cast<int64_t>(j)] = row[j];
-        mask_a[r][static_cast<int64_t>(j)] = 1;
-      }
-    }
+    std::vector<std::vector<int64_t>> batch;
+    batch.reserve(pass.size());
+    for (const int64_t i : pass) batch.push_back(rows.ids[static_cast<size_t>(i)]);
+    const auto [ids, mask] = pad_rows(batch, pad_id);
     const at::Tensor result =
         forward(ids.to(device), mask.to(device), pass).to(at::kCPU, at::kFloat);
     if (!out.defined()) out = at::empty({n, result.size(1)}, at::kFloat);

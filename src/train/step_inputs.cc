@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "cadclip/text/length_groups.h"
 #include "cadclip/train/loss.h"
 #include "cadclip/train/sampler.h"
 
@@ -39,35 +38,10 @@ TrainingSet training_set(const data::Dataset& dataset, const std::vector<data::C
   return set;
 }
 
-CaptionTokenizer::CaptionTokenizer(const text::Tokenizer& tokenizer, int64_t max_length)
-    : tokenizer_(tokenizer), max_length_(max_length) {}
-
-std::vector<int64_t> CaptionTokenizer::operator()(const std::string& text) {
-  int64_t full_length = 0;
-  std::vector<int64_t> ids = text::encode_cut(tokenizer_, text, max_length_, &full_length);
-  truncated_ += static_cast<int64_t>(ids.size()) < full_length;
-  return ids;
-}
-
-std::pair<at::Tensor, at::Tensor> CaptionTokenizer::pad(
-    const std::vector<std::vector<int64_t>>& rows, c10::Device device) const {
-  int64_t width = 0;
-  for (const auto& row : rows) width = std::max<int64_t>(width, static_cast<int64_t>(row.size()));
-  at::Tensor ids =
-      at::full({static_cast<int64_t>(rows.size()), width}, tokenizer_.pad_id(), at::kLong);
-  at::Tensor mask = at::zeros_like(ids);
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const auto n = static_cast<int64_t>(rows[r].size());
-    ids[static_cast<int64_t>(r)].narrow(0, 0, n).copy_(at::tensor(rows[r]));
-    mask[static_cast<int64_t>(r)].narrow(0, 0, n).fill_(1);
-  }
-  return {ids.to(device), mask.to(device)};
-}
-
 StepInputMaker::StepInputMaker(const data::Dataset& dataset,
                                const std::vector<data::Caption>& captions, const TrainingSet& set,
-                               CaptionTokenizer& tokenizer, StepInputOptions options)
-    : dataset_(dataset), captions_(captions), set_(set), tokenizer_(tokenizer), options_(options) {
+                               const model::TextEmbedder& text, StepInputOptions options)
+    : dataset_(dataset), captions_(captions), set_(set), text_(text), options_(options) {
   if (options_.shuffled_reads) dataset_.advise(data::Dataset::Access::kRandom);
 }
 
@@ -88,7 +62,7 @@ StepInputs StepInputMaker::make(int64_t epoch, const std::vector<int64_t>& sampl
     const int64_t chosen = choices[pick % choices.size()];
     const data::Caption& caption = captions_[static_cast<size_t>(chosen)];
     in.captions.push_back(chosen);
-    if (options_.tokenize) in.tokens.push_back(tokenizer_(caption.text));
+    if (options_.tokenize) in.tokens.push_back(text_.tokenize(caption.text));
     if (options_.quantities) quantity_rows.push_back(text::extract_quantities(caption.text));
     caption_keys.push_back(caption_key(caption.text, caption.facts));
     geometry_keys.push_back(geometry_key(in.graphs.back().geometry_hash, -1 - sample));

@@ -61,35 +61,29 @@ at::Tensor read_matching(const std::string& file, const std::string& key, bool l
   return {};
 }
 
-// Pools token rows in chunks, short captions together so that batches carry
-// little padding; row i of the result belongs to rows[i].
-at::Tensor pool_rows(model::BuiltModel& built, std::vector<std::vector<int64_t>> rows,
+// Pools every text's tokens in chunks, short captions together so that
+// batches carry little padding; row i of the result belongs to rows[i].
+at::Tensor pool_rows(const model::TextEmbedder& embedder, const text::TokenRows& rows,
                      const TextCacheOptions& options) {
   at::NoGradGuard no_grad;
   std::unique_ptr<Progress> progress;
   if (options.leader) {
     ProgressOptions p;
-    p.total = static_cast<int64_t>(rows.size());
+    p.total = static_cast<int64_t>(rows.ids.size());
     p.unit = "captions";
     progress = std::make_unique<Progress>("text-cache", p);
   }
-  text::TokenRows token_rows;
-  token_rows.ids = std::move(rows);
-  return text::forward_in_length_groups(
-      token_rows, built.text.tokenizer->pad_id(), {.max_rows = options.chunk}, options.device,
-      [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> pass) {
-        const at::Tensor features = built.model->pool_text(ids, mask);
-        if (progress) progress->advance(static_cast<int64_t>(pass.size()));
-        return features;
-      });
+  return embedder.pool(rows, {.max_rows = options.chunk}, [&](int64_t texts) {
+    if (progress) progress->advance(texts);
+  });
 }
 
 }  // namespace
 
 TextFeatureCache TextFeatureCache::build(model::BuiltModel& built,
+                                         const model::TextEmbedder& embedder,
                                          const std::vector<data::Caption>& captions,
-                                         const TrainingSet& set, CaptionTokenizer& tokenizer,
-                                         const TextCacheOptions& options) {
+                                         const TrainingSet& set, const TextCacheOptions& options) {
   TextFeatureCache cache;
   cache.row_of_.assign(captions.size(), -1);
   std::vector<int64_t> used;
@@ -99,8 +93,10 @@ TextFeatureCache TextFeatureCache::build(model::BuiltModel& built,
         cache.row_of_[static_cast<size_t>(c)] = static_cast<int64_t>(used.size());
         used.push_back(c);
       }
-  std::vector<std::vector<int64_t>> rows;
-  for (const int64_t c : used) rows.push_back(tokenizer(captions[static_cast<size_t>(c)].text));
+  std::vector<std::string> texts;
+  texts.reserve(used.size());
+  for (const int64_t c : used) texts.push_back(captions[static_cast<size_t>(c)].text);
+  const text::TokenRows rows = embedder.tokenize(texts);
   std::string key;
   if (!options.file.empty()) {
     key = cache_key(built, captions, used, options);
@@ -110,7 +106,7 @@ TextFeatureCache TextFeatureCache::build(model::BuiltModel& built,
                 with_commas(static_cast<int64_t>(used.size())), options.file);
   }
   if (!cache.features_.defined()) {
-    cache.features_ = pool_rows(built, std::move(rows), options);
+    cache.features_ = pool_rows(embedder, rows, options);
     if (!key.empty() && options.leader) {
       SafetensorsWriter writer;
       data::add_tensor(writer, "features", cache.features_);
@@ -121,7 +117,7 @@ TextFeatureCache TextFeatureCache::build(model::BuiltModel& built,
   if (options.leader)
     log::info("train",
               "text tower frozen (--text-lr 0): {} captions encoded once, {} cut to {} tokens",
-              with_commas(static_cast<int64_t>(used.size())), tokenizer.truncated(),
+              with_commas(static_cast<int64_t>(used.size())), embedder.truncated(),
               built.config.text.max_length);
   return cache;
 }

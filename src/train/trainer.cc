@@ -2,14 +2,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <torch/nn/utils/clip_grad.h>
-#include <torch/optim/adamw.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdlib>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -18,17 +13,12 @@
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/core/log.h"
-#include "cadclip/core/progress.h"
-#include "cadclip/data/captions.h"
-#include "cadclip/data/dataset.h"
 #include "cadclip/data/pairwise_cache.h"
-#include "cadclip/data/prepared.h"
-#include "cadclip/data/splits.h"
 #include "cadclip/model/checkpoint_io.h"
+#include "cadclip/model/text_embedding.h"
 #include "cadclip/model/two_tower.h"
 #include "cadclip/train/checkpointer.h"
 #include "cadclip/train/loss_scaler.h"
-#include "cadclip/train/metrics_log.h"
 #include "cadclip/train/momentum_encoders.h"
 #include "cadclip/train/optimizer.h"
 #include "cadclip/train/sampler.h"
@@ -37,7 +27,11 @@
 #include "cadclip/train/step_inputs.h"
 #include "cadclip/train/step_loader.h"
 #include "cadclip/train/text_cache.h"
+#include "cadclip/train/train_reporter.h"
+#include "cadclip/train/train_step.h"
+#include "cadclip/train/training_plan.h"
 #include "cadclip/train/validator.h"
+#include "train/training_data.h"
 
 namespace cadclip::train {
 namespace {
@@ -115,85 +109,8 @@ bool open_run_folder(const TrainOptions& o, const fs::path& last, bool leader) {
   return resuming;
 }
 
-// The prepared dataset and its captions and splits, and the source (one
-// --data entry) each model comes from.
-struct TrainingData {
-  data::Dataset dataset;
-  data::CaptionFile captions;
-  data::Splits splits;
-  TrainingSet set;
-  std::vector<std::string> source_names;  // one per --data entry
-  std::vector<int64_t> source_end;        // dataset index one past each source's last model
-
-  int source_of(int64_t model) const {
-    return static_cast<int>(std::upper_bound(source_end.begin(), source_end.end(), model) -
-                            source_end.begin());
-  }
-};
-
-TrainingData read_training_data(const TrainOptions& o, bool leader) {
-  data::PreparedData prepared = data::open_prepared(data::dataset_folders(o.data));
-  TrainingData d{std::move(prepared.dataset), std::move(prepared.captions),
-                 std::move(prepared.splits),  {},
-                 source_names(o.data),        {}};
-  // The dataset numbers models folder after folder, so each source is a range.
-  int64_t end = 0;
-  for (const std::string& entry : o.data) {
-    end += data::Dataset::open(data::dataset_folders({entry})).size();
-    d.source_end.push_back(end);
-  }
-  CADCLIP_CHECK(end == d.dataset.size(), "sources hold {} models, the dataset {}", end,
-                d.dataset.size());
-  d.set = training_set(d.dataset, d.captions.captions, d.splits.train, o.levels);
-  if (d.set.models.empty())
-    throw Error(format("{}: the train split has no model with a caption of the chosen levels",
-                       join(o.data)));
-  if (leader)
-    log::info("train",
-              "{} training models ({} without a caption of the chosen levels, {} not "
-              "prepared), {} captions",
-              with_commas(static_cast<int64_t>(d.set.models.size())), d.set.without_caption,
-              d.set.missing, with_commas(static_cast<int64_t>(d.captions.captions.size())));
-  return d;
-}
-
-// The weighted draw of each epoch's samples (--share), or none.
-std::optional<SourceMix> make_source_mix(const TrainOptions& o, const TrainingData& d,
-                                         bool leader) {
-  if (o.shares.empty()) return std::nullopt;
-  std::vector<double> shares;
-  for (const std::string& name : d.source_names) {
-    const auto it = o.shares.find(name);
-    if (it == o.shares.end())
-      throw Error(
-          format("--share names {} of the sources {}, not '{}': give every source a "
-                 "share (--share {}=0.5), or none",
-                 o.shares.size(), join(d.source_names), name, name));
-    shares.push_back(it->second);
-  }
-  for (const auto& [name, share] : o.shares)
-    if (std::find(d.source_names.begin(), d.source_names.end(), name) == d.source_names.end())
-      throw Error(format("--share {}={}: no source is named '{}'; the sources are {}", name, share,
-                         name, join(d.source_names)));
-  std::vector<int> source_of_sample;
-  std::vector<int64_t> models(d.source_names.size(), 0);
-  for (const int64_t model : d.set.models) {
-    source_of_sample.push_back(d.source_of(model));
-    ++models[static_cast<size_t>(source_of_sample.back())];
-  }
-  SourceMix mix(std::move(source_of_sample), shares, o.seed);
-  if (leader)
-    for (size_t s = 0; s < shares.size(); ++s)
-      log::info(
-          "train", "source {}: {} training models, {} draws per epoch (share {})",
-          d.source_names[s], with_commas(models[s]), with_commas(mix.draws()[s]),
-          fixed(static_cast<double>(mix.draws()[s]) / static_cast<double>(mix.samples_per_epoch()),
-                3));
-  return mix;
-}
-
 // One run: the parts are built in the constructor, in an order that keeps the
-// torch RNG where a resumed run expects it; run() is the loop.
+// torch RNG where a resumed run expects it; run() is the loop over the plan.
 class Trainer {
  public:
   Trainer(const TrainOptions& options, Communicator& comm);
@@ -201,24 +118,25 @@ class Trainer {
 
  private:
   void build_model();
-  void build_optimizer();
+  // The optimizer and loss scaler, and the checkpointer that restores their state.
+  std::unique_ptr<Checkpointer> build_optimizer();
   // --init: the weights of another checkpoint, whose model must be this one's.
   void start_from(const std::string& checkpoint);
   // --text-train-layers: every text tower tensor outside its last `layers` layers stays fixed.
   void freeze_text_below(int64_t layers);
+  void build_sampling();
+  void build_validation();
+  // The reporter, which saves checkpoints through `checkpointer`.
+  void build_reporter(std::unique_ptr<Checkpointer> checkpointer);
   void build_text_inputs();
-  void build_validators();
+  void build_step();
   // The training samples of `positions` of the epoch (through the source mix, if any).
   std::vector<int64_t> samples_at(int64_t epoch, std::vector<int64_t> positions) const;
-  // One optimizer step (or a skipped one); true when the run is to stop here.
-  bool take_step(int64_t epoch, int64_t step);
+  // Validation on rank 0, then the checkpoints every rank takes part in.
   void end_epoch(int64_t epoch);
-  // Validates every source, writes the metrics line; the R@1 that picks `best`.
-  double validate(int64_t epoch);
-  at::Tensor text_embeddings(model::TwoTowerImpl& model, const StepInputs& in);
   void set_modes();
   void save(const std::string& name, int64_t epoch, int64_t step_in_epoch);
-  TrainSummary finish();
+  TrainSummary finish(bool stopped_early);
 
   const TrainOptions& o_;
   Communicator& comm_;
@@ -227,6 +145,7 @@ class Trainer {
   const fs::path out_, last_;
   const bool resuming_;
   const bool frozen_text_;  // --text-lr 0: the text tower stays in eval mode, its features cached
+  const AdamWSettings adamw_;
   TrainingData data_;
   model::TrainingState state_;
   model::BuiltModel built_;
@@ -235,23 +154,19 @@ class Trainer {
   std::unique_ptr<MomentumEncoders> momentum_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<DynamicLossScaler> scaler_;
-  std::unique_ptr<Checkpointer> checkpointer_;
   std::optional<SourceMix> mix_;  // --share: each epoch's weighted draw of samples
   std::optional<EpochSampler> sampler_;
   std::optional<LearningRateSchedule> schedule_;
-  // One per source with validation models, in source order (all of them
-  // when there is one source), and the one whose R@1 picks `best` (-1: the mean).
-  std::vector<std::pair<std::string, std::unique_ptr<Validator>>> validators_;
-  int selected_validator_ = -1;
-  std::unique_ptr<MetricsLog> metrics_;
-  std::unique_ptr<CaptionTokenizer> tokenizer_;
+  std::optional<Validation> validation_;
+  std::unique_ptr<TrainReporter> reporter_;
+  std::unique_ptr<model::TextEmbedder> text_;  // the model's text path, counting cut captions
   std::unique_ptr<data::PairwiseCache> pairwise_;
   std::optional<StepInputMaker> inputs_;
-  std::unique_ptr<StepLoader> loader_;
   std::optional<TextFeatureCache> text_cache_;
-  std::unique_ptr<Progress> progress_;
-  TrainSummary summary_;
-  int64_t consecutive_nonfinite_ = 0;
+  std::optional<TrainingPlan> plan_;
+  std::unique_ptr<TrainStep> step_;
+  std::unique_ptr<StepLoader> loader_;
+  double best_validation_ = -1;
 };
 
 Trainer::Trainer(const TrainOptions& options, Communicator& comm)
@@ -263,33 +178,20 @@ Trainer::Trainer(const TrainOptions& options, Communicator& comm)
       last_(out_ / "checkpoints" / "last.json"),
       resuming_(open_run_folder(options, last_, leader_)),
       frozen_text_(options.text_lr == 0),
+      adamw_{options.lr, options.text_lr, options.weight_decay},
       data_(read_training_data(options, leader_)) {
   build_model();
-  build_optimizer();
-  mix_ = make_source_mix(o_, data_, leader_);
-  sampler_.emplace(mix_ ? mix_->samples_per_epoch() : static_cast<int64_t>(data_.set.models.size()),
-                   o_.seed, comm_.rank(), comm_.world_size(), o_.batch_size);
-  schedule_.emplace(AdamWSettings{o_.lr, o_.text_lr, o_.weight_decay},
-                    sampler_->steps_per_epoch() * o_.epochs, o_.warmup);
-  if (leader_ && sampler_->dropped_per_epoch() > 0)
-    log::info("train",
-              "{} samples per epoch do not fill a last batch on every process and are "
-              "left out of that epoch",
-              sampler_->dropped_per_epoch());
-  build_validators();
-  if (leader_ && resuming_) keep_metrics_through(out_ / "metrics.jsonl", state_.global_step);
-  metrics_ = std::make_unique<MetricsLog>(out_, leader_, /*append=*/resuming_);
-  if (mix_ && !resuming_) {
-    nlohmann::json sources = {{"kind", "sources"}, {"step", 0}};
-    for (size_t s = 0; s < data_.source_names.size(); ++s)
-      sources["sources"][data_.source_names[s]] = {{"share", o_.shares.at(data_.source_names[s])},
-                                                   {"draws_per_epoch", mix_->draws()[s]}};
-    metrics_->write(sources, 0);
-  }
-  summary_.best_validation = state_.best_metric;
+  std::unique_ptr<Checkpointer> checkpointer = build_optimizer();
+  build_sampling();
+  build_validation();
+  build_reporter(std::move(checkpointer));
   build_text_inputs();
-  consecutive_nonfinite_ = state_.extra.value("consecutive_nonfinite", int64_t{0});
-  summary_.skipped = state_.extra.value("skipped", int64_t{0});
+  plan_.emplace(PlanOptions{o_.epochs, sampler_->steps_per_epoch(), o_.stop_after_steps,
+                            o_.max_nonfinite_steps, o_.checkpoint_every, last_},
+                RunPosition{state_.epoch, state_.step_in_epoch, state_.global_step,
+                            state_.best_metric, state_.extra.value("skipped", int64_t{0}),
+                            state_.extra.value("consecutive_nonfinite", int64_t{0})});
+  build_step();
 }
 
 // The model (from the last checkpoint when resuming), its trainable tensors
@@ -387,66 +289,76 @@ void Trainer::freeze_text_below(int64_t layers) {
               with_commas(trained));
 }
 
-void Trainer::build_optimizer() {
-  const AdamWSettings adamw{o_.lr, o_.text_lr, o_.weight_decay};
-  optimizer_ = std::make_unique<FusedAdamW>(adamw_groups(*built_.model, siglip_bias_, adamw));
+std::unique_ptr<Checkpointer> Trainer::build_optimizer() {
+  optimizer_ = std::make_unique<FusedAdamW>(adamw_groups(*built_.model, siglip_bias_, adamw_));
   scaler_ = std::make_unique<DynamicLossScaler>(o_.model.two_tower.text_precision == c10::kHalf,
                                                 LossScalerOptions{}, device_);
-  checkpointer_ = std::make_unique<Checkpointer>(
+  auto checkpointer = std::make_unique<Checkpointer>(
       out_, comm_, RunParts{built_, *optimizer_, siglip_bias_, *scaler_, momentum_.get()});
-  checkpointer_->restore(state_, last_);
+  checkpointer->restore(state_, last_);
+  return checkpointer;
+}
+
+// Which samples each epoch and rank take, and the learning rate of each step.
+void Trainer::build_sampling() {
+  mix_ = make_source_mix(o_, data_, leader_);
+  sampler_.emplace(mix_ ? mix_->samples_per_epoch() : static_cast<int64_t>(data_.set.models.size()),
+                   o_.seed, comm_.rank(), comm_.world_size(), o_.batch_size);
+  schedule_.emplace(adamw_, sampler_->steps_per_epoch() * o_.epochs, o_.warmup);
+  if (leader_ && sampler_->dropped_per_epoch() > 0)
+    log::info("train",
+              "{} samples per epoch do not fill a last batch on every process and are "
+              "left out of that epoch",
+              sampler_->dropped_per_epoch());
+}
+
+void Trainer::build_validation() {
+  eval::EvalOptions eval_options;
+  eval_options.batch_size = o_.eval_batch_size;
+  eval_options.split = o_.validation_split ? data::split_name(*o_.validation_split) : "";
+  eval_options.levels = o_.levels;
+  validation_.emplace(data_.dataset, data_.captions.captions, validation_sources(o_, data_),
+                      eval_options, frozen_text_, o_.select_by);
+}
+
+void Trainer::build_reporter(std::unique_ptr<Checkpointer> checkpointer) {
+  reporter_ = std::make_unique<TrainReporter>(out_, leader_, resuming_, state_.global_step,
+                                              std::move(checkpointer));
+  best_validation_ = state_.best_metric;
+  if (!mix_ || resuming_) return;
+  nlohmann::json sources;
+  for (size_t s = 0; s < data_.source_names.size(); ++s)
+    sources[data_.source_names[s]] = {{"share", o_.shares.at(data_.source_names[s])},
+                                      {"draws_per_epoch", mix_->draws()[s]}};
+  reporter_->sources(sources);
 }
 
 // Caption tokens (a tuned tower) or the cached features (a frozen one).
 void Trainer::build_text_inputs() {
-  tokenizer_ = std::make_unique<CaptionTokenizer>(*built_.text.tokenizer, o_.model.text.max_length);
+  text_ = std::make_unique<model::TextEmbedder>(*built_.model, *built_.text.tokenizer,
+                                                o_.model.text.max_length);
   pairwise_ = std::make_unique<data::PairwiseCache>(data_.dataset.size(),
                                                     o_.pairwise_cache_mb * (int64_t{1} << 20));
   StepInputOptions step_options{o_.seed, !frozen_text_, built_.model->reads_quantities(), device_};
   step_options.collate = true;
   step_options.pairwise = pairwise_.get();
-  inputs_.emplace(data_.dataset, data_.captions.captions, data_.set, *tokenizer_, step_options);
+  inputs_.emplace(data_.dataset, data_.captions.captions, data_.set, *text_, step_options);
   if (!frozen_text_) return;
   TextCacheOptions cache;
   cache.file = o_.text_cache;
   cache.chunk = o_.eval_batch_size;
   cache.leader = leader_;
-  cache.device = device_;
-  text_cache_ =
-      TextFeatureCache::build(built_, data_.captions.captions, data_.set, *tokenizer_, cache);
+  text_cache_ = TextFeatureCache::build(built_, *text_, data_.captions.captions, data_.set, cache);
 }
 
-// The validation split of each source apart, so that a checkpoint can be
-// chosen by one source (a real fold) rather than by the largest gallery.
-void Trainer::build_validators() {
-  eval::EvalOptions eval_options;
-  eval_options.batch_size = o_.eval_batch_size;
-  eval_options.split = o_.validation_split ? data::split_name(*o_.validation_split) : "";
-  eval_options.levels = o_.levels;
-  const std::vector<std::string> ids =
-      o_.validation_split ? data_.splits.of(*o_.validation_split) : std::vector<std::string>{};
-  std::vector<std::vector<std::string>> per_source(data_.source_names.size());
-  if (data_.source_names.size() == 1) {
-    per_source[0] = ids;
-  } else {
-    for (const std::string& id : ids)
-      if (const std::optional<int64_t> model = data_.dataset.find(id))
-        per_source[static_cast<size_t>(data_.source_of(*model))].push_back(id);
-  }
-  for (size_t s = 0; s < per_source.size(); ++s) {
-    if (per_source[s].empty() && data_.source_names.size() > 1) continue;
-    if (data_.source_names[s] == o_.select_by)
-      selected_validator_ = static_cast<int>(validators_.size());
-    validators_.emplace_back(
-        data_.source_names[s],
-        std::make_unique<Validator>(data_.dataset, data_.captions.captions,
-                                    std::move(per_source[s]), eval_options, frozen_text_));
-  }
-  if (o_.select_by != "mean" && selected_validator_ < 0)
-    throw Error(
-        format("--select-by {}: no source of that name has validation models; the "
-               "sources are {} (or use --select-by mean)",
-               o_.select_by, join(data_.source_names)));
+void Trainer::build_step() {
+  LossOptions loss;
+  loss.kind = o_.loss;
+  loss.mask_false_negatives = o_.mask_false_negatives;
+  step_ = std::make_unique<TrainStep>(
+      StepParts{*built_.model, *text_, text_cache_ ? &*text_cache_ : nullptr, momentum_.get(),
+                *optimizer_, *scaler_, *schedule_, parameters_, siglip_bias_, comm_},
+      StepSettings{loss, o_.grad_clip, o_.debug_nan_at_step, o_.debug_nan_count});
 }
 
 std::vector<int64_t> Trainer::samples_at(int64_t epoch, std::vector<int64_t> positions) const {
@@ -461,240 +373,66 @@ void Trainer::set_modes() {
   if (frozen_text_) built_.model->text()->eval();
 }
 
-at::Tensor Trainer::text_embeddings(model::TwoTowerImpl& model, const StepInputs& in) {
-  if (frozen_text_)
-    return model.project_text(text_cache_->rows(in.captions).to(device_), in.quantities);
-  const auto [ids, mask] = tokenizer_->pad(in.tokens, device_);
-  return model.encode_text(ids, mask, in.quantities);
-}
-
 void Trainer::save(const std::string& name, int64_t epoch, int64_t step_in_epoch) {
-  checkpointer_->save(name, {epoch, step_in_epoch, state_.global_step, summary_.best_validation,
-                             summary_.skipped, consecutive_nonfinite_});
+  reporter_->checkpoint(name, plan_->position(epoch, step_in_epoch, best_validation_));
 }
 
 TrainSummary Trainer::run() {
-  ProgressOptions progress_options;
-  progress_options.total = schedule_->total_steps() - state_.global_step;
-  progress_options.unit = "steps";
-  if (leader_) progress_ = std::make_unique<Progress>("train", progress_options);
-  // The steps this run takes, so that the loader makes no step it will not take.
-  std::vector<std::pair<int64_t, int64_t>> plan;
-  for (int64_t epoch = state_.epoch; epoch < o_.epochs; ++epoch)
-    for (int64_t step = epoch == state_.epoch ? state_.step_in_epoch : 0;
-         step < sampler_->steps_per_epoch(); ++step)
-      if (o_.stop_after_steps == 0 ||
-          static_cast<int64_t>(plan.size()) <
-              std::max<int64_t>(1, o_.stop_after_steps - summary_.skipped))
-        plan.emplace_back(epoch, step);
+  reporter_->start(schedule_->total_steps() - plan_->global_step());
+  // The plan's steps are made ahead of the one being taken, and no step the run will not take.
   loader_ = std::make_unique<StepLoader>(
       [this](int64_t epoch, int64_t step) {
         return inputs_->make(epoch, samples_at(epoch, sampler_->batch(epoch, step)));
       },
-      std::move(plan), o_.loader_threads);
-  for (int64_t epoch = state_.epoch; epoch < o_.epochs; ++epoch) {
-    const int64_t first_step = epoch == state_.epoch ? state_.step_in_epoch : 0;
-    for (int64_t step = first_step; step < sampler_->steps_per_epoch(); ++step)
-      if (take_step(epoch, step)) {
-        summary_.stopped_early = true;
-        if (leader_) {
-          progress_->finish();
-          log::info("train", "stopped after {} steps as asked; resume with --resume",
-                    summary_.steps + summary_.skipped);
-        }
-        return finish();
+      plan_->steps(), o_.loader_threads);
+  for (const EpochPlan& epoch : plan_->epochs()) {
+    for (const int64_t step : epoch.steps) {
+      const StepResult result = step_->update(*loader_, epoch.index, step, plan_->global_step());
+      const AfterStep next = plan_->count(epoch.index, step, result.loss, result.skip_reason);
+      reporter_->step(epoch.index, *plan_, result);
+      if (next.save_last) save("last", epoch.index, step + 1);
+      if (next.stop) {
+        reporter_->stopped(plan_->taken() + plan_->skipped());
+        return finish(/*stopped_early=*/true);
       }
-    end_epoch(epoch);
-  }
-  if (leader_) {
-    progress_->finish();
-    log::info("train",
-              "done: {} steps, {} skipped, {} captions truncated to {} tokens, last loss {}",
-              summary_.steps, summary_.skipped, tokenizer_->truncated(), o_.model.text.max_length,
-              fixed(summary_.last_loss, 4));
-  }
-  return finish();
-}
-
-TrainSummary Trainer::finish() {
-  loader_.reset();  // the steps in flight read the tokenizer's count
-  summary_.truncated = tokenizer_->truncated();
-  const data::PairwiseCache::Stats kept = pairwise_->stats();
-  if (leader_ && o_.pairwise_cache_mb == 0)
-    log::info("train", "pairwise inputs recomputed at every step (--pairwise-cache-mb 0)");
-  else if (leader_)
-    log::info("train", "pairwise inputs of {} models kept in memory: {} (budget {} MiB){}",
-              with_commas(kept.kept), human_bytes(static_cast<uint64_t>(kept.bytes)),
-              o_.pairwise_cache_mb,
-              kept.not_kept > 0
-                  ? format("; {} computations were not kept for lack of budget: raise "
-                           "--pairwise-cache-mb to save them",
-                           with_commas(kept.not_kept))
-                  : std::string());
-  return summary_;
-}
-
-bool Trainer::take_step(int64_t epoch, int64_t step) {
-  const auto started = std::chrono::steady_clock::now();
-  const StepInputs in = loader_->take(epoch, step);
-  model::TwoTowerOutput output;
-  output.brep = built_.model->encode_brep(in.brep);
-  output.text = text_embeddings(*built_.model, in);
-  output.logit_scale = built_.model->logit_scale();
-  ContrastivePairs pairs{output.text, output.brep, in.caption_keys, in.geometry_keys};
-  // Momentum encoders: one EMA step towards the online weights, then this
-  // batch's momentum embeddings (enqueued after the step). The loss sees
-  // only earlier batches in the queue: this batch is already in the batch.
-  at::Tensor momentum_text, momentum_cad;
-  QueueNegatives negatives;
-  if (momentum_) {
-    at::NoGradGuard no_grad;
-    momentum_->follow_online();
-    momentum_cad = momentum_->model().encode_brep(in.brep);
-    momentum_text = text_embeddings(momentum_->model(), in);
-    negatives = momentum_->queue().negatives();
-  }
-  LossOptions loss_options;
-  loss_options.kind = o_.loss;
-  loss_options.mask_false_negatives = o_.mask_false_negatives;
-  LossResult result = contrastive_loss(comm_, pairs, output.logit_scale, siglip_bias_, loss_options,
-                                       momentum_ ? &negatives : nullptr);
-  if (o_.debug_nan_at_step >= 0 && state_.global_step >= o_.debug_nan_at_step &&
-      state_.global_step < o_.debug_nan_at_step + o_.debug_nan_count)
-    result.loss = result.loss * std::numeric_limits<double>::quiet_NaN();
-  const double loss_value = result.loss.item<double>();
-
-  schedule_->apply(*optimizer_, state_.global_step);
-  optimizer_->zero_grad();
-  std::string skip_reason;
-  if (!std::isfinite(loss_value)) {
-    // Caught before backward: nothing is applied, and it is said out loud.
-    skip_reason = format("loss is {}", loss_value);
-  } else {
-    scaler_->scale(result.loss).backward();
-    average_gradients(comm_, parameters_);
-    if (scaler_->unscale_and_check(parameters_)) {
-      skip_reason = format("gradients hold NaN/Inf at loss scale {}", scaler_->current_scale());
-      scaler_->update(true);
     }
+    end_epoch(epoch.index);
   }
-  if (!skip_reason.empty()) {
-    ++summary_.skipped;
-    ++consecutive_nonfinite_;
-    log::warn("train",
-              "step {} (epoch {}, step {}): {}; step skipped ({} skipped in all, {} "
-              "in a row, the run stops at {})",
-              state_.global_step, epoch, step, skip_reason, summary_.skipped,
-              consecutive_nonfinite_, o_.max_nonfinite_steps);
-    optimizer_->zero_grad();
-    if (consecutive_nonfinite_ >= o_.max_nonfinite_steps)
-      throw Error(
-          format("stopping: {} non-finite steps in a row (last: {}). No checkpoint was "
-                 "written after them; lower the learning rate or use fp32/bf16, and "
-                 "resume from {}",
-                 consecutive_nonfinite_, skip_reason, last_.string()));
-  } else {
-    if (o_.grad_clip > 0) torch::nn::utils::clip_grad_norm_(parameters_, o_.grad_clip);
-    optimizer_->step();
-    built_.model->clamp_logit_scale_();
-    scaler_->update(false);
-    // Only a step that was taken feeds the queue; enqueue refuses NaN/Inf loudly.
-    if (momentum_)
-      momentum_->queue().enqueue(momentum_text, momentum_cad, pairs.caption_key,
-                                 pairs.geometry_key);
-    consecutive_nonfinite_ = 0;
-    ++summary_.steps;
-    summary_.last_loss = loss_value;
-  }
-  ++state_.global_step;
-
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const double lr_now = schedule_->new_modules_rate(state_.global_step - 1);
-  if (leader_) {
-    progress_->advance(1, {{"loss", fixed(loss_value, 4)},
-                           {"lr", format("{}", lr_now)},
-                           {"skipped", std::to_string(summary_.skipped)},
-                           {"samples/s", fixed(result.global_count / seconds, 1)},
-                           {"epoch", std::to_string(epoch + 1)}});
-    metrics_->write({{"kind", "train"},
-                     {"step", state_.global_step},
-                     {"epoch", epoch},
-                     {"loss", loss_value},
-                     {"lr", lr_now},
-                     {"logit_scale", output.logit_scale.item<double>()},
-                     {"skipped", summary_.skipped},
-                     {"samples_per_s", result.global_count / seconds},
-                     {"masked_pairs", result.masked_pairs},
-                     {"queue_rows", momentum_ ? momentum_->queue().size() : 0},
-                     {"masked_queue_pairs", result.masked_queue}},
-                    state_.global_step);
-  }
-  const bool stop =
-      o_.stop_after_steps > 0 && summary_.steps + summary_.skipped >= o_.stop_after_steps;
-  if (stop || (o_.checkpoint_every > 0 && state_.global_step % o_.checkpoint_every == 0))
-    save("last", epoch, step + 1);
-  return stop;
+  reporter_->done(*plan_, text_->truncated(), o_.model.text.max_length);
+  return finish(/*stopped_early=*/false);
 }
 
-// Validation on rank 0, then the checkpoints every rank takes part in.
 void Trainer::end_epoch(int64_t epoch) {
   double validation = -1;
-  const bool validating = !validators_.empty() && validators_.front().second->active();
+  const bool validating = validation_->active();
   if (validating && leader_) {
-    validation = validate(epoch);
+    const ValidationReport report =
+        validation_->run(*built_.model, *built_.text.tokenizer, o_.model.text.max_length);
+    reporter_->validation(epoch, plan_->global_step(), report);
+    validation = report.r1;
     set_modes();
   }
   // Every rank learns rank 0's verdict, so that all take the same checkpoint steps.
   std::vector<at::Tensor> shared = {at::full({1}, validation, at::kDouble)};
   comm_.broadcast(shared, 0);
   validation = shared[0].item<double>();
-  const bool best = validating && validation > summary_.best_validation;
-  if (best) summary_.best_validation = validation;
+  const bool best = validating && validation > best_validation_;
+  if (best) best_validation_ = validation;
   save("last", epoch + 1, 0);
   if (best) save("best", epoch + 1, 0);
 }
 
-double Trainer::validate(int64_t epoch) {
-  const int64_t max_length = o_.model.text.max_length;
-  if (validators_.size() == 1) {
-    ValidationResult result =
-        validators_[0].second->run(*built_.model, *built_.text.tokenizer, max_length);
-    result.record["kind"] = "validation";
-    result.record["step"] = state_.global_step;
-    result.record["epoch"] = epoch;
-    metrics_->write(result.record, state_.global_step);
-    log::info("train", "epoch {}: validation text->CAD R@1 {}% (gallery {})", epoch + 1,
-              fixed(100 * result.mean_r1, 2), result.record["gallery"].get<int64_t>());
-    return result.mean_r1;
-  }
-  nlohmann::json record = {{"kind", "validation"},
-                           {"step", state_.global_step},
-                           {"epoch", epoch},
-                           {"select_by", o_.select_by}};
-  double sum = 0, selected = 0;
-  int64_t gallery = 0;
-  std::string line;
-  for (size_t v = 0; v < validators_.size(); ++v) {
-    const auto& [name, validator] = validators_[v];
-    const ValidationResult result =
-        validator->run(*built_.model, *built_.text.tokenizer, max_length);
-    record["sources"][name] = result.record;
-    record[name + "_text_to_cad_r1"] = result.mean_r1;  // a TensorBoard curve per source
-    sum += result.mean_r1;
-    gallery += result.record["gallery"].get<int64_t>();
-    if (static_cast<int>(v) == selected_validator_) selected = result.mean_r1;
-    line += format("{}{} {}% (gallery {})", line.empty() ? "" : ", ", name,
-                   fixed(100 * result.mean_r1, 2), result.record["gallery"].get<int64_t>());
-  }
-  const double mean = sum / static_cast<double>(validators_.size());
-  const double chosen = selected_validator_ >= 0 ? selected : mean;
-  record["text_to_cad_r1"] = chosen;
-  record["gallery"] = gallery;
-  metrics_->write(record, state_.global_step);
-  log::info("train", "epoch {}: validation text->CAD R@1 {}; {} {}%", epoch + 1, line, o_.select_by,
-            fixed(100 * chosen, 2));
-  return chosen;
+TrainSummary Trainer::finish(bool stopped_early) {
+  loader_.reset();  // the steps in flight read the embedder's count of cut captions
+  reporter_->pairwise(pairwise_->stats(), o_.pairwise_cache_mb);
+  TrainSummary summary;
+  summary.steps = plan_->taken();
+  summary.skipped = plan_->skipped();
+  summary.truncated = text_->truncated();
+  summary.last_loss = plan_->last_loss();
+  summary.best_validation = best_validation_;
+  summary.stopped_early = stopped_early;
+  return summary;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "../data/test_graphs.h"
+#include "../run_command.h"
 #include "cadclip/cad/prepare.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
@@ -27,23 +28,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int status = -1;
-  std::string output;
-};
-
-CliRun cadclip(const std::string& env, const std::string& args) {
-  const std::string command = format(
-      "env {} {} {} 2>&1", env.empty() ? "CADCLIP_LOG_LEVEL=info" : env, CADCLIP_BINARY, args);
-  CliRun run;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+// cadclip with `args` under `env` (log level info unless given): status and output.
+cadclip::testing::CommandRun cadclip(const std::string& env, const std::string& args) {
+  return cadclip::testing::run_command(
+      format("env {} {} {}", env.empty() ? "CADCLIP_LOG_LEVEL=info" : env, CADCLIP_BINARY, args));
 }
 
 nlohmann::json read_json(const fs::path& path) {
@@ -83,10 +71,10 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
   data::testing::ScratchDir dir("prepare-shards");
   const fs::path synth = dir.path() / "synth";
   const int count = synthetic_parts();
-  const CliRun made = cadclip(
+  const auto made = cadclip(
       "",
       format("synth --kind mixed --count {} --seed 5 --workers 2 --out {}", count, synth.string()));
-  ASSERT_EQ(made.status, 0) << made.output;
+  ASSERT_EQ(made.exit_code, 0) << made.output;
   // A file no reader opens, and a second file claiming an id: failures in one part alone.
   std::ofstream(synth / "parts" / "garbage.step") << "ISO-10303-21; not really";
   fs::path step;
@@ -100,18 +88,18 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
       format("prepare {} --captions {} --splits {} --assume-unit m --workers 2",
              (synth / "parts").string(), (synth / "captions.jsonl").string(),
              (synth / "splits.json").string());
-  const CliRun whole = cadclip("", inputs + " --out " + (dir.path() / "whole").string());
-  ASSERT_EQ(whole.status, 1) << whole.output;  // the garbage file and the duplicate id fail
+  const auto whole = cadclip("", inputs + " --out " + (dir.path() / "whole").string());
+  ASSERT_EQ(whole.exit_code, 1) << whole.output;  // the garbage file and the duplicate id fail
   std::vector<fs::path> parts;
   for (int k = 0; k < 4; ++k) {
     parts.push_back(dir.path() / ("part-" + std::to_string(k)));
     // Part 2 from a SLURM array numbered 1-4; the others from the flags.
-    const CliRun part =
+    const auto part =
         k == 2 ? cadclip("SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=4",
                          inputs + " --out " + parts.back().string())
                : cadclip("", format("{} --num-shards 4 --shard-index {} --out {}", inputs, k,
                                     parts.back().string()));
-    ASSERT_LE(part.status, 1) << part.output;
+    ASSERT_LE(part.exit_code, 1) << part.output;
     if (k == 2) EXPECT_NE(part.output.find("part 2 of 4"), std::string::npos) << part.output;
   }
 
@@ -150,14 +138,14 @@ TEST(PrepareShards, FourPartsHoldOneRunsGraphsByteForByteAndMergeIntoIt) {
 
   // Three parts of four are refused; all four merge into what one run wrote.
   const fs::path merged = dir.path() / "merged";
-  const CliRun three = cadclip("", format("merge {} {} {} --out {}", parts[0].string(),
-                                          parts[1].string(), parts[3].string(), merged.string()));
-  EXPECT_EQ(three.status, 2) << three.output;
+  const auto three = cadclip("", format("merge {} {} {} --out {}", parts[0].string(),
+                                        parts[1].string(), parts[3].string(), merged.string()));
+  EXPECT_EQ(three.exit_code, 2) << three.output;
   EXPECT_NE(three.output.find("parts 2 of the 4-way prepare"), std::string::npos) << three.output;
-  const CliRun all =
+  const auto all =
       cadclip("", format("merge {} {} {} {} --out {}", parts[0].string(), parts[1].string(),
                          parts[2].string(), parts[3].string(), merged.string()));
-  ASSERT_EQ(all.status, 0) << all.output;
+  ASSERT_EQ(all.exit_code, 0) << all.output;
   const data::PreparedData one = data::open_prepared({dir.path() / "whole"});
   const data::PreparedData four = data::open_prepared({merged});
   EXPECT_EQ(caption_rows(four.captions), caption_rows(one.captions));
@@ -172,10 +160,10 @@ TEST(PrepareShards, ASlurmArrayThatMapsOntoNoPartIsRefusedWithTheFix) {
   data::testing::ScratchDir dir("prepare-shards-slurm");
   fs::create_directories(dir.path() / "in");
   std::ofstream(dir.path() / "in" / "a.step") << "x";
-  const CliRun run = cadclip(
+  const auto run = cadclip(
       "SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=4",
       format("prepare {} --out {}", (dir.path() / "in").string(), (dir.path() / "out").string()));
-  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("SLURM_ARRAY_TASK_ID=9 does not map onto a part 0..3"),
             std::string::npos)
       << run.output;

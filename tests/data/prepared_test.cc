@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "../error_of.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/data/batch.h"
@@ -72,14 +73,7 @@ void write_prepared(const fs::path& folder, const std::vector<std::string>& ids,
                         "\n");
 }
 
-std::string error_of(const std::function<void()>& work) {
-  try {
-    work();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using cadclip::testing::error_of;
 
 std::vector<std::string> caption_keys(const CaptionFile& file) {
   std::vector<std::string> keys;

@@ -5,22 +5,12 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "../run_command.h"
 #include "cadclip/data/shard.h"
 #include "test_graphs.h"
 
 namespace cadclip::data {
 namespace {
-
-std::string run(const std::string& command) {
-  std::string output;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return output;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  ::pclose(pipe);
-  return output;
-}
 
 TEST(ShardPython, SafetensorsReadsEveryModel) {
   testing::ScratchDir dir("shard-python");
@@ -31,8 +21,11 @@ TEST(ShardPython, SafetensorsReadsEveryModel) {
   const auto path = dir.path() / "s.safetensors";
   writer.write(path);
 
-  const std::string out = run(std::string(CADCLIP_PYTHON_EXE) + " " + CADCLIP_SOURCE_DIR +
-                              "/tests/data/read_shard.py " + path.string());
+  const std::string out =
+      cadclip::testing::run_command(std::string(CADCLIP_PYTHON_EXE) + " " + CADCLIP_SOURCE_DIR +
+                                        "/tests/data/read_shard.py " + path.string(),
+                                    /*with_stderr=*/false)
+          .output;
   const nlohmann::json doc = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
   ASSERT_TRUE(doc.is_object()) << "python printed: " << out;
   EXPECT_EQ(doc["format"], kShardFormat);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../apps/cli_run.h"
 #include "../model/random_graph.h"
 #include "../model/tiny_model.h"
 #include "cadclip/core/file.h"
@@ -30,24 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int status = -1;
-  std::string out;  // stdout only
-};
-
-CliRun cadclip(const std::string& args, bool with_stderr = false) {
-  const std::string command =
-      std::string(CADCLIP_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun run;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using testing::run_cadclip;
 
 // Equal structure, equal counts, ranks and strings; floating statistics equal
 // to 1e-6 (another process may take other kernel paths in the last bits).
@@ -132,12 +116,12 @@ class EvalCli : public ::testing::Test {
 
 TEST_F(EvalCli, JsonEqualsEvaluateInProcess) {
   const fs::path embeddings = root_ / "emb.safetensors";
-  const CliRun run =
-      cadclip(format("eval {} --data {} --json --threads 1 --batch-size 3 "
-                     "--save-embeddings {}",
-                     run_.string(), data_.string(), embeddings.string()));
-  ASSERT_EQ(run.status, 0) << run.out;
-  const nlohmann::json j = nlohmann::json::parse(run.out);
+  const auto run = run_cadclip(format("eval {} --data {} --json --threads 1 --batch-size 3 "
+                                      "--save-embeddings {}",
+                                      run_.string(), data_.string(), embeddings.string()),
+                               /*with_stderr=*/false);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json j = nlohmann::json::parse(run.output);
 
   at::set_num_threads(1);
   model::BuiltModel built = model::load_model_from_checkpoint(run_);
@@ -171,23 +155,25 @@ TEST_F(EvalCli, SubsetsScoreApartAndEqualRunsOnTheirOwnSplitsFiles) {
   few.test = {"m4", "m6"};
   data::write_splits(root_ / "few.json", few);
   const fs::path json_out = root_ / "report.json";
-  const CliRun run = cadclip(
+  const auto run = run_cadclip(
       format("eval {} --data {} --threads 1 --batch-size 3 --subset few={} --json-out {}",
-             run_.string(), data_.string(), (root_ / "few.json").string(), json_out.string()));
-  ASSERT_EQ(run.status, 0) << run.out;
+             run_.string(), data_.string(), (root_ / "few.json").string(), json_out.string()),
+      /*with_stderr=*/false);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
   // The table, then the subset's table; the JSON file holds both.
-  EXPECT_NE(run.out.find("gallery 5 parts"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("--- subset few: "), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("gallery 2 parts"), std::string::npos) << run.out;
+  EXPECT_NE(run.output.find("gallery 5 parts"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("--- subset few: "), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("gallery 2 parts"), std::string::npos) << run.output;
   const nlohmann::json j = nlohmann::json::parse(read_text_file(json_out));
   EXPECT_EQ(j["gallery"], 5);
   ASSERT_TRUE(j["subsets"].contains("few")) << j.dump();
   // The subset equals a run on the subset's splits file alone.
-  const CliRun alone =
-      cadclip(format("eval {} --data {} --threads 1 --batch-size 3 --json --splits {}",
-                     run_.string(), data_.string(), (root_ / "few.json").string()));
-  ASSERT_EQ(alone.status, 0) << alone.out;
-  nlohmann::json expected = nlohmann::json::parse(alone.out);
+  const auto alone =
+      run_cadclip(format("eval {} --data {} --threads 1 --batch-size 3 --json --splits {}",
+                         run_.string(), data_.string(), (root_ / "few.json").string()),
+                  /*with_stderr=*/false);
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  nlohmann::json expected = nlohmann::json::parse(alone.output);
   nlohmann::json got = j["subsets"]["few"];
   for (nlohmann::json* x : {&expected, &got}) {
     x->erase("seconds");
@@ -200,31 +186,30 @@ TEST_F(EvalCli, SubsetsScoreApartAndEqualRunsOnTheirOwnSplitsFiles) {
 }
 
 TEST_F(EvalCli, ASubsetWithoutAFileIsRefusedSayingHowToWriteIt) {
-  const CliRun run =
-      cadclip(format("eval {} --data {} --subset programs", run_.string(), data_.string()),
-              /*with_stderr=*/true);
-  EXPECT_EQ(run.status, 2) << run.out;
-  EXPECT_NE(run.out.find("NAME=SPLITS_FILE"), std::string::npos) << run.out;
+  const auto run =
+      run_cadclip(format("eval {} --data {} --subset programs", run_.string(), data_.string()));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("NAME=SPLITS_FILE"), std::string::npos) << run.output;
 }
 
 TEST_F(EvalCli, PrintsTheTableForALevelAndSplit) {
-  const CliRun run =
-      cadclip(format("eval {} --data {} --split validation --levels expert --max-text-length 8",
-                     (run_ / "checkpoints" / "last.json").string(), data_.string()));
-  ASSERT_EQ(run.status, 0) << run.out;
-  EXPECT_NE(run.out.find("split validation: gallery 1 parts"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("captions cut at 8 tokens"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("\nexpert "), std::string::npos) << run.out;
-  EXPECT_EQ(run.out.find("\nabstract "), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("\nself "), std::string::npos) << run.out;
+  const auto run =
+      run_cadclip(format("eval {} --data {} --split validation --levels expert --max-text-length 8",
+                         (run_ / "checkpoints" / "last.json").string(), data_.string()),
+                  /*with_stderr=*/false);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("split validation: gallery 1 parts"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("captions cut at 8 tokens"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\nexpert "), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("\nabstract "), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\nself "), std::string::npos) << run.output;
 }
 
 TEST_F(EvalCli, RefusesALevelThatIsNotThere) {
-  const CliRun run =
-      cadclip(format("eval {} --data {} --levels beginner", run_.string(), data_.string()),
-              /*with_stderr=*/true);
-  EXPECT_EQ(run.status, 2) << run.out;
-  EXPECT_NE(run.out.find("level 'beginner' has no caption"), std::string::npos) << run.out;
+  const auto run =
+      run_cadclip(format("eval {} --data {} --levels beginner", run_.string(), data_.string()));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("level 'beginner' has no caption"), std::string::npos) << run.output;
 }
 
 TEST_F(EvalCli, AnUnwritableEmbeddingsPathFailsBeforeAnyWork) {
@@ -232,13 +217,13 @@ TEST_F(EvalCli, AnUnwritableEmbeddingsPathFailsBeforeAnyWork) {
   // fail on it; the check of the output path comes before anything else.
   const fs::path empty = data_.parent_path() / "no_data_here";
   fs::create_directories(empty);
-  const CliRun run = cadclip(format("eval {} --data {} --save-embeddings {}/missing/e.safetensors",
-                                    run_.string(), empty.string(), empty.string()),
-                             /*with_stderr=*/true);
-  EXPECT_EQ(run.status, 2) << run.out;
-  EXPECT_NE(run.out.find("--save-embeddings"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("nothing was evaluated"), std::string::npos) << run.out;
-  EXPECT_EQ(run.out.find("splits.json"), std::string::npos) << run.out;
+  const auto run =
+      run_cadclip(format("eval {} --data {} --save-embeddings {}/missing/e.safetensors",
+                         run_.string(), empty.string(), empty.string()));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("--save-embeddings"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("nothing was evaluated"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("splits.json"), std::string::npos) << run.output;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "cadclip/data/batch.h"
 #include "cadclip/model/two_tower.h"
 #include "random_graph.h"
+#include "tiny_model.h"
 
 namespace cadclip::model {
 namespace {
@@ -38,17 +39,6 @@ class MeanTextImpl : public torch::nn::Module {
 };
 TORCH_MODULE(MeanText);
 
-BRepEncoderOptions tiny_brep() {
-  BRepEncoderOptions o;
-  o.width = 16;
-  o.layers = 2;  // with one layer the face-pair bias cannot reach the global token
-  o.heads = 2;
-  o.ffn_hidden = 24;
-  o.face_channels = 4;
-  o.edge_width = 4;
-  return o;
-}
-
 // A linear text head and no quantity branch unless a test asks for them.
 TwoTowerOptions plain_options() {
   TwoTowerOptions o;
@@ -60,7 +50,7 @@ TwoTowerOptions plain_options() {
 TwoTower tiny_model(TwoTowerOptions options = plain_options()) {
   torch::manual_seed(0);
   options.embed_dim = 8;
-  return TwoTower(BRepEncoder(tiny_brep()), torch::nn::AnyModule(MeanText(50, 12)),
+  return TwoTower(BRepEncoder(testing::tiny_brep_options()), torch::nn::AnyModule(MeanText(50, 12)),
                   /*text_width=*/12, options);
 }
 
@@ -115,7 +105,7 @@ TEST(TwoTower, RunsTheTextTowerInBf16AndReturnsFp32) {
 
 TEST(TwoTower, RejectsATextEncoderOfTheWrongWidth) {
   torch::manual_seed(0);
-  TwoTower model(BRepEncoder(tiny_brep()), torch::nn::AnyModule(MeanText(50, 12)),
+  TwoTower model(BRepEncoder(testing::tiny_brep_options()), torch::nn::AnyModule(MeanText(50, 12)),
                  /*text_width=*/10);
   const at::Tensor ids = at::tensor({1, 2}, at::kLong).view({1, 2});
   EXPECT_THROW(model->encode_text(ids, at::ones({1, 2}, at::kLong)), Error);
@@ -218,7 +208,7 @@ TwoTower tiny_model_in(TextSpace space) {
   options.quantity_width = 4;
   torch::manual_seed(0);
   options.embed_dim = 12;  // the text width: the pretrained space itself
-  return TwoTower(BRepEncoder(tiny_brep()), torch::nn::AnyModule(MeanText(50, 12)),
+  return TwoTower(BRepEncoder(testing::tiny_brep_options()), torch::nn::AnyModule(MeanText(50, 12)),
                   /*text_width=*/12, options);
 }
 

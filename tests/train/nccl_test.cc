@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <string>
 
+#include "../apps/cli_run.h"
+#include "../error_of.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/train/communicator.h"
@@ -44,12 +46,7 @@ ProcessGroupOptions nccl_options() {
 }
 
 std::string error_of(const ProcessGroupOptions& options) {
-  try {
-    make_communicator(options);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return testing::error_of([&] { make_communicator(options); });
 }
 
 TEST(NcclCommunicator, IsInThisBuildExactlyWhenTheConfigureSaidSo) {
@@ -110,17 +107,11 @@ TEST(NcclCommunicator, TrainWithBackendNcclStopsAtOnceWithoutAGpu) {
   // The communicator is made before the data is read, so no dataset is needed.
   const auto out =
       std::filesystem::temp_directory_path() / ("cadclip_nccl_cli_" + std::to_string(::getpid()));
-  const std::string command =
-      format("{} train --backend nccl --data /nonexistent --out {} 2>&1", CADCLIP_BINARY, out);
   const auto start = Clock::now();
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-  const int status = ::pclose(pipe);
+  const auto [status, output] =
+      testing::run_cadclip(format("train --backend nccl --data /nonexistent --out {}", out));
   EXPECT_LT(seconds_since(start), 20.0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << output;
+  EXPECT_GT(status, 0) << output;  // exited, and with an error
   const std::string expected = nccl_built() ? "--backend nccl needs a CUDA device; this machine "
                                               "has none"
                                             : "not in this build";

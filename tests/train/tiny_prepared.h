@@ -1,7 +1,10 @@
 // Test-only: tiny prepared folders of random graphs (as `cadclip prepare`
-// writes them: shard, manifest, captions sorted by id, splits) and the
-// tensors of a run's checkpoint, for the tests that train on them.
+// writes them: shard, manifest, captions sorted by id, splits), the options
+// of tiny runs on them, and the tensors of a run's checkpoint, for the tests
+// that train on them.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
@@ -88,7 +91,24 @@ inline train::TrainOptions tiny_train_options(const std::vector<std::filesystem:
   return o;
 }
 
+// The same on one folder, the run in <folder>_<run>.
+inline train::TrainOptions tiny_run_options(const std::filesystem::path& data,
+                                            const std::string& run) {
+  return tiny_train_options(std::vector<std::filesystem::path>{data},
+                            data.parent_path() / (data.filename().string() + "_" + run));
+}
+
 using TensorBytes = std::map<std::string, std::vector<std::byte>>;
+
+// `actual` holds the same tensors as `expected`, bit for bit.
+inline void expect_same_tensors(const TensorBytes& expected, const TensorBytes& actual,
+                                const std::string& what = "") {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  for (const auto& [name, bytes] : expected) {
+    ASSERT_TRUE(actual.contains(name)) << what << name << " is missing";
+    EXPECT_TRUE(actual.at(name) == bytes) << what << name << " differs";
+  }
+}
 
 // Every tensor of a safetensors file, by name (prefixed).
 inline void add_tensor_bytes(const std::filesystem::path& file, const std::string& prefix,

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../error_of.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/train/trainer.h"
@@ -21,12 +22,7 @@ fs::path write_config(const std::string& name, const std::string& text) {
 }
 
 std::string error_of(const fs::path& file) {
-  try {
-    read_train_options(file);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return testing::error_of([&] { read_train_options(file); });
 }
 
 TEST(TrainOptionsTest, WhatOptionsJsonHoldsReadsBackToTheSameOptions) {

@@ -18,24 +18,12 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TensorBytes;
 
-TrainOptions tiny_options(const std::vector<fs::path>& data, const fs::path& out) {
-  return testing::tiny_train_options(data, out);
-}
-
 TensorBytes trained(const TrainOptions& o) {
   auto comm = make_single_process_communicator();
   train(o, *comm);
   TensorBytes all = testing::weight_bytes(o.out);
   for (auto& [name, bytes] : testing::state_bytes(o.out)) all["state:" + name] = std::move(bytes);
   return all;
-}
-
-void expect_same(const TensorBytes& expected, const TensorBytes& actual, const std::string& what) {
-  ASSERT_EQ(expected.size(), actual.size()) << what;
-  for (const auto& [name, bytes] : expected) {
-    ASSERT_TRUE(actual.contains(name)) << what << ": " << name << " is missing";
-    EXPECT_TRUE(actual.at(name) == bytes) << what << ": " << name << " differs";
-  }
 }
 
 TEST(TrainerFolders, FourPartsTrainBitwiseLikeTheirMergedFolderAndLikeOneFolder) {
@@ -60,16 +48,17 @@ TEST(TrainerFolders, FourPartsTrainBitwiseLikeTheirMergedFolderAndLikeOneFolder)
   ASSERT_EQ(data::merge_prepared(merge).models, 14);
 
   // The reference: one folder, inputs made inside the step, no pairwise inputs kept.
-  TrainOptions whole = tiny_options({root / "whole"}, root / "run_whole");
+  TrainOptions whole = testing::tiny_train_options({root / "whole"}, root / "run_whole");
   whole.loader_threads = 0;
   whole.pairwise_cache_mb = 0;
   const TensorBytes expected = trained(whole);
 
-  TrainOptions four = tiny_options(folders, root / "run_four");
+  TrainOptions four = testing::tiny_train_options(folders, root / "run_four");
   four.loader_threads = 2;
-  expect_same(expected, trained(four), "four folders, two loader threads");
-  const TensorBytes merged = trained(tiny_options({root / "merged"}, root / "run_merged"));
-  expect_same(expected, merged, "the merged folder");
+  testing::expect_same_tensors(expected, trained(four), "four folders, two loader threads");
+  const TensorBytes merged =
+      trained(testing::tiny_train_options({root / "merged"}, root / "run_merged"));
+  testing::expect_same_tensors(expected, merged, "the merged folder");
   fs::remove_all(root);
 }
 

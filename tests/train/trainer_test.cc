@@ -18,15 +18,14 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <thread>
 
-#include "../model/random_graph.h"
+#include "../apps/cli_run.h"
 #include "cadclip/core/error.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/safetensors.h"
 #include "cadclip/core/tensor_health.h"
-#include "cadclip/data/captions.h"
-#include "cadclip/data/shard.h"
 #include "cadclip/data/splits.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/train/trainer.h"
@@ -42,61 +41,19 @@ fs::path tiny_dataset(const std::string& name, int models) {
   const fs::path folder =
       fs::temp_directory_path() / ("cadclip_trainer_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(folder);
-  fs::create_directories(folder);
-  data::ShardWriter writer;
-  std::vector<data::Caption> captions;
-  data::Splits splits;
-  const char* shapes[] = {"plate", "flange", "washer", "gear", "shaft", "bracket", "nut", "pipe"};
-  for (int i = 0; i < models; ++i) {
-    data::BRepGraph g = testing::random_graph(3 + i % 4, 500 + i);
-    g.id = "m" + std::to_string(i);
-    g.geometry_hash = std::string(12, 'a') + std::to_string(1000 + i);
-    writer.add(g);
-    captions.push_back({g.id, "abstract", format("a {} number {}", shapes[i % 8], i)});
-    splits.train.push_back(g.id);
-  }
-  writer.write(folder / "shard-00000.safetensors");
-  write_text_atomic(folder / "manifest.json",
-                    R"({"shards": [{"file": "shard-00000.safetensors"}]})");
-  data::write_captions_jsonl(folder / "captions.jsonl", captions);
-  data::write_splits(folder / "splits.json", splits);
+  std::vector<int> numbers(static_cast<size_t>(models));
+  std::iota(numbers.begin(), numbers.end(), 0);
+  testing::write_tiny_prepared(folder, numbers);
   return folder;
 }
 
-TrainOptions tiny_options(const fs::path& data, const std::string& run) {
-  return testing::tiny_train_options({data},
-                                     data.parent_path() / (data.filename().string() + "_" + run));
-}
-
-using TensorBytes = std::map<std::string, std::vector<std::byte>>;
-
-// `actual` holds the same tensors as `expected`, bit for bit.
-void expect_same_tensors(const TensorBytes& expected, const TensorBytes& actual,
-                         const std::string& what = "") {
-  ASSERT_EQ(expected.size(), actual.size()) << what;
-  for (const auto& [name, bytes] : expected) {
-    ASSERT_TRUE(actual.contains(name)) << what << name << " is missing";
-    EXPECT_TRUE(actual.at(name) == bytes) << what << name << " differs";
-  }
-}
-
-// Every tensor of a checkpoint folder's model files, by name.
-TensorBytes checkpoint_bytes(const fs::path& run) {
-  const fs::path folder = model::resolve_checkpoint(run);
-  TensorBytes out;
-  for (const char* file : {"model.safetensors", "text/model.safetensors"}) {
-    const SafetensorsReader reader = SafetensorsReader::open(folder / file);
-    for (const TensorInfo& t : reader.tensors()) {
-      const auto bytes = reader.bytes(t);
-      out[std::string(file) + ":" + t.name].assign(bytes.begin(), bytes.end());
-    }
-  }
-  return out;
-}
+using testing::expect_same_tensors;
+using testing::tiny_run_options;
+using testing::weight_bytes;
 
 TEST(TrainerTest, ATinyModelOverfitsATinyDataset) {
   const fs::path data = tiny_dataset("overfit", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.batch_size = 8;
   o.epochs = 150;  // one step per epoch
   o.lr = 5e-3;
@@ -115,7 +72,7 @@ TEST(TrainerTest, ATinyModelOverfitsATinyDataset) {
 
 TEST(TrainerTest, ANonFiniteLossIsLoggedCountedAndSkipped) {
   const fs::path data = tiny_dataset("nan", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.debug_nan_at_step = 1;
   ::testing::internal::CaptureStderr();
   const TrainSummary summary = train(o, *make_single_process_communicator());
@@ -131,7 +88,7 @@ TEST(TrainerTest, ANonFiniteLossIsLoggedCountedAndSkipped) {
 
 TEST(TrainerTest, KNonFiniteStepsInARowStopTheRunWithoutASickCheckpoint) {
   const fs::path data = tiny_dataset("nan_stop", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.debug_nan_at_step = 2;
   o.debug_nan_count = 100;
   o.max_nonfinite_steps = 2;
@@ -151,7 +108,7 @@ TEST(TrainerTest, KNonFiniteStepsInARowStopTheRunWithoutASickCheckpoint) {
 
 TEST(TrainerTest, ACheckpointWithANaNPlantedInItIsRefused) {
   const fs::path data = tiny_dataset("sick", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.epochs = 1;
   train(o, *make_single_process_communicator());
   const fs::path model_file = model::resolve_checkpoint(o.out) / "model.safetensors";
@@ -181,7 +138,7 @@ TEST(TrainerTest, ACheckpointWithANaNPlantedInItIsRefused) {
 
 TEST(TrainerTest, ACrashWhileSavingLeavesALoadableCheckpoint) {
   const fs::path data = tiny_dataset("crash", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.epochs = 1;
   train(o, *make_single_process_communicator());
   for (int attempt = 0; attempt < 4; ++attempt) {
@@ -205,11 +162,11 @@ TEST(TrainerTest, ACrashWhileSavingLeavesALoadableCheckpoint) {
 
 TEST(TrainerTest, AResumedRunEndsWithBitwiseTheSameWeights) {
   const fs::path data = tiny_dataset("resume", 12);
-  TrainOptions whole = tiny_options(data, "whole");
+  TrainOptions whole = tiny_run_options(data, "whole");
   whole.epochs = 2;  // 3 steps per epoch
   train(whole, *make_single_process_communicator());
 
-  TrainOptions part = tiny_options(data, "part");
+  TrainOptions part = tiny_run_options(data, "part");
   part.epochs = 2;
   part.stop_after_steps = 2;  // in the middle of the first epoch
   const TrainSummary first = train(part, *make_single_process_communicator());
@@ -218,20 +175,10 @@ TEST(TrainerTest, AResumedRunEndsWithBitwiseTheSameWeights) {
   part.resume = true;
   train(part, *make_single_process_communicator());
 
-  expect_same_tensors(checkpoint_bytes(whole.out), checkpoint_bytes(part.out));
+  expect_same_tensors(weight_bytes(whole.out), weight_bytes(part.out));
 }
 
-// The training state's tensors (optimizer, RNG, queue, momentum weights), by name.
-TensorBytes state_bytes(const fs::path& run) {
-  const SafetensorsReader reader =
-      SafetensorsReader::open(model::resolve_checkpoint(run) / "state.safetensors");
-  TensorBytes out;
-  for (const TensorInfo& t : reader.tensors()) {
-    const auto bytes = reader.bytes(t);
-    out[t.name].assign(bytes.begin(), bytes.end());
-  }
-  return out;
-}
+using testing::state_bytes;
 
 TEST(TrainerTest, AResumedRunWithAMomentumQueueEndsBitwiseTheSame) {
   // Trainable text tower (momentum copy of all of it) and frozen text tower
@@ -239,7 +186,7 @@ TEST(TrainerTest, AResumedRunWithAMomentumQueueEndsBitwiseTheSame) {
   for (const double text_lr : {1e-3, 0.0}) {
     SCOPED_TRACE(format("text_lr {}", text_lr));
     const fs::path data = tiny_dataset(text_lr > 0 ? "queue" : "queue_frozen", 12);
-    TrainOptions whole = tiny_options(data, "whole");
+    TrainOptions whole = tiny_run_options(data, "whole");
     whole.text_lr = text_lr;
     whole.epochs = 2;  // 3 steps per epoch of 4 pairs: 24 rows through a queue of 10
     whole.queue = 10;
@@ -262,7 +209,7 @@ TEST(TrainerTest, AResumedRunWithAMomentumQueueEndsBitwiseTheSame) {
     part.resume = true;
     train(part, *make_single_process_communicator());
 
-    expect_same_tensors(checkpoint_bytes(whole.out), checkpoint_bytes(part.out));
+    expect_same_tensors(weight_bytes(whole.out), weight_bytes(part.out));
     expect_same_tensors(state_bytes(whole.out), state_bytes(part.out), "state ");
     // The queue is full and was used: its keys are the training pairs' caption keys.
     const SafetensorsReader reader =
@@ -278,10 +225,10 @@ TEST(TrainerTest, ATextCacheFileGivesBitwiseTheSameRunAndIsRemadeForOtherSetting
   const fs::path data = tiny_dataset("text_cache", 8);
   const fs::path cache = data.string() + "_features.safetensors";
   fs::remove(cache);
-  TrainOptions plain = tiny_options(data, "plain");
+  TrainOptions plain = tiny_run_options(data, "plain");
   plain.text_lr = 0;
   train(plain, *make_single_process_communicator());
-  TrainOptions cached = tiny_options(data, "cached");
+  TrainOptions cached = tiny_run_options(data, "cached");
   cached.text_lr = 0;
   cached.text_cache = cache.string();
   train(cached, *make_single_process_communicator());  // writes the file
@@ -293,7 +240,7 @@ TEST(TrainerTest, ATextCacheFileGivesBitwiseTheSameRunAndIsRemadeForOtherSetting
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("text features of 8 captions read from"), std::string::npos) << log;
   EXPECT_EQ(fs::last_write_time(cache), written);
-  expect_same_tensors(checkpoint_bytes(plain.out), checkpoint_bytes(cached.out));
+  expect_same_tensors(weight_bytes(plain.out), weight_bytes(cached.out));
 
   cached.model.text.max_length = 8;  // other features: the file is not used, and is remade
   fs::remove_all(cached.out);
@@ -310,7 +257,7 @@ TEST(TrainerTest, AResumedRunReadsTheTextCacheFileOfItsFirstPart) {
   const fs::path data = tiny_dataset("text_cache_resume", 8);
   const fs::path cache = data.string() + "_features.safetensors";
   fs::remove(cache);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.text_lr = 0;
   o.text_cache = cache.string();
   o.stop_after_steps = 1;
@@ -328,7 +275,7 @@ TEST(TrainerTest, AResumedRunReadsTheTextCacheFileOfItsFirstPart) {
 
 TEST(TrainerTest, ACheckpointWithoutAQueueDoesNotResumeWithOne) {
   const fs::path data = tiny_dataset("queue_mismatch", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.stop_after_steps = 1;
   train(o, *make_single_process_communicator());
   o.resume = true;
@@ -357,7 +304,7 @@ void overwrite_first_float(const fs::path& file, float value) {
 
 TEST(TrainerTest, AResumeWithOtherModelOptionsIsRefusedNamingThem) {
   const fs::path data = tiny_dataset("resume_options", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.stop_after_steps = 1;
   train(o, *make_single_process_communicator());
   const std::string recorded = read_text_file(fs::path(o.out) / "options.json");
@@ -385,7 +332,7 @@ TEST(TrainerTest, AResumeWithOtherModelOptionsIsRefusedNamingThem) {
 
 TEST(TrainerTest, ACheckpointChangedAfterSavingIsRefusedEvenWithFiniteValues) {
   const fs::path data = tiny_dataset("changed", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.epochs = 1;
   train(o, *make_single_process_communicator());
   const fs::path folder = model::resolve_checkpoint(o.out);
@@ -433,7 +380,7 @@ std::map<int64_t, int> train_steps(const fs::path& run) {
 
 TEST(TrainerTest, AResumedRunListsEveryStepOnceInItsMetrics) {
   const fs::path data = tiny_dataset("metrics", 12);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.stop_after_steps = 2;  // `last` at step 2
   train(o, *make_single_process_communicator());
   // A run killed after logging steps 3 and 4 but before it saved them (a
@@ -456,7 +403,7 @@ TEST(TrainerTest, AResumedRunListsEveryStepOnceInItsMetrics) {
 
 TEST(TrainerTest, TrainingAfreshIntoAnExistingRunSaysItReplacesIt) {
   const fs::path data = tiny_dataset("afresh", 8);
-  TrainOptions o = tiny_options(data, "run");
+  TrainOptions o = tiny_run_options(data, "run");
   o.stop_after_steps = 1;
   train(o, *make_single_process_communicator());
   ::testing::internal::CaptureStderr();
@@ -474,24 +421,15 @@ TEST(TrainerTest, TrainingAfreshIntoAnExistingRunSaysItReplacesIt) {
 namespace cadclip::train {
 namespace {
 
-// Runs a command line, returns (exit status, output).
-std::pair<int, std::string> run_command(const std::string& command) {
-  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  std::string output;
-  if (pipe == nullptr) return {-1, output};
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using testing::run_cadclip;
+using testing::state_bytes;
 
 TEST(TrainerLaunchTest, TheQueueIsRefusedWithSeveralProcesses) {
   const fs::path data = tiny_dataset("queue_nproc", 4);
   const auto [status, output] =
-      run_command(format("{} train --nproc 2 --queue 16 --data {} --out {}_run --text-model "
+      run_cadclip(format("train --nproc 2 --queue 16 --data {} --out {}_run --text-model "
                          "tests/fixtures/text/bert --threads 1",
-                         CADCLIP_BINARY, data.string(), data.string()));
+                         data.string(), data.string()));
   EXPECT_NE(status, 0) << output;
   EXPECT_NE(output.find("--queue is a single-process feature: this run has 2 processes"),
             std::string::npos)
@@ -506,44 +444,37 @@ TEST(TrainerLaunchTest, TwoRanksStoppedMidEpochResumeBitwiseLikeAnUninterruptedR
   const fs::path data = tiny_dataset("nproc_resume", 11);
   auto command = [&](const std::string& run, const std::string& extra) {
     return format(
-        "{} train --nproc 2 --data {} --out {}_{} --text-model tests/fixtures/text/bert --epochs 2 "
+        "train --nproc 2 --data {} --out {}_{} --text-model tests/fixtures/text/bert --epochs 2 "
         "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
         "--brep-heads 2 --brep-ffn 48 --brep-dropout 0.3 --text-lr 1e-3 --validation-split '' "
         "--threads 1 --seed 5 {}",
-        CADCLIP_BINARY, data.string(), data.string(), run, extra);
+        data.string(), data.string(), run, extra);
   };
   for (const char* run : {"whole", "part"}) fs::remove_all(data.string() + "_" + run);
-  const auto whole = run_command(command("whole", ""));
-  ASSERT_EQ(whole.first, 0) << whole.second;
-  const auto first = run_command(command("part", "--stop-after-steps 4"));  // epoch 2, step 1
-  ASSERT_EQ(first.first, 0) << first.second;
+  const auto whole = run_cadclip(command("whole", ""));
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const auto first = run_cadclip(command("part", "--stop-after-steps 4"));  // epoch 2, step 1
+  ASSERT_EQ(first.exit_code, 0) << first.output;
   const auto stopped = state_bytes(data.string() + "_part");
   EXPECT_TRUE(stopped.contains("rng.cpu.rank0") && stopped.contains("rng.cpu.rank1"));
   EXPECT_TRUE(stopped.at("rng.cpu.rank0") != stopped.at("rng.cpu.rank1"))
       << "the ranks' RNG states should differ after an uneven last batch";
-  const auto resumed = run_command(command("part", "--resume"));
-  ASSERT_EQ(resumed.first, 0) << resumed.second;
-  expect_same_tensors(checkpoint_bytes(data.string() + "_whole"),
-                      checkpoint_bytes(data.string() + "_part"));
+  const auto resumed = run_cadclip(command("part", "--resume"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  expect_same_tensors(weight_bytes(data.string() + "_whole"),
+                      weight_bytes(data.string() + "_part"));
 }
 
 TEST(TrainerLaunchTest, NprocTwoTrainsWithTwoLocalRanks) {
   const fs::path data = tiny_dataset("nproc", 10);
   const fs::path out = data.parent_path() / (data.filename().string() + "_run");
   fs::remove_all(out);
-  const std::string command = format(
-      "{} train --nproc 2 --data {} --out {} --text-model tests/fixtures/text/bert --epochs 2 "
-      "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
-      "--brep-heads 2 --brep-ffn 48 --validation-split train --threads 1 2>&1",
-      CADCLIP_BINARY, data.string(), out.string());
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  const auto [status, output] = run_cadclip(
+      format("train --nproc 2 --data {} --out {} --text-model tests/fixtures/text/bert --epochs 2 "
+             "--batch-size 2 --max-text-length 16 --embed-dim 16 --brep-width 32 --brep-layers 2 "
+             "--brep-heads 2 --brep-ffn 48 --validation-split train --threads 1",
+             data.string(), out.string()));
+  ASSERT_EQ(status, 0) << output;
   EXPECT_NE(output.find("started 2 ranks"), std::string::npos) << output;
   EXPECT_NE(output.find("rank 1 finished"), std::string::npos) << output;
   EXPECT_NE(output.find("validation text->CAD R@1"), std::string::npos) << output;

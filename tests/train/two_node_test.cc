@@ -24,6 +24,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../run_command.h"
 #include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "tiny_prepared.h"
@@ -39,17 +40,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kMasterAddr = "10.231.0.1";
 constexpr double kTimeoutS = 10;  // --dist-timeout of the ranks
 
-// Runs a shell command; its status and output.
-std::pair<int, std::string> shell(const std::string& command) {
-  std::string output;
-  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {-1, output};
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using testing::run_command;
 
 // Two namespaces joined by a veth pair, removed (with the pair) on destruction.
 class TwoNodes {
@@ -69,7 +60,7 @@ class TwoNodes {
           "ip -n " + names_[0] + " link set lo up", "ip -n " + names_[1] + " link set lo up",
           "ip -n " + names_[0] + " link set " + links_[0] + " up",
           "ip -n " + names_[1] + " link set " + links_[1] + " up"}) {
-      const auto [status, output] = shell(step);
+      const auto [status, output] = run_command(step);
       if (status != 0) {
         error_ = format("`{}` failed ({}): {}", step, status, output);
         return;
@@ -77,7 +68,7 @@ class TwoNodes {
     }
   }
   ~TwoNodes() {
-    for (const std::string& name : names_) shell("ip netns del " + name);
+    for (const std::string& name : names_) run_command("ip netns del " + name);
   }
   TwoNodes(const TwoNodes&) = delete;
   TwoNodes& operator=(const TwoNodes&) = delete;
@@ -86,22 +77,22 @@ class TwoNodes {
   const std::string& name(int node) const { return names_[static_cast<size_t>(node)]; }
   // Cuts node 1's link: what a machine that dies looks like to the others (no FIN, no RST).
   void cut_link(int node) {
-    shell("ip -n " + name(node) + " link set " + links_[static_cast<size_t>(node)] + " down");
+    run_command("ip -n " + name(node) + " link set " + links_[static_cast<size_t>(node)] + " down");
   }
   void restore_link(int node) {
-    shell("ip -n " + name(node) + " link set " + links_[static_cast<size_t>(node)] + " up");
+    run_command("ip -n " + name(node) + " link set " + links_[static_cast<size_t>(node)] + " up");
   }
 
  private:
   // Namespaces of earlier runs of this test whose process is gone (it crashed).
   static void remove_stale() {
-    const auto [status, listing] = shell("ip netns list");
+    const auto [status, listing] = run_command("ip netns list");
     std::istringstream lines(listing);
     for (std::string line; std::getline(lines, line);) {
       const std::string name = line.substr(0, line.find(' '));
       if (!name.starts_with("cadclip-")) continue;
       const std::string pid = name.substr(8, name.rfind('-') - 8);
-      if (!pid.empty() && !fs::exists("/proc/" + pid)) shell("ip netns del " + name);
+      if (!pid.empty() && !fs::exists("/proc/" + pid)) run_command("ip netns del " + name);
     }
   }
 
@@ -269,7 +260,7 @@ testing::TensorBytes only(const testing::TensorBytes& all, const std::string& pa
 TEST(TwoNodes, TrainLikeOneProcessOnTheGlobalBatchAndResumeAfterANodeDies) {
   if (::geteuid() != 0)
     GTEST_SKIP() << "needs root to make network namespaces (ip netns add); run ctest as root";
-  if (shell("command -v ip").first != 0)
+  if (run_command("command -v ip").exit_code != 0)
     GTEST_SKIP() << "needs iproute2 (the `ip` command; scripts/setup.sh installs it)";
   const auto started = Clock::now();
   TwoNodes nodes;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -94,5 +95,10 @@ struct CaptionCeiling {
 // query_texts[q] is query q's caption; positives as above (same length).
 CaptionCeiling caption_ceiling(const std::vector<std::string>& query_texts,
                                const Positives& positives);
+
+// The JSON forms in eval's report (docs/EVAL.md): every field by its name.
+void to_json(nlohmann::json& json, const RetrievalMetrics& metrics);
+void to_json(nlohmann::json& json, const EmbeddingDiagnostics& diagnostics);
+void to_json(nlohmann::json& json, const CaptionCeiling& ceiling);
 
 }  // namespace cadclip::eval

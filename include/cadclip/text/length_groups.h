@@ -1,7 +1,7 @@
 // Many texts through a text encoder with little padding: the one way texts
-// are embedded in bulk (TextModel::embed, the trainer's feature cache,
-// evaluate, the searcher). Each text is tokenized once; the rows run shortest
-// first in groups padded only to their own longest.
+// are embedded in bulk (TextModel::embed, and model::TextEmbedder for the
+// trainer's feature cache, evaluate and the searcher). Each text is tokenized
+// once; the rows run shortest first in groups padded only to their own longest.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -31,6 +31,15 @@ std::vector<int64_t> encode_cut(const Tokenizer& tokenizer, std::string_view tex
                                 int64_t max_length, int64_t* full_length = nullptr);
 TokenRows tokenize_rows(const Tokenizer& tokenizer, std::span<const std::string> texts,
                         int64_t max_length);
+
+// Token rows as ids and attention mask [b, T] int64 on the CPU, T the
+// longest row: each row padded with the pad id (mask 0) after its end. The
+// one padding of token rows: the passes below and a training step's batch.
+struct PaddedRows {
+  at::Tensor ids;
+  at::Tensor mask;
+};
+PaddedRows pad_rows(std::span<const std::vector<int64_t>> rows, int64_t pad_id);
 
 // How rows are cut into forward passes.
 struct LengthGrouping {

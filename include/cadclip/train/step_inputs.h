@@ -6,10 +6,8 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cadclip/data/batch.h"
@@ -17,8 +15,8 @@
 #include "cadclip/data/captions.h"
 #include "cadclip/data/dataset.h"
 #include "cadclip/data/pairwise_cache.h"
+#include "cadclip/model/text_embedding.h"
 #include "cadclip/text/quantities.h"
-#include "cadclip/text/tokenizer.h"
 
 namespace cadclip::train {
 
@@ -35,30 +33,12 @@ TrainingSet training_set(const data::Dataset& dataset, const std::vector<data::C
                          const std::vector<std::string>& ids,
                          const std::vector<std::string>& levels);
 
-// Captions to token rows of at most max_length ids, counting the ones cut
-// (as transformers' truncation does: the first pieces, then [SEP]). Safe to
-// call from several loader threads.
-class CaptionTokenizer {
- public:
-  CaptionTokenizer(const text::Tokenizer& tokenizer, int64_t max_length);
-  std::vector<int64_t> operator()(const std::string& text);
-  // Token rows -> ids and attention mask [rows, longest row] on `device`.
-  std::pair<at::Tensor, at::Tensor> pad(const std::vector<std::vector<int64_t>>& rows,
-                                        c10::Device device) const;
-  int64_t truncated() const { return truncated_; }
-
- private:
-  const text::Tokenizer& tokenizer_;
-  int64_t max_length_;
-  std::atomic<int64_t> truncated_ = 0;
-};
-
 // One step's inputs for the samples of a batch.
 struct StepInputs {
   std::vector<data::BRepGraph> graphs;       // [B]
   data::GroupedBatch brep;                   // the graphs collated in size groups (on the CPU)
   std::vector<int64_t> captions;             // caption index per sample
-  std::vector<std::vector<int64_t>> tokens;  // per sample (tokenized batches only)
+  std::vector<std::vector<int64_t>> tokens;  // per sample, cut (tokenized batches only)
   text::QuantityBatch quantities;            // on the device (model reads quantities)
   at::Tensor caption_keys, geometry_keys;    // [B] int64 on the device
 };
@@ -78,7 +58,7 @@ struct StepInputOptions {
 class StepInputMaker {
  public:
   StepInputMaker(const data::Dataset& dataset, const std::vector<data::Caption>& captions,
-                 const TrainingSet& set, CaptionTokenizer& tokenizer, StepInputOptions options);
+                 const TrainingSet& set, const model::TextEmbedder& text, StepInputOptions options);
   // Inputs of `samples` (indices into the training set) in `epoch`. The caption
   // drawn is stateless: the same whether or not the run was interrupted. Safe
   // to call from several threads at once.
@@ -88,7 +68,7 @@ class StepInputMaker {
   const data::Dataset& dataset_;
   const std::vector<data::Caption>& captions_;
   const TrainingSet& set_;
-  CaptionTokenizer& tokenizer_;
+  const model::TextEmbedder& text_;  // tokenizes the captions, counting the ones it cuts
   StepInputOptions options_;
 };
 

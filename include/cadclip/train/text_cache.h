@@ -15,24 +15,25 @@
 
 #include "cadclip/data/captions.h"
 #include "cadclip/model/model_config.h"
+#include "cadclip/model/text_embedding.h"
 #include "cadclip/train/step_inputs.h"
 
 namespace cadclip::train {
 
 struct TextCacheOptions {
-  std::string file;               // "" = computed, not kept
-  int64_t chunk = 128;            // captions per forward (in the key: it changes the bits)
-  bool leader = true;             // this process writes the file and reports
-  c10::Device device = at::kCPU;  // where the text tower runs
+  std::string file;     // "" = computed, not kept
+  int64_t chunk = 128;  // captions per forward (in the key: it changes the bits)
+  bool leader = true;   // this process writes the file and reports
 };
 
 class TextFeatureCache {
  public:
   // The pooled features of every caption of `set`, in text_precision cast to
-  // fp32. Tokenizes with `tokenizer`, which counts the captions it cuts.
-  static TextFeatureCache build(model::BuiltModel& built,
+  // fp32, through `embedder` (the text path of `built`'s model, which counts
+  // the captions it cuts), on the model's device.
+  static TextFeatureCache build(model::BuiltModel& built, const model::TextEmbedder& embedder,
                                 const std::vector<data::Caption>& captions, const TrainingSet& set,
-                                CaptionTokenizer& tokenizer, const TextCacheOptions& options);
+                                const TextCacheOptions& options);
   // The features of these caption indices: [n, text width] fp32 on the CPU.
   at::Tensor rows(const std::vector<int64_t>& captions) const;
   int64_t size() const { return features_.defined() ? features_.size(0) : 0; }

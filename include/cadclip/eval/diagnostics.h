@@ -1,0 +1,17 @@
+// Whether an evaluation's numbers can be trusted: CAD->CAD self-retrieval at
+// 100% and neither tower's embeddings collapsed. Each failure is logged as a
+// warning and marked in the report, whose table repeats it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "cadclip/eval/report.h"
+
+namespace cadclip::eval {
+
+// Reads report.cad_to_cad and report.embeddings.brep, and `text`, the
+// embeddings of the distinct caption texts [T, d]; fills cad_to_cad_ok,
+// brep and text.
+void diagnose(EvalReport& report, const at::Tensor& text);
+
+}  // namespace cadclip::eval
