@@ -25,7 +25,7 @@ build: configure
 	  $(PYTHON) -c "import cadclip; print('cadclip', cadclip.__version__, 'importable from', cadclip.__file__)"; \
 	fi
 
-# The checks (format, layers, clang-tidy) run first, then ctest, so that
+# The checks (format, layers, sizes, clang-tidy) run first, then ctest, so that
 # ctest's summary line ends the output; the target fails if either failed.
 test: build
 	@status=0; \
@@ -52,6 +52,7 @@ gpu-build: setup
 check:
 	scripts/check_format.sh
 	python3 scripts/check_layers.py
+	$(PYTHON) scripts/check_sizes.py
 	scripts/check_tidy.sh build/$(PRESET)
 
 format:

@@ -1,0 +1,326 @@
+// The passes of a query's reading that read standard parts: bearings,
+// steel sections, gears, T-slot profiles, threads, pins (query_reading.h;
+// the rules in docs/HTTP_API.md, "Facts a query states").
+#include <algorithm>
+#include <cmath>
+
+#include "cadclip/core/format.h"
+#include "filter_words.h"
+#include "query_reading.h"
+#include "thread_sizes.h"
+#ifdef CADCLIP_WITH_OCCT
+#include "cadclip/cad/standards.h"
+#endif
+
+namespace cadclip::index::detail {
+
+// Deep groove ball bearings by number: the bore and the outside of the table.
+void QueryReading::read_bearing_numbers() {
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i]) continue;
+    const auto number = bearing_number(t, i, bearing);
+    if (!number) continue;
+    const std::string because = words_between(text, t, i, number->second);
+#ifdef CADCLIP_WITH_OCCT
+    const std::optional<cad::BearingSize> size = cad::ball_bearing_size(number->first);
+    if (!size) continue;
+    add_bearing(out, size->d, size->outside, size->width, because);
+    mark(i, number->second);
+#else
+    (void)because;
+#endif
+  }
+}
+
+#ifdef CADCLIP_WITH_OCCT  // the tables live in the cad layer
+// Steel sections by designation: "IPE 200", "HEB 160", "UPN 100", "L 50x5"
+// (EN 10365, EN 10056-1): cut to a length longer than the section, the
+// part's middle and smallest extents are the section's sides, ±1%.
+void QueryReading::read_steel_sections() {
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (used[i] || !t[i + 1].number) continue;
+    const std::string series = t[i].low;
+    if (!one_of(series, {"ipe", "hea", "heb", "upn", "l"})) continue;
+    std::string size = t[i + 1].text;
+    size_t end = i + 2;
+    if (series == "l") {  // "L 50x5": legs x thickness
+      if (end + 1 >= t.size() || t[end].low != "x" || !t[end + 1].number) continue;
+      size += "x" + t[end + 1].text;
+      end += 2;
+    }
+    const std::optional<cad::SteelProfileSize> section = cad::steel_profile_size(series, size);
+    if (!section) continue;
+    const std::string because = words_between(text, t, i, end);
+    out.push_back(
+        stated(FilterKey::kMiddle, around(std::max(section->h, section->b), 0.01, 0.1), because));
+    out.push_back(
+        stated(FilterKey::kSmallest, around(std::min(section->h, section->b), 0.01, 0.1), because));
+    mark(i, end);
+  }
+}
+
+// Spur gears by module and teeth: "module 2, 24 teeth", "24 teeth of module
+// 1.5": the tip diameter m (z + 2) is the part's largest extent, ±1% (the
+// count itself is read below).
+void QueryReading::read_gears() {
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (used[i] || !one_of(t[i].low, {"module", "mod"}) || !t[i + 1].number) continue;
+    std::optional<double> teeth;
+    for (size_t k = 0; k + 1 < t.size(); ++k)
+      if (t[k].number && one_of(t[k + 1].low, {"teeth", "tooth"})) teeth = t[k].value;
+    if (!teeth) continue;
+    const std::optional<cad::GearSize> gear =
+        cad::spur_gear_size(t[i + 1].value, static_cast<int>(*teeth));
+    if (!gear) continue;
+    out.push_back(stated(FilterKey::kLargest, around(gear->tip, 0.01, 0.1),
+                         words_between(text, t, i, i + 2)));
+    mark(i, i + 2);
+  }
+}
+
+// T-slot profiles by section: "2020 profile", "a 30x30 T-slot extrusion",
+// "4545 strut, slot 10": cut to a length longer than the section, the
+// part's middle and smallest extents are the section's side, ±1%. A slot
+// width said with it ("slot 8") belongs to the designation.
+void QueryReading::read_tslot_profiles() {
+  bool tslot = profile;
+  for (size_t k = 0; k + 1 < t.size(); ++k)  // "T-slot" is two tokens, "T" and "slot"
+    tslot = tslot || (t[k].low == "t" && one_of(t[k + 1].low, {"slot", "slots"}));
+  if (!tslot) return;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i] || !t[i].number || t[i].text.find('.') != std::string::npos) continue;
+    int series = 0;
+    size_t end = i + 1;
+    const std::string& n = t[i].text;
+    if (n.size() == 4 && n.substr(0, 2) == n.substr(2)) {  // "2020", "4545"
+      series = std::stoi(n.substr(0, 2));
+    } else if (i + 2 < t.size() && t[i + 1].low == "x" && t[i + 2].number &&
+               t[i + 2].value == t[i].value) {  // "30x30", "30 x 30"
+      series = static_cast<int>(t[i].value);
+      end = i + 3;
+      if (end < t.size() && t[end].low == "mm") ++end;
+    }
+    if (series == 0) continue;
+    const std::optional<cad::TslotProfileSize> size = cad::tslot_profile_size(series, 0);
+    if (!size) continue;
+    const std::string because = words_between(text, t, i, end);
+    out.push_back(stated(FilterKey::kMiddle, around(size->a, 0.01, 0.1), because));
+    out.push_back(stated(FilterKey::kSmallest, around(size->a, 0.01, 0.1), because));
+    mark(i, end);
+    for (size_t k = 0; k + 1 < t.size(); ++k)
+      if (!used[k] && t[k].low == "slot" && t[k + 1].number) mark(k, k + 2);
+    return;
+  }
+}
+#endif
+
+// "bearing 8x22x7": bore x outside x width, in mm.
+void QueryReading::read_bearing_sizes() {
+  if (!bearing) return;
+  for (size_t i = 0; i + 4 < t.size(); ++i) {
+    if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number || t[i + 3].low != "x" ||
+        !t[i + 4].number)
+      continue;
+    const double d = t[i].value, outside = t[i + 2].value, width = t[i + 4].value;
+    if (!(outside > d)) continue;
+    const size_t end = i + 5 < t.size() && unit_factor(t[i + 5].low) ? i + 6 : i + 5;
+    const double to_mm = end == i + 6 ? *unit_factor(t[i + 5].low) : 1.0;
+    const std::string because = words_between(text, t, i, end);
+    add_bearing(out, d * to_mm, outside * to_mm, width * to_mm, because);
+    mark(i, end);
+    return;
+  }
+  // "a ball bearing, 25 mm bore, 52 mm outside, 15 mm wide".
+  std::optional<std::pair<double, size_t>> sizes[3];  // bore, outside, width
+  size_t at[3] = {0, 0, 0};
+  for (size_t i = 0; i < t.size(); ++i) {
+    const auto length = length_at(t, i);
+    if (used[i] || !length || length->second >= t.size()) continue;
+    const std::string& word = t[length->second].low;
+    const int which = is_inner_word(word)                        ? 0
+                      : one_of(word, {"outside", "outer", "od"}) ? 1
+                      : one_of(word, {"wide", "width", "thick"}) ? 2
+                                                                 : -1;
+    if (which < 0 || sizes[which]) continue;
+    sizes[which] = length;
+    at[which] = i;
+  }
+  if (!sizes[0] || !sizes[1] || !sizes[2] || !(sizes[1]->first > sizes[0]->first)) return;
+  std::string because;
+  for (int k = 0; k < 3; ++k) {
+    because += (k ? ", " : "") + words_between(text, t, at[k], sizes[k]->second + 1);
+    mark(at[k], sizes[k]->second + 1);
+  }
+  add_bearing(out, sizes[0]->first, sizes[1]->first, sizes[2]->first, because);
+}
+
+// Thread sizes: "M8", "M 8" (an upper-case M right before a number), with
+// a length "M8x40", "M8 x 40".
+void QueryReading::read_threads() {
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (used[i] || t[i].text != "M" || !t[i + 1].number) continue;
+    if (!t[i].glued_to_next && i + 2 < t.size() && unit_factor(t[i + 2].low)) continue;  // "M 8 mm"
+    const double d = t[i + 1].value;
+    size_t end = i + 2;
+    std::optional<double> length;
+    if (end + 1 < t.size() && t[end].low == "x" && t[end + 1].number) {
+      length = t[end + 1].value;
+      end += 2;
+      if (end < t.size() && t[end].low == "mm") ++end;
+    }
+    // "M8 holes", "an M8 bracket": holes for the thread, tapped to clearance;
+    // "M8 nut", "M8 bolt": the thread of the part itself.
+    bool holes = false;
+    for (size_t k = end; k < t.size() && k < end + 2; ++k)
+      holes = holes || is_hole_word(t[k].low) || one_of(t[k].low, {"tapped", "threaded"});
+    const std::string because = words_between(text, t, i, end);
+    if ((holes || !fastener) && !washer && !length) {
+      out.push_back(stated(FilterKey::kHoleDiameter, {0.8 * d, 1.25 * d, false, false}, because));
+    } else if (washer && !length) {
+      out.push_back(stated_thread(FilterKey::kClearance, d, std::nullopt, because));
+    } else {
+      out.push_back(stated_thread(FilterKey::kThread, d, length, because));
+    }
+    mark(i, end);
+  }
+}
+
+// The thread a number of millimetres names: "a hex head bolt, 14 mm thread",
+// "a nut for an 5 mm bolt", "a hexagon bolt for 14 mm holes" (the holes it
+// passes through); read as "M14" would be (read_threads).
+void QueryReading::read_threads_in_words() {
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i]) continue;
+    const auto length = length_at(t, i);
+    if (!length || length->second >= t.size()) continue;
+    const std::string& next = t[length->second].low;
+    const bool said = one_of(next, {"thread", "threads", "threaded"});
+    const size_t before = i >= 1 && one_of(t[i - 1].low, {"a", "an"}) ? i - 1 : i;
+    const bool for_a =
+        before >= 1 && t[before - 1].low == "for" &&
+        (one_of(next, {"bolt", "bolts", "screw", "screws"}) || (fastener && is_hole_word(next)));
+    if (!said && !for_a) continue;
+    // The part is a fastener when a fastener word names it, not the bolts
+    // that its holes are for ("a plate with holes for 8 mm bolts").
+    bool part_is_fastener = false;
+    for (size_t k = 0; k < t.size(); ++k)
+      if (k != length->second && is_fastener_word(t[k].low)) part_is_fastener = true;
+    const double d = length->first;
+    const std::string because = words_between(text, t, i, length->second + 1);
+    if (washer) {
+      out.push_back(stated_thread(FilterKey::kClearance, d, std::nullopt, because));
+    } else if (!part_is_fastener) {  // holes for the bolts
+      out.push_back(stated(FilterKey::kHoleDiameter, {0.8 * d, 1.25 * d, false, false}, because));
+    } else {
+      out.push_back(stated_thread(FilterKey::kThread, d, std::nullopt, because));
+    }
+    mark(i, length->second + 1);
+  }
+}
+
+// "for a 10 mm shaft": the bore a collar, bearing or hub takes, ±1%.
+void QueryReading::read_shaft_bores() {
+  for (size_t i = 1; i < t.size(); ++i) {
+    if (used[i]) continue;
+    const auto length = length_at(t, i);
+    if (!length || length->second >= t.size() ||
+        !one_of(t[length->second].low, {"shaft", "shafts", "axle"}))
+      continue;
+    const size_t before = one_of(t[i - 1].low, {"a", "an"}) ? i - 1 : i;
+    if (before < 1 || t[before - 1].low != "for") continue;
+    out.push_back(stated(FilterKey::kHoleDiameter, around(length->first, 0.01, 0.05),
+                         words_between(text, t, i, length->second + 1)));
+    mark(i, length->second + 1);
+  }
+}
+
+// A thread's length said apart: "M8 bolt 40 mm long", "M8 screw, length 40
+// mm", "M16 cap screw, 110 mm".
+void QueryReading::read_thread_length() {
+  const auto thread = std::find_if(out.begin(), out.end(), [](const Condition& c) {
+    return c.key == FilterKey::kThread && c.ranges.size() == 1;
+  });
+  if (thread != out.end() && std::count_if(out.begin(), out.end(), [](const Condition& c) {
+                               return c.key == FilterKey::kThread;
+                             }) == 1) {
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (used[i]) continue;
+      const auto length = length_at(t, i);
+      if (!length) continue;
+      const bool after = length->second < t.size() && is_length_word(t[length->second].low);
+      const bool before = i > 0 && is_length_word(t[i - 1].low);
+      // "M16 cap screw, 110 mm", "M4 hex spacer 25mm": the length follows the part's name.
+      const bool named = i > 0 && is_fastener_word(t[i - 1].low);
+      if (!after && !before && !named) continue;
+      const size_t from = before ? i - 1 : i, to = after ? length->second + 1 : length->second;
+      thread->ranges.push_back({length->first, length->first, false, false});
+      thread->because += ", " + words_between(text, t, from, to);
+      mark(from, to);
+      break;
+    }
+  }
+}
+
+// A countersunk screw's length is its whole length: "M5x12 countersunk
+// screw" is a thread of M5 and a largest extent of 12 mm (±2%), where
+// other screws measure the threaded shank.
+void QueryReading::read_countersunk_length() {
+  if (!countersunk) return;
+  for (Condition& c : out) {
+    if (c.key != FilterKey::kThread || c.ranges.size() != 2) continue;
+    const double length = c.ranges[1].min;
+    c.ranges.pop_back();
+    Condition whole = stated(FilterKey::kLargest, around(length, 0.02, 0.2), c.because);
+    out.push_back(std::move(whole));
+    return;  // `out` may have moved: one countersunk screw a query
+  }
+}
+
+// Dowels and pins by diameter x length: "10x24 dowel", "ISO 8734 3x30",
+// "dowel pin 6 x 20 mm": the part's extents are length x diameter x
+// diameter, ±1%.
+void QueryReading::read_pin_sizes() {
+  if (!pin) return;
+  for (size_t i = 0; i + 2 < t.size(); ++i) {
+    if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number) continue;
+    if (i > 0 && t[i - 1].text == "M") continue;  // a thread, read above
+    const double d = t[i].value, length = t[i + 2].value;
+    if (!(length > d) || d <= 0) continue;
+    size_t end = i + 3;
+    double to_mm = 1;
+    if (end < t.size() && unit_factor(t[end].low)) to_mm = *unit_factor(t[end++].low);
+    Condition dims =
+        stated(FilterKey::kDims, around(length * to_mm, 0.01, 0.1), words_between(text, t, i, end));
+    dims.ranges.push_back(around(d * to_mm, 0.01, 0.1));
+    dims.ranges.push_back(around(d * to_mm, 0.01, 0.1));
+    out.push_back(std::move(dims));
+    mark(i, end);
+    return;
+  }
+  // "a hardened steel pin 10 mm thick, 55 mm long".
+  std::optional<std::pair<double, size_t>> thick, along;
+  size_t thick_at = 0, along_at = 0;
+  for (size_t i = 0; i + 2 < t.size(); ++i) {
+    const auto length = length_at(t, i);
+    if (used[i] || !length || length->second >= t.size()) continue;
+    const std::string& word = t[length->second].low;
+    if (one_of(word, {"thick", "diameter", "dia"}) && !thick) {
+      thick = length;
+      thick_at = i;
+    } else if (is_length_word(word) && !along) {
+      along = length;
+      along_at = i;
+    }
+  }
+  if (!thick || !along || !(along->first > thick->first)) return;
+  Condition dims = stated(FilterKey::kDims, around(along->first, 0.01, 0.1),
+                          words_between(text, t, thick_at, thick->second + 1) + ", " +
+                              words_between(text, t, along_at, along->second + 1));
+  dims.ranges.push_back(around(thick->first, 0.01, 0.1));
+  dims.ranges.push_back(around(thick->first, 0.01, 0.1));
+  out.push_back(std::move(dims));
+  mark(thick_at, thick->second + 1);
+  mark(along_at, along->second + 1);
+}
+
+}  // namespace cadclip::index::detail
