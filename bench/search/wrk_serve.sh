@@ -20,7 +20,8 @@ log=$(mktemp)
 "$cadclip" serve "$index" --port 0 "$@" >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -f "$log"' EXIT
-for _ in $(seq 600); do
+# A million-part index takes a minute or more to open.
+for _ in $(seq 3000); do
   grep -q '^serving' "$log" && break
   kill -0 $server 2>/dev/null || { cat "$log"; exit 1; }
   sleep 0.1
