@@ -66,8 +66,7 @@ std::string words_between(std::string_view text, const std::vector<Token>& t, si
 Condition stated(FilterKey key, NumberRange range, std::string because);
 // value ± max(relative * value, at_least).
 NumberRange around(double value, double relative, double at_least);
-Condition stated_thread(FilterKey key, double d, std::optional<double> length,
-                        std::string because);
+Condition stated_thread(FilterKey key, double d, std::optional<double> length, std::string because);
 // A ball bearing's sizes as facts: the bore (±1%, at least 0.05 mm) and the
 // extents D x D x B (±1%, at least 0.1 mm).
 void add_bearing(std::vector<Condition>& out, double bore, double outside, double width,
