@@ -1,24 +1,15 @@
 // The words and small helpers the passes of a query's reading share
 // (query_reading.h).
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
+#include "cadclip/text/number_words.h"
 #include "filter_words.h"
 #include "query_reading.h"
 
 namespace cadclip::index::detail {
-
-constexpr std::array<std::pair<std::string_view, int>, 27> kNumberWords = {{
-    {"one", 1},      {"two", 2},        {"three", 3},     {"four", 4},      {"five", 5},
-    {"six", 6},      {"seven", 7},      {"eight", 8},     {"nine", 9},      {"ten", 10},
-    {"eleven", 11},  {"twelve", 12},    {"thirteen", 13}, {"fourteen", 14}, {"fifteen", 15},
-    {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19}, {"twenty", 20},
-    {"thirty", 30},  {"forty", 40},     {"fifty", 50},    {"sixty", 60},    {"seventy", 70},
-    {"eighty", 80},  {"ninety", 90},
-}};
 
 std::vector<Token> tokenize(std::string_view text) {
   std::vector<Token> out;
@@ -71,11 +62,11 @@ std::vector<Token> tokenize(std::string_view text) {
     out.push_back(std::move(t));
   }
   for (Token& t : out) {
-    for (const auto& [word, n] : kNumberWords) {
-      if (t.low == word) {
-        t.number = true;
-        t.value = n;
-      }
+    // "zero" is no count a query states ("zero backlash").
+    const auto n = t.number ? std::nullopt : text::number_word(t.low);
+    if (n && *n > 0) {
+      t.number = true;
+      t.value = *n;
     }
   }
   // "twenty-four", "sixty one": one number.

@@ -45,8 +45,9 @@ struct Searcher::State {
   detail::VectorIndex vectors;
   std::vector<Item> items;  // in vector row order (by id)
   std::unordered_map<std::string, int64_t> row_of;
-  at::Tensor embeddings;          // [N, d] fp32, the catalog's copy of the vectors
-  detail::FilterColumns columns;  // the items' facts, for filters
+  at::Tensor embeddings;                      // [N, d] fp32, the catalog's copy of the vectors
+  detail::FilterColumns columns;              // the items' facts, for filters
+  mutable detail::SelectionCache selections;  // the rows of recent filters
 };
 
 // The part a part query came from: what same_size and ignore_mirrored compare.
@@ -354,18 +355,20 @@ SearchResult Searcher::run(const at::Tensor& query, const SearchOptions& o, Filt
     result.candidates = size();
     found = state_->vectors.search(q.data_ptr<float>(), k);
   } else {
-    detail::RowSet rows = state_->columns.select(applied.conditions);
+    std::shared_ptr<const detail::RowSet> rows =
+        state_->selections.select(state_->columns, applied.conditions);
     if (part && o.ignore_mirrored) {
-      for (int64_t r = 0; r < size(); ++r) {
-        if (rows.has(r) &&
-            mirrored(state_->items[r], part->sorted_size_mm, part->faces, part->shape)) {
-          rows.remove(r);
+      auto kept = std::make_shared<detail::RowSet>(*rows);
+      rows->for_each([&](int64_t r) {
+        if (mirrored(state_->items[r], part->sorted_size_mm, part->faces, part->shape)) {
+          kept->remove(r);
           ++result.mirrored_left_out;
         }
-      }
+      });
+      rows = std::move(kept);
     }
-    result.candidates = rows.count;
-    found = state_->vectors.search(q.data_ptr<float>(), k, &rows);
+    result.candidates = rows->count;
+    found = std::move(search_rows(q.unsqueeze(0), rows.get(), k).front());
   }
   for (const auto& [score, row] : found) {
     // Hits come best first, so the first one below the minimum ends them:
@@ -388,14 +391,6 @@ namespace {
 // stored vectors directly, one matrix product for the texts that share it:
 // exact, and cheaper than a FAISS search that must skip all other rows.
 constexpr int64_t kDirectScoringRows = 4096;
-
-// The conditions of a filter as one string: texts with equal keys select
-// the same rows.
-std::string conditions_key(const std::vector<Condition>& conditions) {
-  std::string key;
-  for (const Condition& c : conditions) key += c.to_string() + "\n";
-  return key;
-}
 
 // queries: [n, d]; embeddings: [N, d] -> for each query the k best of `rows`,
 // best first (equal scores: the lower row first). The rows are read in
@@ -516,7 +511,7 @@ std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& 
       continue;
     }
     QueryGroup& group =
-        groups[conditions_key(applied[i].conditions) + "|" + conditions_key(stated)];
+        groups[detail::conditions_key(applied[i].conditions) + detail::conditions_key(stated)];
     group.members.push_back(i);
     group.stated = std::move(stated);
   }
@@ -531,18 +526,18 @@ std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& 
             .index_select(
                 0, at::tensor(std::vector<int64_t>(members.begin(), members.end()), at::kLong))
             .contiguous();
-    std::optional<detail::RowSet> passing;
-    if (!conditions.conditions.empty()) passing = state_->columns.select(conditions.conditions);
+    std::shared_ptr<const detail::RowSet> passing;
+    if (!conditions.conditions.empty())
+      passing = state_->selections.select(state_->columns, conditions.conditions);
     const int64_t candidates = passing ? passing->count : size();
     // Found rows per text, best first: with stated facts, the rows that meet
     // all of them, then those that meet one fewer, and so on.
     std::vector<std::vector<std::pair<float, int64_t>>> found;
     int64_t meeting_all = -1;
     if (group.stated.empty()) {
-      found = search_rows(queries, passing ? &*passing : nullptr, k);
+      found = search_rows(queries, passing.get(), k);
     } else {
-      const std::vector<int8_t> met =
-          state_->columns.facts_met(group.stated, passing ? &*passing : nullptr);
+      const std::vector<int8_t> met = state_->columns.facts_met(group.stated, passing.get());
       const int facts = static_cast<int>(group.stated.size());
       meeting_all = static_cast<int64_t>(std::count(met.begin(), met.end(), facts));
       found = search_tiers(queries, met, facts, k);

@@ -400,4 +400,52 @@ bool FilterColumns::meets(int64_t row, const Condition& condition) const {
   return result;
 }
 
+std::string conditions_key(std::span<const Condition> conditions) {
+  std::string key;
+  auto put = [&key](const auto& value) {
+    key.append(reinterpret_cast<const char*>(&value), sizeof value);
+  };
+  auto put_text = [&](const std::string& text) {
+    put(text.size());
+    key += text;
+  };
+  put(conditions.size());  // a key read from the start ends where it ends
+  for (const Condition& c : conditions) {
+    put(c.key);
+    put(c.ranges.size());
+    for (const NumberRange& r : c.ranges) {
+      put(r.min);
+      put(r.max);
+      put(r.min_open);
+      put(r.max_open);
+    }
+    put(c.values.size());
+    for (const std::string& v : c.values) put_text(v);
+    put(c.contains);
+    put(c.negate);
+    put_text(c.field);
+  }
+  return key;
+}
+
+std::shared_ptr<const RowSet> SelectionCache::select(const FilterColumns& columns,
+                                                     std::span<const Condition> conditions) {
+  std::string key = conditions_key(conditions);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = recent_.begin(); it != recent_.end(); ++it) {
+      if (it->first != key) continue;
+      recent_.splice(recent_.begin(), recent_, it);
+      return recent_.front().second;
+    }
+  }
+  // Selected outside the lock: two threads that miss on one filter both
+  // select it, and neither waits for the other's pass.
+  auto rows = std::make_shared<const RowSet>(columns.select(conditions));
+  const std::lock_guard<std::mutex> lock(mutex_);
+  recent_.emplace_front(std::move(key), rows);
+  if (recent_.size() > capacity_) recent_.pop_back();
+  return rows;
+}
+
 }  // namespace cadclip::index::detail

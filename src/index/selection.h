@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,6 +74,31 @@ class FilterColumns {
   std::vector<std::string> file_type_;
   std::vector<std::string> field_names_;
   std::vector<Field> field_columns_;
+};
+
+// The conditions as one string, equal exactly when they select the same rows
+// the same way: every number to the bit, every value, in order (origins and
+// `because` aside).
+std::string conditions_key(std::span<const Condition> conditions);
+
+// The rows of the filters selected most recently, by their conditions' text:
+// a user who keeps a filter while typing one query after another, or a
+// server answering many clients under one filter, pays its pass over the
+// catalog once. A catalog version never changes, so an entry never goes
+// stale; at most `capacity` entries (each a bit per row: 125 KB at a million
+// parts). Thread-safe.
+class SelectionCache {
+ public:
+  explicit SelectionCache(size_t capacity = 16) : capacity_(capacity) {}
+  // The rows passing `conditions` (columns.select), from the cache when the
+  // same conditions were selected recently.
+  std::shared_ptr<const RowSet> select(const FilterColumns& columns,
+                                       std::span<const Condition> conditions);
+
+ private:
+  size_t capacity_;
+  std::mutex mutex_;
+  std::list<std::pair<std::string, std::shared_ptr<const RowSet>>> recent_;  // newest first
 };
 
 // Case-insensitive match of `text` against `pattern`, where '*' matches any

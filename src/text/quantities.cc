@@ -1,5 +1,7 @@
 #include "cadclip/text/quantities.h"
 
+#include "cadclip/text/number_words.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -49,15 +51,6 @@ constexpr std::array kUnits = {
     Unit{"degree", QuantityKind::kAngle, 1.0},
     Unit{"degrees", QuantityKind::kAngle, 1.0},
 };
-
-constexpr std::array<std::pair<std::string_view, int>, 28> kNumberWords = {{
-    {"zero", 0},     {"one", 1},      {"two", 2},        {"three", 3},     {"four", 4},
-    {"five", 5},     {"six", 6},      {"seven", 7},      {"eight", 8},     {"nine", 9},
-    {"ten", 10},     {"eleven", 11},  {"twelve", 12},    {"thirteen", 13}, {"fourteen", 14},
-    {"fifteen", 15}, {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19},
-    {"twenty", 20},  {"thirty", 30},  {"forty", 40},     {"fifty", 50},    {"sixty", 60},
-    {"seventy", 70}, {"eighty", 80},  {"ninety", 90},
-}};
 
 bool equals_lower(std::string_view word, std::string_view lower_word) {
   if (word.size() != lower_word.size()) return false;
@@ -145,12 +138,9 @@ std::vector<Quantity> extract_quantities(std::string_view text, size_t max_count
       size_t end = i;
       while (end < text.size() && is_letter(text[end])) ++end;
       const std::string_view word = text.substr(i, end - i);
-      for (const auto& [name, value] : kNumberWords) {
-        if (equals_lower(word, name)) {
-          const auto [kind, to_mm] = unit_after(text, end);
-          out.push_back({value * to_mm, kind});
-          break;
-        }
+      if (const auto value = number_word(word)) {
+        const auto [kind, to_mm] = unit_after(text, end);
+        out.push_back({*value * to_mm, kind});
       }
       i = end;
       continue;

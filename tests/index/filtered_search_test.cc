@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
 #include "cadclip/index/filter.h"
 #include "cadclip/index/searcher.h"
 #include "cadclip/index/stored_index.h"
@@ -154,6 +155,40 @@ TEST_F(FilteredSearchTest, SizeFilters) {
     return s[0] >= 200 && s[0] <= 310 && s[1] >= 100 && s[1] <= 210 && s[2] >= 20 && s[2] <= 50;
   });
   expect_exact("size<10cm", [](const Item& p) { return p.sorted_size_mm()[0] < 100; });
+}
+
+// One searcher keeps the rows of its recent filters: asked again, in any
+// order and after more filters than it keeps, each filter returns what a
+// fresh searcher returns, and filters that differ only in an open or closed
+// bound or in the last digit keep their own rows.
+TEST_F(FilteredSearchTest, FiltersAskedAgainAnswerAsTheFirstTime) {
+  const Searcher kept = Searcher::open(*root_ / "flat");
+  std::vector<std::string> filters = {"x<100", "x<=100", "x<100.000001", "x<100 faces>=30"};
+  for (int bound = 20; bound <= 400; bound += 20) filters.push_back(format("x<{}", bound));
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& filter : filters) {
+      SCOPED_TRACE(filter);
+      SearchOptions options;
+      options.filter = parse_filter(filter);
+      const SearchResult again = kept.query_item("p00042", options);
+      const SearchResult fresh = Searcher::open(*root_ / "flat").query_item("p00042", options);
+      EXPECT_EQ(again.candidates, fresh.candidates);
+      ASSERT_EQ(again.hits.size(), fresh.hits.size());
+      for (size_t i = 0; i < again.hits.size(); ++i)
+        EXPECT_EQ(again.hits[i].item->id, fresh.hits[i].item->id);
+    }
+  }
+  int64_t below = 0, at_most = 0;
+  for (const StoredPart& p : stored_->parts) {
+    below += p.item.size_mm[0] < 100;
+    at_most += p.item.size_mm[0] <= 100;
+  }
+  ASSERT_NE(below, at_most);  // the library has parts at exactly 100
+  SearchOptions options;
+  options.filter = parse_filter("x<100");
+  EXPECT_EQ(kept.query_item("p00042", options).candidates, below);
+  options.filter = parse_filter("x<=100");
+  EXPECT_EQ(kept.query_item("p00042", options).candidates, at_most);
 }
 
 TEST_F(FilteredSearchTest, FacesHolesAndFileTypes) {
