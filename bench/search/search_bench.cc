@@ -13,10 +13,11 @@
 //                       [--search-params P]
 //   Text queries under filters of about 50%, 5% and 0.5% of the library (the
 //   "bucket" field, which is independent of the embeddings, and the largest
-//   extent, which is not) next to none: end-to-end p50/p99 and queries per
-//   second (tokenize + encode + filtered search, one query at a time), search
-//   alone, and recall@10 against the exact filtered search (every passing
-//   part scored).
+//   extent, which is not) next to none: the filter's pass over the catalog
+//   (what the first query under a filter pays; later ones find its rows
+//   kept), end-to-end p50/p99 and queries per second (tokenize + encode +
+//   filtered search, one query at a time), search alone, and recall@10
+//   against the exact filtered search (every passing part scored).
 // search_bench facts --index INDEX --queries FILE [--threads T] [--count Q]
 //   The cost of ranking by the facts a text states: each query end to end
 //   with the facts (the default) and with the embedding alone, alternating
@@ -326,13 +327,18 @@ int filtered(const std::map<std::string, std::string>& a) {
         queries.begin() + i, queries.begin() + std::min(queries.size(), i + 64))));
   const at::Tensor embedded = at::cat(chunks);  // [q, d]
   std::printf(
-      "| filter | parts passing | share | end to end p50 | p99 | queries/s | search p50 | p99 | "
-      "recall@10 |\n|---|---|---|---|---|---|---|---|---|\n");
+      "| filter | parts passing | share | filter pass | end to end p50 | p99 | queries/s | "
+      "search p50 | p99 | recall@10 |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& text : filters) {
     index::SearchOptions options;
     options.k = 10;
     options.filter = index::parse_filter(text);
-    const std::vector<int64_t> rows = s.rows_passing(options.filter);
+    // The filter's pass over the catalog, as the first query under it pays
+    // it (later ones find its rows kept): the fastest of three.
+    std::vector<int64_t> rows;
+    double pass = 1e9;
+    for (int i = 0; i < 3; ++i)
+      pass = std::min(pass, bench::seconds_of([&] { rows = s.rows_passing(options.filter); }));
     const std::vector<std::vector<std::string>> truths = exact_top_k(s, embedded, rows, 10);
     for (int i = 0; i < 5; ++i) (void)s.query_text(queries[i % queries.size()], options);
     std::vector<double> total, search;
@@ -349,12 +355,14 @@ int filtered(const std::map<std::string, std::string>& a) {
     }
     double sum = 0;
     for (const double t : total) sum += t;
-    std::printf("| %s | %s | %.2f%% | %.2f ms | %.2f ms | %.1f | %.3f ms | %.3f ms | %.4f |\n",
-                text.empty() ? "(none)" : text.c_str(), with_commas(rows.size()).c_str(),
-                100.0 * static_cast<double>(rows.size()) / static_cast<double>(s.size()),
-                1e3 * percentile(total, 0.5), 1e3 * percentile(total, 0.99),
-                static_cast<double>(total.size()) / sum, 1e3 * percentile(search, 0.5),
-                1e3 * percentile(search, 0.99), wanted > 0 ? hits / wanted : 1.0);
+    std::printf(
+        "| %s | %s | %.2f%% | %.2f ms | %.2f ms | %.2f ms | %.1f | %.3f ms | %.3f ms | %.4f |\n",
+        text.empty() ? "(none)" : text.c_str(), with_commas(rows.size()).c_str(),
+        100.0 * static_cast<double>(rows.size()) / static_cast<double>(s.size()),
+        text.empty() ? 0.0 : 1e3 * pass, 1e3 * percentile(total, 0.5),
+        1e3 * percentile(total, 0.99), static_cast<double>(total.size()) / sum,
+        1e3 * percentile(search, 0.5), 1e3 * percentile(search, 0.99),
+        wanted > 0 ? hits / wanted : 1.0);
     std::fflush(stdout);
   }
   return 0;

@@ -387,11 +387,6 @@ SearchResult Searcher::query_text(std::string_view text, const SearchOptions& op
 
 namespace {
 
-// A filter passing at most this many rows is answered by scoring those rows'
-// stored vectors directly, one matrix product for the texts that share it:
-// exact, and cheaper than a FAISS search that must skip all other rows.
-constexpr int64_t kDirectScoringRows = 4096;
-
 // queries: [n, d]; embeddings: [N, d] -> for each query the k best of `rows`,
 // best first (equal scores: the lower row first). The rows are read in
 // place: gathering them into one matrix for a product cost more than the
@@ -432,7 +427,9 @@ std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_rows(
   const int64_t n = queries.size(0);
   const float* q = queries.data_ptr<float>();
   if (!rows) return state_->vectors.search_many(q, n, k);
-  if (rows->count <= kDirectScoringRows) {
+  // Few passing rows: their stored vectors scored directly, one pass for
+  // the texts that share the filter (SearcherOptions::direct_rows).
+  if (rows->count <= state_->options.direct_rows) {
     std::vector<int64_t> passing;
     passing.reserve(static_cast<size_t>(rows->count));
     rows->for_each([&](int64_t r) { passing.push_back(r); });
@@ -443,23 +440,37 @@ std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_rows(
 
 std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_tiers(
     const at::Tensor& queries, const std::vector<int8_t>& met, int facts, int64_t k) const {
-  std::vector<int64_t> in_tier(static_cast<size_t>(facts) + 1, 0);
-  for (const int8_t m : met)
-    if (m >= 0) ++in_tier[m];
+  // Rows outside a filter (-1) are counted apart; no pass here branches on
+  // a row's tier, which under a filter that keeps half the parts is a wrong
+  // guess for every other row.
+  std::vector<int64_t> counts(static_cast<size_t>(facts) + 2, 0);
+  for (const int8_t m : met) ++counts[m + 1];
+  const std::vector<int64_t> in_tier(counts.begin() + 1, counts.end());
   // The tiers that fill k, from the top; the ones below are never searched.
   int lowest = facts;
   for (int64_t taken = in_tier[facts]; taken < k && lowest > 0;) taken += in_tier[--lowest];
-  auto scored_directly = [&](int tier) { return in_tier[tier] <= kDirectScoringRows; };
-  // The rows of the tiers scored directly, gathered in one pass.
+  // Each tier's rows: a list when few enough to score directly, else a bit
+  // set for the vector index, eight rows a byte.
   std::vector<std::vector<int64_t>> rows_of(in_tier.size());
-  bool gather = false;
+  std::vector<std::optional<detail::RowSet>> set_of(in_tier.size());
   for (int t = lowest; t <= facts; ++t) {
-    if (in_tier[t] == 0 || !scored_directly(t)) continue;
-    rows_of[t].reserve(static_cast<size_t>(in_tier[t]));
-    gather = true;
+    if (in_tier[t] == 0) continue;
+    if (in_tier[t] <= state_->options.direct_rows) {
+      rows_of[t].reserve(static_cast<size_t>(in_tier[t]));
+      for (int64_t r = 0; r < size(); ++r)
+        if (met[r] == t) rows_of[t].push_back(r);  // rarely true: guessed right
+      continue;
+    }
+    detail::RowSet& set = set_of[t].emplace(size());
+    for (size_t byte = 0; byte < set.bits.size(); ++byte) {
+      const int64_t first = static_cast<int64_t>(byte) * 8;
+      unsigned in = 0;
+      for (int bit = 0; bit < 8 && first + bit < size(); ++bit)
+        in |= static_cast<unsigned>(met[first + bit] == t) << bit;
+      set.bits[byte] = static_cast<uint8_t>(in);
+    }
+    set.count = in_tier[t];
   }
-  for (int64_t r = 0; gather && r < size(); ++r)
-    if (met[r] >= lowest && scored_directly(met[r])) rows_of[met[r]].push_back(r);
 
   const int64_t n = queries.size(0);
   std::vector<std::vector<std::pair<float, int64_t>>> found(static_cast<size_t>(n));
@@ -467,15 +478,9 @@ std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_tiers(
   for (int t = facts; t >= lowest && taken < k; --t) {
     if (in_tier[t] == 0) continue;
     const int64_t wanted = k - taken;
-    std::vector<std::vector<std::pair<float, int64_t>>> tier_found;
-    if (scored_directly(t)) {
-      tier_found = score_rows(queries, state_->embeddings, rows_of[t], wanted);
-    } else {
-      detail::RowSet rows(size());
-      for (int64_t r = 0; r < size(); ++r)
-        if (met[r] == t) rows.add(r);
-      tier_found = state_->vectors.search_many(queries.data_ptr<float>(), n, wanted, &rows);
-    }
+    const std::vector<std::vector<std::pair<float, int64_t>>> tier_found =
+        set_of[t] ? state_->vectors.search_many(queries.data_ptr<float>(), n, wanted, &*set_of[t])
+                  : score_rows(queries, state_->embeddings, rows_of[t], wanted);
     for (int64_t j = 0; j < n; ++j)
       found[j].insert(found[j].end(), tier_found[j].begin(), tier_found[j].end());
     taken += std::min(in_tier[t], wanted);

@@ -98,15 +98,19 @@ struct ModelInfo {
 };
 
 struct SearcherOptions {
-  std::string checkpoint;     // empty = the copy the index carries (or, for an index made
-                              // before indexes carried their model, the one it records);
-                              // other weights are refused
-  int64_t max_k = 1000;       // k is clipped to this and to the index size
-  std::string worker_binary;  // cadclip executable that ingests part files; empty = this one
-  data::IngestLimits limits;  // what a part file to search by may cost to ingest
-  std::string search_params;  // FAISS search parameters ("nprobe=32"); empty = the index's own
-  bool load_model = true;     // false: vectors and catalog only (item queries, duplicates);
-                              // text and part queries then fail
+  std::string checkpoint;      // empty = the copy the index carries (or, for an index made
+                               // before indexes carried their model, the one it records);
+                               // other weights are refused
+  int64_t max_k = 1000;        // k is clipped to this and to the index size
+  std::string worker_binary;   // cadclip executable that ingests part files; empty = this one
+  data::IngestLimits limits;   // what a part file to search by may cost to ingest
+  std::string search_params;   // FAISS search parameters ("nprobe=32"); empty = the index's own
+  int64_t direct_rows = 4096;  // a filter (or a tier of stated facts) that passes at most this
+                               // many parts is answered by scoring their stored vectors
+                               // directly: exact, and cheaper than a search that skips all
+                               // other parts; 0 = always through the vector index
+  bool load_model = true;      // false: vectors and catalog only (item queries, duplicates);
+                               // text and part queries then fail
 };
 
 class Searcher {
