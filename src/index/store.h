@@ -126,16 +126,17 @@ class VectorIndex {
   void append(const float* x, int64_t n);
   // q: [d] -> up to k (score, row) pairs, best first. Thread-safe. With
   // `rows`, only those rows are searched, inside FAISS (a selector): an exact
-  // index stays exact; an inverted file probes more lists the fewer rows
-  // pass, all of them when that is needed to return min(k, rows->count)
-  // results; an HNSW graph searches its stored vectors exactly.
+  // index stays exact; an inverted file probes nprobe / sqrt(share) lists,
+  // and four times as many, up to all of them, while that is needed to
+  // return min(k, rows->count) results; an HNSW graph searches its stored
+  // vectors exactly.
   std::vector<std::pair<float, int64_t>> search(const float* q, int64_t k,
                                                 const RowSet* rows = nullptr) const;
   // q: [n, d] -> n lists as search() gives them, in one FAISS call on the
   // calling thread (an exact index reads its vectors once, through BLAS).
   // With `rows`, every query searches only those rows, as search() does,
   // still in one call (an inverted file that finds too few for some query
-  // searches the batch once more with every list).
+  // searches the batch again with four times the lists).
   std::vector<std::vector<std::pair<float, int64_t>>> search_many(
       const float* q, int64_t n, int64_t k, const RowSet* rows = nullptr) const;
 
