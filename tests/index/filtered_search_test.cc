@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <set>
 #include <tuple>
 
 #include "cadclip/core/error.h"
@@ -296,6 +297,36 @@ TEST_F(FilteredSearchTest, MinimumScoreSameSizeAndTheAppliedList) {
   EXPECT_EQ(r.applied.conditions[0].origin, FilterOrigin::kSameSize);
   // Same size needs a part to compare with.
   EXPECT_THROW(searcher.query_text("a plate", options), Error);
+}
+
+// Facts a text states are counted by their own pass over the catalog (in
+// vector registers where the machine has them); as hard conditions
+// (--strict-numbers) the same facts select rows a part at a time. The two
+// agree for every extent key: as many parts meet all the facts as pass.
+TEST_F(FilteredSearchTest, StatedFactsMeetWhereStrictNumbersPass) {
+  const Searcher searcher = Searcher::open(*root_ / "ivf");
+  std::set<std::string> keys;
+  int64_t meeting = 0;
+  for (const char* text :
+       {"a bar 150 mm long", "a plate 250 by 200 by 5 mm", "a bracket under 100 mm",
+        "a block 120 mm long, 40 mm wide and 20 mm high",
+        "0.75 units long, 0.47 wide and 0.03 thick", "a part at least 280 mm long"}) {
+    SCOPED_TRACE(text);
+    SearchOptions ranked;
+    ranked.k = 10;
+    const SearchResult facts = searcher.query_text(text, ranked);
+    ASSERT_FALSE(facts.stated.empty());
+    for (const Condition& c : facts.stated) keys.insert(c.to_string().substr(0, 4));
+    SearchOptions strict = ranked;
+    strict.strict_numbers = true;
+    EXPECT_EQ(facts.meeting_all, searcher.query_text(text, strict).candidates);
+    meeting += facts.meeting_all;
+  }
+  EXPECT_GT(meeting, 100);  // the facts keep parts, not none
+  // Single extents, all three sorted extents, and proportions were read.
+  EXPECT_TRUE(keys.count("exte") || keys.count("size")) << "no extent fact";
+  EXPECT_TRUE(keys.count("dims")) << "no dims fact";
+  EXPECT_TRUE(keys.count("prop")) << "no proportions fact";
 }
 
 TEST_F(FilteredSearchTest, StrictNumbersFilterATextQueryAndSaySo) {
