@@ -105,28 +105,11 @@ struct ExtentTest {
   static constexpr double kInf = std::numeric_limits<double>::infinity();
 };
 
-bool is_extent_key(FilterKey key) {
-  switch (key) {
-    case FilterKey::kSizeX:
-    case FilterKey::kSizeY:
-    case FilterKey::kSizeZ:
-    case FilterKey::kLargest:
-    case FilterKey::kMiddle:
-    case FilterKey::kSmallest:
-    case FilterKey::kAnyExtent:
-    case FilterKey::kDims:
-    case FilterKey::kProportions:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// `c` (an extent key) over the columns: axes, and the sorted extents
-// (largest first), which every key but a single axis reads, so that one set
-// of columns stays in the cache.
-ExtentTest read_extent_test(const Condition& c, const std::vector<double> (&axes)[3],
-                            const std::vector<double> (&sorted)[3]) {
+// `c` over the columns when its key is on the extents: axes, and the sorted
+// extents (largest first), which every key but a single axis reads, so that
+// one set of columns stays in the cache. nullopt for any other key.
+std::optional<ExtentTest> read_extent_test(const Condition& c, const std::vector<double> (&axes)[3],
+                                           const std::vector<double> (&sorted)[3]) {
   ExtentTest t;
   t.sorted = {sorted[0].data(), sorted[1].data(), sorted[2].data()};
   t.negate = c.negate;
@@ -150,13 +133,15 @@ ExtentTest read_extent_test(const Condition& c, const std::vector<double> (&axes
       for (size_t i = 0; i < c.ranges.size() && i < 3; ++i)
         t.bounds[i] = ExtentTest::closed(c.ranges[i]);
       return t;
-    default:  // kProportions: the middle and smallest extents over the largest
+    case FilterKey::kProportions:  // the middle and smallest extents over the largest
       t.kind = ExtentTest::Kind::kProportions;
       for (size_t i = 1; i < c.ranges.size() && i < 3; ++i) {
         t.stated[i - 1] = c.ranges[i].min;
         t.tolerance[i - 1] = kProportionTolerance + 0.04 * c.ranges[i].min;
       }
       return t;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -170,28 +155,27 @@ ExtentTest read_extent_test(const Condition& c, const std::vector<double> (&axes
 #define CADCLIP_VECTOR_CLONES
 #endif
 
+// Adds `times` to counted[i] for each row start + i that passes. Inlined
+// always, so that it is compiled for the target of its caller's clone.
+template <typename Passes>
+[[gnu::always_inline]] inline void add_matches(const Passes& passes, int64_t start, int64_t n,
+                                               int32_t times, int32_t* counted) {
+  for (int64_t i = 0; i < n; ++i) counted[i] += times * static_cast<int32_t>(passes(start + i));
+}
+
 // Adds `times` to counted[i] for each row start + i that passes `t`.
 CADCLIP_VECTOR_CLONES void count_extent_matches(const ExtentTest& t, int64_t start, int64_t n,
                                                 int32_t times, int32_t* counted) {
-  const int64_t end = start + n;
-  counted -= start;
   switch (t.kind) {
     case ExtentTest::Kind::kColumn:
-      for (int64_t r = start; r < end; ++r)
-        counted[r] += times * static_cast<int32_t>(t.column_passes(r));
-      return;
+      return add_matches([&t](int64_t r) { return t.column_passes(r); }, start, n, times, counted);
     case ExtentTest::Kind::kAnyExtent:
-      for (int64_t r = start; r < end; ++r)
-        counted[r] += times * static_cast<int32_t>(t.any_passes(r));
-      return;
+      return add_matches([&t](int64_t r) { return t.any_passes(r); }, start, n, times, counted);
     case ExtentTest::Kind::kDims:
-      for (int64_t r = start; r < end; ++r)
-        counted[r] += times * static_cast<int32_t>(t.dims_pass(r));
-      return;
+      return add_matches([&t](int64_t r) { return t.dims_pass(r); }, start, n, times, counted);
     case ExtentTest::Kind::kProportions:
-      for (int64_t r = start; r < end; ++r)
-        counted[r] += times * static_cast<int32_t>(t.proportions_pass(r));
-      return;
+      return add_matches([&t](int64_t r) { return t.proportions_pass(r); }, start, n, times,
+                         counted);
   }
 }
 
@@ -276,7 +260,7 @@ FilterColumns::FilterColumns(const std::vector<Item>& items)
 
 template <typename Use>
 void FilterColumns::with_extent_test(const Condition& c, Use&& apply) const {
-  const ExtentTest t = read_extent_test(c, axis_, sorted_);
+  const ExtentTest t = *read_extent_test(c, axis_, sorted_);  // with_test: an extent key
   switch (t.kind) {
     case ExtentTest::Kind::kColumn:
       apply([&t](int64_t r) { return t.column_passes(r); });
@@ -531,9 +515,7 @@ std::vector<int8_t> FilterColumns::facts_met(std::span<const Condition> facts,
   }
   std::vector<std::optional<ExtentTest>> extent_tests;
   for (const auto& [fact, times] : distinct)
-    extent_tests.push_back(is_extent_key(fact->key)
-                               ? std::optional(read_extent_test(*fact, axis_, sorted_))
-                               : std::nullopt);
+    extent_tests.push_back(read_extent_test(*fact, axis_, sorted_));
   // Counted in 32-bit integers a block at a time, then stored as bytes.
   const int64_t block = fields ? std::max<int64_t>(rows_, 1) : 4096;
   std::vector<int32_t> counted(static_cast<size_t>(std::min(block, rows_)));
