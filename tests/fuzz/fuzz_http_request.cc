@@ -121,8 +121,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t head_end = answer.find("\r\n\r\n");
   if (head_end == std::string::npos) std::abort();
   const std::string head = answer.substr(0, head_end);
-  // An answer to HEAD has the headers of the GET answer and no body.
-  const bool head_request = request.starts_with("HEAD ");
+  // An answer to HEAD has the headers of the GET answer and no body. The
+  // method is the request line's first word, also when the line is
+  // malformed ("HEAD" alone, answered 400 without a body).
+  const size_t method_end = request.find_first_of(" \r\n");
+  const bool head_request = request.substr(0, method_end) == "HEAD";
   if (!head_request && head.find("Content-Type: application/json") != std::string::npos) {
     const size_t at = head.find("Content-Length: ");
     if (at == std::string::npos) std::abort();
