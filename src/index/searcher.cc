@@ -439,13 +439,9 @@ std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_rows(
 }
 
 std::vector<std::vector<std::pair<float, int64_t>>> Searcher::search_tiers(
-    const at::Tensor& queries, const std::vector<int8_t>& met, int facts, int64_t k) const {
-  // Rows outside a filter (-1) are counted apart; no pass here branches on
-  // a row's tier, which under a filter that keeps half the parts is a wrong
-  // guess for every other row.
-  std::vector<int64_t> counts(static_cast<size_t>(facts) + 2, 0);
-  for (const int8_t m : met) ++counts[m + 1];
-  const std::vector<int64_t> in_tier(counts.begin() + 1, counts.end());
+    const at::Tensor& queries, const std::vector<int8_t>& met, const std::vector<int64_t>& in_tier,
+    int64_t k) const {
+  const int facts = static_cast<int>(in_tier.size()) - 1;
   // The tiers that fill k, from the top; the ones below are never searched.
   int lowest = facts;
   for (int64_t taken = in_tier[facts]; taken < k && lowest > 0;) taken += in_tier[--lowest];
@@ -543,9 +539,13 @@ std::vector<SearchResult> Searcher::query_texts(const std::vector<std::string>& 
       found = search_rows(queries, passing.get(), k);
     } else {
       const std::vector<int8_t> met = state_->columns.facts_met(group.stated, passing.get());
-      const int facts = static_cast<int>(group.stated.size());
-      meeting_all = static_cast<int64_t>(std::count(met.begin(), met.end(), facts));
-      found = search_tiers(queries, met, facts, k);
+      // Rows per tier, in one pass; rows outside a filter (-1) are counted
+      // apart, so that the pass never branches on a row's tier.
+      std::vector<int64_t> counts(group.stated.size() + 2, 0);
+      for (const int8_t m : met) ++counts[m + 1];
+      const std::vector<int64_t> in_tier(counts.begin() + 1, counts.end());
+      meeting_all = in_tier.back();
+      found = search_tiers(queries, met, in_tier, k);
     }
     for (size_t j = 0; j < members.size(); ++j) {
       const size_t i = members[j];

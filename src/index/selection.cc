@@ -63,17 +63,17 @@ int64_t steps_of(const std::vector<data::Shaft>& shafts) {
 // is written here once; filters test it a row at a time, the facts' pass a
 // block at a time (count_extent_matches).
 struct ExtentTest {
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
   enum class Kind { kColumn, kAnyExtent, kDims, kProportions };
   struct Bounds {
-    double low = -std::numeric_limits<double>::infinity();
-    double high = std::numeric_limits<double>::infinity();
+    double low = -kInf;
+    double high = kInf;
     // 1 inside, 0 outside: whole numbers, combined with & and | below.
     int operator()(double v) const {
       return static_cast<int>(v >= low) & static_cast<int>(v <= high);
     }
   };
   static Bounds closed(const NumberRange& r) {
-    constexpr double kInf = std::numeric_limits<double>::infinity();
     return {r.min_open ? std::nextafter(r.min, kInf) : r.min,
             r.max_open ? std::nextafter(r.max, -kInf) : r.max};
   }
@@ -100,9 +100,6 @@ struct ExtentTest {
             static_cast<int>(std::abs(sorted[1][r] / largest - stated[0]) <= tolerance[0]) &
             static_cast<int>(std::abs(sorted[2][r] / largest - stated[1]) <= tolerance[1])) != 0;
   }
-
- private:
-  static constexpr double kInf = std::numeric_limits<double>::infinity();
 };
 
 // `c` over the columns when its key is on the extents: axes, and the sorted

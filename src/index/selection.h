@@ -81,7 +81,7 @@ class FilterColumns {
 // `because` aside).
 std::string conditions_key(std::span<const Condition> conditions);
 
-// The rows of the filters selected most recently, by their conditions' text:
+// The rows of the filters selected most recently, by conditions_key:
 // a user who keeps a filter while typing one query after another, or a
 // server answering many clients under one filter, pays its pass over the
 // catalog once. A catalog version never changes, so an entry never goes

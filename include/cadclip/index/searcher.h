@@ -202,12 +202,12 @@ class Searcher {
                                                                   const detail::RowSet* rows,
                                                                   int64_t k) const;
   // queries: [n, d]; met: per row the stated facts it meets (-1: filtered
-  // out) -> for each query its k best, those that meet all `facts` first,
-  // then one fewer, and so on, each tier in the embedding's order. Only the
-  // tiers that fill k are searched.
-  std::vector<std::vector<std::pair<float, int64_t>>> search_tiers(const at::Tensor& queries,
-                                                                   const std::vector<int8_t>& met,
-                                                                   int facts, int64_t k) const;
+  // out); in_tier[t]: the rows that meet t -> for each query its k best,
+  // those that meet all facts first, then one fewer, and so on, each tier in
+  // the embedding's order. Only the tiers that fill k are searched.
+  std::vector<std::vector<std::pair<float, int64_t>>> search_tiers(
+      const at::Tensor& queries, const std::vector<int8_t>& met,
+      const std::vector<int64_t>& in_tier, int64_t k) const;
   std::shared_ptr<const State> state_;
 };
 
