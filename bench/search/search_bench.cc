@@ -19,6 +19,7 @@
 //   filtered search, one query at a time), search alone, and recall@10
 //   against the exact filtered search (every passing part scored).
 // search_bench facts --index INDEX --queries FILE [--threads T] [--count Q]
+//                     [--search-params P]
 //   The cost of ranking by the facts a text states: each query end to end
 //   with the facts (the default) and with the embedding alone, alternating
 //   query by query; p50/p99 of each, and of the queries that state a fact.
@@ -373,10 +374,11 @@ int facts(const std::map<std::string, std::string>& a) {
   std::vector<std::string> queries = read_queries(need(a, "--queries"));
   if (a.count("--count"))
     queries.resize(std::min(queries.size(), static_cast<size_t>(std::stoll(a.at("--count")))));
-  const index::Searcher s = index::Searcher::open(need(a, "--index"));
-  std::printf("index %s: %lld parts, %s; %zu queries; %d intra-op thread(s)\n",
+  const std::string params = a.count("--search-params") ? a.at("--search-params") : "";
+  const index::Searcher s = index::Searcher::open(need(a, "--index"), {.search_params = params});
+  std::printf("index %s: %lld parts, %s%s%s; %zu queries; %d intra-op thread(s)\n",
               need(a, "--index").c_str(), static_cast<long long>(s.size()), s.factory().c_str(),
-              queries.size(), threads);
+              params.empty() ? "" : ", searched with ", params.c_str(), queries.size(), threads);
   index::SearchOptions with, without;
   with.k = without.k = 10;
   without.rank_by_facts = false;

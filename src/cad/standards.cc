@@ -44,6 +44,63 @@ std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std:
   return std::nullopt;
 }
 
+namespace {
+
+// The row of `file` whose column `column` is d; nullopt when there is none.
+std::optional<size_t> row_of_diameter(const StandardTable& table, const char* column, double d) {
+  for (size_t row = 0; row < table.rows.size(); ++row)
+    if (table.number(row, column) == d) return row;
+  return std::nullopt;
+}
+
+double number_or_zero(const StandardTable& table, size_t row, const char* column) {
+  return table.has(row, column) ? table.number(row, column) : 0.0;
+}
+
+}  // namespace
+
+std::optional<HexHeadSize> hex_head_size(double d) {
+  const StandardTable& t = standard_table("hex_bolts.csv");
+  const std::optional<size_t> row = row_of_diameter(t, "d", d);
+  if (!row) return std::nullopt;
+  return HexHeadSize{t.number(*row, "s"), t.number(*row, "k"), t.number(*row, "s_din"),
+                     t.number(*row, "k_din")};
+}
+
+std::optional<SocketHeadSize> socket_head_size(double d) {
+  const StandardTable& t = standard_table("socket_head_cap_screws.csv");
+  const std::optional<size_t> row = row_of_diameter(t, "d", d);
+  if (!row) return std::nullopt;
+  return SocketHeadSize{t.number(*row, "dk"), t.number(*row, "k")};
+}
+
+std::optional<HexNutSize> hex_nut_size(double d) {
+  const StandardTable& t = standard_table("hex_nuts.csv");
+  const std::optional<size_t> row = row_of_diameter(t, "D", d);
+  if (!row) return std::nullopt;
+  return HexNutSize{t.number(*row, "s"),
+                    t.number(*row, "m_4032"),
+                    number_or_zero(t, *row, "m_4035"),
+                    number_or_zero(t, *row, "h_7040"),
+                    t.number(*row, "s_din"),
+                    t.number(*row, "m_din")};
+}
+
+std::optional<PlainWasherSize> plain_washer_size(double d) {
+  const StandardTable& t = standard_table("plain_washers.csv");
+  const std::optional<size_t> row = row_of_diameter(t, "d", d);
+  if (!row) return std::nullopt;
+  return PlainWasherSize{t.number(*row, "d2"), t.number(*row, "h"),
+                         number_or_zero(t, *row, "d2_large"), number_or_zero(t, *row, "h_large")};
+}
+
+std::optional<HexStandoffSize> hex_standoff_size(double d) {
+  const StandardTable& t = standard_table("hex_standoffs.csv");
+  const std::optional<size_t> row = row_of_diameter(t, "d", d);
+  if (!row) return std::nullopt;
+  return HexStandoffSize{t.number(*row, "s"), t.number(*row, "stud")};
+}
+
 std::optional<TslotProfileSize> tslot_profile_size(int series, double slot) {
   const StandardTable& table = standard_table("tslot_profiles.csv");
   for (size_t row = 0; row < table.rows.size(); ++row) {

@@ -51,9 +51,9 @@ CADCLIP_OPTION_FIELDS(
      "parts, IVF with about 4 sqrt(parts) lists below 200,000, else those lists holding 8-bit "
      "codes (SQ8) reranked by the exact vectors"),
     (search_params,
-     "FAISS search parameters, e.g. nprobe=16 (default for IVF), efSearch=128 (default for "
-     "HNSW), and rerank=N: a lossy index (SQ or PQ codes) orders N candidates by the exact "
-     "vectors (default 64)"),
+     "FAISS search parameters, e.g. nprobe=16 (default for IVF; 8 for SQ or PQ codes), "
+     "efSearch=128 (default for HNSW), and rerank=N: a lossy index (SQ or PQ codes) orders N "
+     "candidates by the exact vectors (default 64)"),
     (captions,
      "Caption file (JSONL/CSV) naming parts by id; default: the prepared folder's "
      "captions.jsonl"),

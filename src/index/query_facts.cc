@@ -240,6 +240,9 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
   q.read_shaft_bores();
   q.read_thread_length();
   q.read_countersunk_length();
+#ifdef CADCLIP_WITH_OCCT
+  q.read_fastener_shapes();
+#endif
   q.read_pin_sizes();
   q.read_comparatives();
   q.read_sizes();

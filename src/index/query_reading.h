@@ -47,6 +47,9 @@ bool is_washer_word(const std::string& w);
 bool is_bearing_word(const std::string& w);
 bool is_fastener_word(const std::string& w);
 bool is_length_word(const std::string& w);
+// The query names a fastener's (washer's) standard by its number: "ISO 4032", "DIN 125".
+bool names_fastener_standard(const std::vector<Token>& t);
+bool names_washer_standard(const std::vector<Token>& t);
 bool is_pin_word(const std::string& w);
 bool is_profile_word(const std::string& w);
 bool is_countersunk_word(const std::string& w);
@@ -58,6 +61,9 @@ char size_word(const std::string& w);
 
 // A length at token i: the number and its unit token; nullopt without a unit.
 std::optional<std::pair<double, size_t>> length_at(const std::vector<Token>& t, size_t i);
+// A fit's tolerance class at token i, as a shaft's is written: "m6", "h8"
+// (a lower-case letter glued to a grade of 1 to 18, ISO 286); two tokens.
+bool is_fit_class(const std::vector<Token>& t, size_t i);
 // The query's text from token `from` to the end of token `to - 1`.
 std::string words_between(std::string_view text, const std::vector<Token>& t, size_t from,
                           size_t to);
@@ -84,9 +90,9 @@ struct QueryReading {
       : text(query),
         t(tokenize(query)),
         used(t.size(), false),
-        washer(query_has(t, is_washer_word)),
+        washer(query_has(t, is_washer_word) || names_washer_standard(t)),
         bearing(query_has(t, is_bearing_word)),
-        fastener(query_has(t, is_fastener_word)),
+        fastener(query_has(t, is_fastener_word) || names_fastener_standard(t)),
         pin(query_has(t, is_pin_word)),
         profile(query_has(t, is_profile_word)),
         countersunk(query_has(t, is_countersunk_word) || names_flat_head(t)) {}
@@ -103,6 +109,7 @@ struct QueryReading {
   void read_steel_sections();
   void read_gears();
   void read_tslot_profiles();
+  void read_fastener_shapes();
 #endif
   void read_bearing_sizes();
   void read_threads();

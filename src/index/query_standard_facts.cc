@@ -3,6 +3,7 @@
 // the rules in docs/HTTP_API.md, "Facts a query states").
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "cadclip/core/format.h"
 #include "filter_words.h"
@@ -112,6 +113,244 @@ void QueryReading::read_tslot_profiles() {
     return;
   }
 }
+
+namespace {
+
+// A fastener a query names by its words or its standard's number, and what
+// those say of its form.
+enum class FastenerKind { kNone, kHexBolt, kSocketScrew, kNut, kWasher, kStandoff };
+
+struct NamedFastener {
+  FastenerKind kind = FastenerKind::kNone;
+  bool iso = false, din = false;  // a hex head's or nut's standard, old (DIN) or new (ISO)
+  bool full = false, partial = false;  // a hex bolt threaded up to its head, or part of the way
+  bool thin = false, nyloc = false, large = false;
+  bool male = false, female = false;  // a standoff's ends, when said
+};
+
+// The standard number after "ISO", "DIN" or "EN", as written ("4017"); "" otherwise.
+std::string standard_number(const std::vector<Token>& t, size_t i) {
+  if (i == 0 || !t[i].number || !one_of(t[i - 1].low, {"iso", "din", "en"})) return "";
+  return t[i].text;
+}
+
+NamedFastener named_fastener(const std::vector<Token>& t) {
+  NamedFastener f;
+  bool hex = false, socket = false, cap = false, bolt = false, screw = false, nut = false,
+       washer = false, standoff = false, other = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string& w = t[i].low;
+    const std::string number = standard_number(t, i);
+    if (!number.empty()) {
+      const bool din = t[i - 1].low == "din";
+      if (one_of(number, {"4014", "4017", "931", "933"})) {
+        bolt = true;
+        (din ? f.din : f.iso) = true;
+        (one_of(number, {"4017", "933"}) ? f.full : f.partial) = true;
+      } else if (one_of(number, {"4762", "912"})) {
+        socket = true;
+      } else if (one_of(number, {"4032", "934"})) {
+        nut = true;
+        (din ? f.din : f.iso) = true;
+      } else if (one_of(number, {"4035", "439"})) {
+        nut = f.thin = true;
+      } else if (one_of(number, {"7040", "982", "985"})) {
+        nut = f.nyloc = true;
+      } else if (one_of(number, {"7093", "9021"})) {
+        washer = f.large = true;
+      } else if (one_of(number, {"127", "7980", "10642", "7991", "471", "472", "6799"})) {
+        other = true;  // spring washers, countersunk screws, retaining rings
+      }
+      continue;
+    }
+    // "a nut for an 8 mm bolt", "a washer for M8 screws": what the part goes on.
+    bool goes_on = false;
+    for (size_t k = i >= 4 ? i - 4 : 0; k < i; ++k) goes_on = goes_on || t[k].low == "for";
+    if (goes_on && one_of(w, {"bolt", "bolts", "screw", "screws"})) continue;
+    // "fully threaded", "threaded up to the head", "partly threaded",
+    // "threaded part of the way".
+    f.full = f.full || w == "fully" || (w == "full" && i + 1 < t.size() &&
+                                         one_of(t[i + 1].low, {"thread", "threaded"})) ||
+             (w == "head" && i >= 2 && t[i - 1].low == "the" &&
+              one_of(t[i - 2].low, {"to", "up"}));
+    f.partial = f.partial || one_of(w, {"partly", "partially"}) ||
+                (w == "part" && i + 3 < t.size() && t[i + 1].low == "of" &&
+                 t[i + 3].low == "way");
+    hex = hex || one_of(w, {"hex", "hexagon", "hexagonal"});
+    socket = socket || one_of(w, {"socket", "shcs", "allen", "capscrew"}) ||
+             (w == "cylinder" && i + 1 < t.size() && t[i + 1].low == "head");
+    bolt = bolt || one_of(w, {"bolt", "bolts"});
+    screw = screw || one_of(w, {"screw", "screws"});
+    cap = cap || w == "cap";
+    nut = nut || one_of(w, {"nut", "nuts", "locknut", "nyloc"});
+    f.thin = f.thin || one_of(w, {"thin", "jam"});
+    f.nyloc = f.nyloc || one_of(w, {"nyloc", "locknut", "nylon", "lock", "locking"});
+    washer = washer || is_washer_word(w);
+    f.large = f.large || one_of(w, {"large", "penny", "fender"});
+    other = other || one_of(w, {"spring", "split", "circlip", "countersunk", "csk", "set",
+                                "setscrew", "grub", "flange", "flanged", "wing", "cap_nut"});
+    standoff = standoff || one_of(w, {"standoff", "standoffs", "spacer", "spacers", "pillar"});
+    f.male = f.male || w == "male" || w == "mf" ||
+             (w == "m" && i + 1 < t.size() && t[i + 1].low == "f" && !t[i].glued_to_next);
+    f.female = f.female || w == "ff" ||
+               (w == "female" && !(i > 0 && t[i - 1].low == "male")) ||
+               (w == "f" && i + 1 < t.size() && t[i + 1].low == "f");
+  }
+  if (other || (washer && f.nyloc)) return f;  // a lock washer is a spring washer
+  // One kind, named unmistakably: a standoff before its hexagon, a nut or a
+  // washer before the bolt it goes on, a socket before the "hex" of its key.
+  const int kinds = standoff + nut + washer;
+  if (kinds > 1 || (nut && (bolt || screw || socket))) return f;  // "M8 bolt and nut"
+  if (standoff) f.kind = FastenerKind::kStandoff;
+  else if (nut) f.kind = FastenerKind::kNut;
+  else if (washer) f.kind = FastenerKind::kWasher;
+  else if (socket || (cap && !hex)) f.kind = FastenerKind::kSocketScrew;  // "M8 cap screw"
+  else if (bolt || (hex && screw)) f.kind = FastenerKind::kHexBolt;
+  return f;
+}
+
+// [lo, hi] widened by `relative` each way, to the hundredth of a millimetre
+// outside it (the answer lists it as read).
+NumberRange span(double lo, double hi, double relative) {
+  return {std::floor(100 * lo * (1 - relative)) / 100, std::ceil(100 * hi * (1 + relative)) / 100,
+          false, false};
+}
+
+// A hexagon across flats s is 2 s / sqrt(3) across its corners; real models
+// chamfer the corners, the tables' e_min is about 0.96 of that.
+constexpr double kCornersPerFlat = 1.1547005383792515;
+
+}  // namespace
+
+// The shape a fastener's designation gives: "M8x40 hex bolt", "DIN 912
+// M6x20", "M8 nut", "washer M10", "standoff M3x10": the part's extents,
+// largest first (`dims`), from the tables of data/standards, ±1% (a
+// hexagon's corners -5%). Where the standard is not said, the range spans
+// the ISO and DIN forms of the size. The thread itself stays as
+// read_threads read it; a countersunk screw's length was read before.
+void QueryReading::read_fastener_shapes() {
+  if (countersunk) return;
+  const Condition* thread = nullptr;
+  int threads = 0;
+  for (const Condition& c : out) {
+    if (c.key != FilterKey::kThread && c.key != FilterKey::kClearance) continue;
+    thread = &c;
+    ++threads;
+  }
+  if (threads != 1) return;
+  const NamedFastener f = named_fastener(t);
+  const double d = thread->ranges[0].min;
+  // The length said with the thread, 0 when none was.
+  const double length =
+      thread->ranges.size() == 2 && thread->ranges[1].min == thread->ranges[1].max
+          ? thread->ranges[1].min
+          : 0.0;
+  const std::string because = thread->because;
+  std::vector<NumberRange> dims;  // largest first
+  bool body_length = false;       // the length said is a standoff's body's, not the part's
+  auto hexagon = [&](double s_lo, double s_hi) {
+    NumberRange corners = span(kCornersPerFlat * s_lo, kCornersPerFlat * s_hi, 0.01);
+    corners.min = std::floor(100 * 0.95 * kCornersPerFlat * s_lo) / 100;
+    return std::pair{corners, span(s_lo, s_hi, 0.01)};
+  };
+  switch (f.kind) {
+    case FastenerKind::kHexBolt: {
+      const auto head = cad::hex_head_size(d);
+      if (!head) return;
+      const bool both = f.iso == f.din;
+      const double s_lo = both ? std::min(head->s, head->s_din) : f.din ? head->s_din : head->s;
+      const double s_hi = both ? std::max(head->s, head->s_din) : s_lo;
+      const double k_lo = both ? std::min(head->k, head->k_din) : f.din ? head->k_din : head->k;
+      const double k_hi = both ? std::max(head->k, head->k_din) : k_lo;
+      const auto [corners, flats] = hexagon(s_lo, s_hi);
+      if (length <= 0) {
+        out.push_back(stated(FilterKey::kMiddle, corners, because));
+        out.push_back(stated(FilterKey::kSmallest, flats, because));
+        return;
+      }
+      dims = {span(length + k_lo, length + k_hi, 0.01), corners, flats};
+      // Threaded part of the way, the shank keeps the nominal diameter: two
+      // round pieces of one axis; threaded up to the head, one.
+      if (f.full != f.partial)
+        out.push_back(stated(FilterKey::kSteps,
+                             f.partial ? NumberRange{2, std::numeric_limits<double>::infinity(), false, false}
+                                       : NumberRange{0, 1, false, false},
+                             because));
+      break;
+    }
+    case FastenerKind::kSocketScrew: {
+      const auto head = cad::socket_head_size(d);
+      if (!head) return;
+      if (length <= 0) {
+        out.push_back(stated(FilterKey::kMiddle, span(head->dk, head->dk, 0.01), because));
+        out.push_back(stated(FilterKey::kSmallest, span(head->dk, head->dk, 0.01), because));
+        return;
+      }
+      dims = {span(length + head->k, length + head->k, 0.01), span(head->dk, head->dk, 0.01),
+              span(head->dk, head->dk, 0.01)};
+      break;
+    }
+    case FastenerKind::kNut: {
+      const auto nut = cad::hex_nut_size(d);
+      if (!nut || length > 0) return;
+      double s_lo = nut->s, s_hi = nut->s, m_lo = nut->m, m_hi = nut->m;
+      if (f.nyloc) {
+        if (nut->h_nyloc <= 0) return;
+        m_lo = m_hi = nut->h_nyloc;
+      } else if (f.thin) {
+        if (nut->m_thin <= 0) return;
+        m_lo = m_hi = nut->m_thin;
+      } else if (f.din || !f.iso) {  // DIN 934, or a regular nut of either standard
+        s_lo = f.din ? nut->s_din : std::min(nut->s, nut->s_din);
+        s_hi = f.din ? nut->s_din : std::max(nut->s, nut->s_din);
+        m_lo = f.din ? nut->m_din : std::min(nut->m, nut->m_din);
+        m_hi = f.din ? nut->m_din : std::max(nut->m, nut->m_din);
+      }
+      const auto [corners, flats] = hexagon(s_lo, s_hi);
+      dims = {corners, flats, span(m_lo, m_hi, 0.01)};
+      break;
+    }
+    case FastenerKind::kWasher: {
+      const auto washer_size = cad::plain_washer_size(d);
+      if (!washer_size || length > 0) return;
+      const double d2 = f.large ? washer_size->d2_large : washer_size->d2;
+      const double h = f.large ? washer_size->h_large : washer_size->h;
+      if (d2 <= 0) return;
+      dims = {span(d2, d2, 0.01), span(d2, d2, 0.01), span(h, h, 0.01)};
+      break;
+    }
+    case FastenerKind::kStandoff: {
+      const auto standoff = cad::hex_standoff_size(d);
+      if (!standoff || length <= 0) return;
+      const auto [corners, flats] = hexagon(standoff->s, standoff->s);
+      // Its length is the hexagon's; a male end's stud adds to the whole.
+      const double lo = f.male ? length + standoff->stud : length;
+      const double hi = f.female && !f.male ? length : length + standoff->stud;
+      dims = {span(lo, hi, 0.01), corners, flats};
+      body_length = true;
+      break;
+    }
+    case FastenerKind::kNone:
+      return;
+  }
+  // Largest first; where two ranges overlap the order of the part's sides
+  // is not known (a standoff as long as its hexagon is wide): no shape.
+  std::sort(dims.begin(), dims.end(), [](const NumberRange& a, const NumberRange& b) {
+    return a.min + a.max > b.min + b.max;
+  });
+  auto apart = [](const NumberRange& a, const NumberRange& b) {
+    return a.min > b.max || (a.min == b.min && a.max == b.max);
+  };
+  if (!apart(dims[0], dims[1]) || !apart(dims[1], dims[2])) return;
+  // A male standoff's thread is not as long as the part: the shape says the length.
+  if (body_length)
+    for (Condition& c : out)
+      if (c.key == FilterKey::kThread && c.ranges.size() == 2) c.ranges.pop_back();
+  Condition shape = stated(FilterKey::kDims, dims[0], because);
+  shape.ranges.push_back(dims[1]);
+  shape.ranges.push_back(dims[2]);
+  out.push_back(std::move(shape));
+}
 #endif
 
 // "bearing 8x22x7": bore x outside x width, in mm.
@@ -194,6 +433,10 @@ void QueryReading::read_threads_in_words() {
     const auto length = length_at(t, i);
     if (!length || length->second >= t.size()) continue;
     const std::string& next = t[length->second].low;
+    // "k = 9 mm, thread to the head": a comma ends the length's phrase.
+    const std::string_view gap = text.substr(t[length->second - 1].end,
+                                             t[length->second].begin - t[length->second - 1].end);
+    if (gap.find_first_of(",;:") != std::string_view::npos) continue;
     const bool said = one_of(next, {"thread", "threads", "threaded"});
     const size_t before = i >= 1 && one_of(t[i - 1].low, {"a", "an"}) ? i - 1 : i;
     const bool for_a =
@@ -282,13 +525,19 @@ void QueryReading::read_countersunk_length() {
 void QueryReading::read_pin_sizes() {
   if (!pin) return;
   for (size_t i = 0; i + 2 < t.size(); ++i) {
-    if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number) continue;
+    // "10 m6 x 50": the diameter's fit said between.
+    const size_t by = is_fit_class(t, i + 1) ? i + 3 : i + 1;
+    if (used[i] || !t[i].number || by + 1 >= t.size() || t[by].low != "x" || !t[by + 1].number)
+      continue;
     if (i > 0 && t[i - 1].text == "M") continue;  // a thread, read above
-    const double d = t[i].value, length = t[i + 2].value;
+    const double d = t[i].value, length = t[by + 1].value;
     if (!(length > d) || d <= 0) continue;
-    size_t end = i + 3;
+    size_t end = by + 2;
     double to_mm = 1;
-    if (end < t.size() && unit_factor(t[end].low)) to_mm = *unit_factor(t[end++].low);
+    if (is_fit_class(t, end))
+      end += 2;  // "10x75 m6"
+    else if (end < t.size() && unit_factor(t[end].low))
+      to_mm = *unit_factor(t[end++].low);
     Condition dims =
         stated(FilterKey::kDims, around(length * to_mm, 0.01, 0.1), words_between(text, t, i, end));
     dims.ranges.push_back(around(d * to_mm, 0.01, 0.1));

@@ -150,12 +150,19 @@ std::optional<std::pair<double, size_t>> length_at(const std::vector<Token>& t, 
   if (i >= t.size() || !t[i].number || i + 1 >= t.size()) return std::nullopt;
   // "in" after a number is read as inches only when glued ("4in") or quoted.
   if (t[i + 1].low == "in" && !t[i].glued_to_next) return std::nullopt;
-  // "DIN 912 M6": an upper-case M before a number is a thread, not metres.
-  if (t[i + 1].text == "M" && t[i + 1].glued_to_next && i + 2 < t.size() && t[i + 2].number)
+  // "DIN 912 M6": an upper-case M before a number is a thread, not metres;
+  // "10 m6" a fit (ISO 286), not metres either.
+  if (t[i + 1].low == "m" && t[i + 1].glued_to_next && i + 2 < t.size() && t[i + 2].number)
     return std::nullopt;
   const std::optional<double> factor = unit_factor(t[i + 1].low);
   if (!factor) return std::nullopt;
   return std::pair{t[i].value * *factor, i + 2};
+}
+
+bool is_fit_class(const std::vector<Token>& t, size_t i) {
+  return i + 1 < t.size() && one_of(t[i].text, {"f", "g", "h", "j", "k", "m", "n", "p"}) &&
+         t[i].glued_to_next && t[i + 1].number && t[i + 1].value >= 1 && t[i + 1].value <= 18 &&
+         t[i + 1].text.find('.') == std::string::npos;
 }
 
 std::string words_between(std::string_view text, const std::vector<Token>& t, size_t from,
@@ -205,6 +212,22 @@ bool is_fastener_word(const std::string& w) {
   return one_of(w, {"nut", "nuts", "bolt", "bolts", "screw", "screws", "stud", "studs", "rod",
                     "insert", "standoff", "standoffs", "spacer", "spacers", "nyloc", "locknut",
                     "capscrew", "setscrew"});
+}
+namespace {
+// "ISO 4032 M8", "DIN 125 M10": a fastener's or washer's standard names the part.
+bool names_standard(const std::vector<Token>& t, std::initializer_list<std::string_view> numbers) {
+  for (size_t i = 1; i < t.size(); ++i)
+    if (t[i].number && one_of(t[i - 1].low, {"iso", "din", "en"}) && one_of(t[i].text, numbers))
+      return true;
+  return false;
+}
+}  // namespace
+bool names_fastener_standard(const std::vector<Token>& t) {
+  return names_standard(t, {"4014", "4017", "931", "933", "4762", "912", "4032", "4035", "7040",
+                            "934", "439", "982", "985", "10642", "7991"});
+}
+bool names_washer_standard(const std::vector<Token>& t) {
+  return names_standard(t, {"7089", "7090", "7093", "125", "9021", "127"});
 }
 bool is_length_word(const std::string& w) { return one_of(w, {"long", "length", "l"}); }
 // Dowels and pins (ISO 8734, DIN 6325) are named by diameter x length: "10x24 dowel".

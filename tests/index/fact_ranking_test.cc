@@ -10,6 +10,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "cadclip/index/searcher.h"
@@ -68,20 +69,20 @@ class FactRankingTest : public ::testing::Test {
       std::snprintf(id, sizeof id, "washer_m10_%02d", n);
       items.push_back(part(id, {20, 20, 2}, {10.5}));
     }
-    // Hex bolts: a head (no round faces) and the shank at d, then the thread
-    // at d3, on one axis; M8 x 35, 40, 45 and M10 x 40, 20 of each.
-    auto bolt = [&](const char* name, int n, double d, double d3, double l, double b) {
+    // Hex bolts (ISO 4014): a head s across flats and k high (no round
+    // faces) and the shank at d, then the thread at d3, on one axis; M8 x 35,
+    // 40, 45 and M10 x 40, 20 of each.
+    auto bolt = [&](const char* name, int n, double d, double d3, double s, double k, double l,
+                    double b) {
       std::snprintf(id, sizeof id, "%s_%02d", name, n);
-      const double head = 0.7 * d;
-      std::vector<data::Shaft> shafts = {{d, head, head + l - b, 0},
-                                         {d3, head + l - b, head + l - 0.6, 0}};
-      items.push_back(part(id, {1.8 * d, 1.6 * d, head + l}, {}, shafts));
+      std::vector<data::Shaft> shafts = {{d, k, k + l - b, 0}, {d3, k + l - b, k + l - 0.6, 0}};
+      items.push_back(part(id, {2 * s / std::sqrt(3.0), s, k + l}, {}, shafts));
     };
     for (int n = 0; n < 20; ++n) {
-      bolt("bolt_m8x35", n, 8, 6.466, 35, 22);
-      bolt("bolt_m8x40", n, 8, 6.466, 40, 22);
-      bolt("bolt_m8x45", n, 8, 6.466, 45, 22);
-      bolt("bolt_m10x40", n, 10, 8.16, 40, 26);
+      bolt("bolt_m8x35", n, 8, 6.466, 13, 5.3, 35, 22);
+      bolt("bolt_m8x40", n, 8, 6.466, 13, 5.3, 40, 22);
+      bolt("bolt_m8x45", n, 8, 6.466, 13, 5.3, 45, 22);
+      bolt("bolt_m10x40", n, 10, 8.16, 16, 6.4, 40, 26);
     }
     // Gears of 20, 24 and 30 teeth (a set of z tips and one of 2z flanks),
     // and shafts of three and four steps, 20 of each.
@@ -193,21 +194,26 @@ std::vector<int64_t> ranks_of(const SearchResult& r, const std::string& prefix) 
 }
 
 TEST_F(FactRankingTest, ANutByItsThreadBeforeTheNextSize) {
-  // The M8 bolts meet "M8" too (their shank is the thread's size); the M10
-  // and M6 nuts do not, and come after every M8 nut.
+  // The M8 bolts meet "M8" too (their shank is the thread's size) but not
+  // the nut's shape; the M10 and M6 nuts meet neither, and come after every
+  // M8 nut.
   SearchResult r = ask("M8 nut", 200);
-  ASSERT_EQ(r.stated.size(), 1u);
+  ASSERT_EQ(r.stated.size(), 2u);
   EXPECT_EQ(r.stated[0].to_string(), "thread=M8");
-  EXPECT_EQ(r.meeting_all, 30 + 60);
+  EXPECT_EQ(r.stated[1].to_string(), "dims=14.26..15.17x12.87..13.13x6.43..6.87");
+  EXPECT_EQ(r.meeting_all, 30);
+  EXPECT_EQ(leading(r, "nut_m8_"), 30);
   const std::vector<int64_t> m8 = ranks_of(r, "nut_m8_"), m10 = ranks_of(r, "nut_m10_"),
                              m6 = ranks_of(r, "nut_m6_");
   ASSERT_EQ(m8.size(), 30u);
   ASSERT_FALSE(m10.empty());
   EXPECT_LT(m8.back(), m10.front());
   if (!m6.empty()) EXPECT_LT(m8.back(), m6.front());
-  for (const Hit& h : r.hits)
+  for (const Hit& h : r.hits) {
     EXPECT_EQ(h.meets[0], h.item->id.starts_with("nut_m8_") || h.item->id.starts_with("bolt_m8x"))
         << h.item->id;
+    EXPECT_EQ(h.meets[1], h.item->id.starts_with("nut_m8_")) << h.item->id;
+  }
   r = ask("hex nut M10", 200);
   EXPECT_LT(ranks_of(r, "nut_m10_").back(), ranks_of(r, "nut_m8_").front());
   // A washer's bore is the bolt's clearance, not its thread: only washers meet it.
@@ -216,26 +222,29 @@ TEST_F(FactRankingTest, ANutByItsThreadBeforeTheNextSize) {
   EXPECT_EQ(r.meeting_all, 30);
   EXPECT_EQ(leading(r, "washer_m10_"), 30);
   // An M10 nut's thread hole (8.38 mm) and the flanges' 9 mm bolt holes are
-  // M8 clearances too; the M10 washers are not, and come after every M8 washer.
+  // M8 clearances too, but only the M8 washers have ISO 7089's 16 x 1.6; the
+  // M10 washers meet neither and come after every M8 washer.
   r = ask("M8 washer", 300);
-  EXPECT_EQ(r.meeting_all, 30 + 30 + 180);
+  EXPECT_EQ(r.meeting_all, 30);
+  EXPECT_EQ(leading(r, "washer_m8_"), 30);
   EXPECT_LT(ranks_of(r, "washer_m8_").back(), ranks_of(r, "washer_m10_").front());
 }
 
 TEST_F(FactRankingTest, ABoltByThreadAndLength) {
   SearchResult r = ask("M8x40 hex bolt", 20);
-  ASSERT_EQ(r.stated.size(), 1u);
+  ASSERT_EQ(r.stated.size(), 2u);
   EXPECT_EQ(r.stated[0].to_string(), "thread=M8x40");
+  EXPECT_EQ(r.stated[1].key, FilterKey::kDims);  // l + k, e, s of ISO 4017 M8
   EXPECT_EQ(r.meeting_all, 20);
   EXPECT_EQ(leading(r, "bolt_m8x40_"), 20);
   EXPECT_EQ(leading(ask("M8 bolt 45 mm long", 20), "bolt_m8x45_"), 20);
   EXPECT_EQ(leading(ask("M10x40", 20), "bolt_m10x40_"), 20);
-  // Without a length every M8 bolt (and M8 nut) meets it, and no M10 one does.
-  r = ask("M8 bolt", 90);
-  EXPECT_EQ(r.meeting_all, 90);
-  for (const Hit& h : r.hits)
-    EXPECT_TRUE(h.item->id.starts_with("bolt_m8x") || h.item->id.starts_with("nut_m8_"))
-        << h.item->id;
+  // Without a length every M8 bolt meets the thread and the head; an M8 nut
+  // meets the thread alone and comes after them, before every M10 bolt.
+  r = ask("M8 bolt", 1000);  // every part
+  EXPECT_EQ(r.meeting_all, 60);
+  EXPECT_EQ(leading(r, "bolt_m8x"), 60);
+  EXPECT_LT(ranks_of(r, "nut_m8_").back(), ranks_of(r, "bolt_m10x").front());
 }
 
 }  // namespace

@@ -223,12 +223,40 @@ TEST(QueryFacts, CountsOfTeethSpokesSlotsAndSteps) {
 
 TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
   using V = std::vector<std::string>;
-  EXPECT_EQ(clauses_of("M8 nut"), V{"thread=M8"});
-  EXPECT_EQ(clauses_of("hex nut M10"), V{"thread=M10"});
-  EXPECT_EQ(clauses_of("M8x40 hex bolt"), V{"thread=M8x40"});
-  EXPECT_EQ(clauses_of("DIN 912 M6 x 20"), V{"thread=M6x20"});
-  EXPECT_EQ(clauses_of("M8 bolt 40 mm long"), V{"thread=M8x40"});
-  EXPECT_EQ(clauses_of("washer M10"), V{"clearance=M10"});
+  // A fastener named with its M-size: the thread, and the extents its
+  // standard's table gives (ISO 4032 M8: e 15.01, s 13, m 6.8; DIN 934: m 6.5).
+  EXPECT_EQ(clauses_of("M8 nut"), (V{"thread=M8", "dims=14.26..15.17x12.87..13.13x6.43..6.87"}));
+  EXPECT_EQ(clauses_of("ISO 4032 M8"), (V{"thread=M8", "dims=14.26..15.17x12.87..13.13x6.73..6.87"}));
+  EXPECT_EQ(clauses_of("hex nut M10"),
+            (V{"thread=M10", "dims=17.55..19.83x15.84..17.17x7.92..8.49"}));
+  // ISO 4017 M8x40: l + k = 45.3 (DIN 933: 45.5), e 15.01, s 13.
+  EXPECT_EQ(clauses_of("M8x40 hex bolt"),
+            (V{"thread=M8x40", "dims=44.84..45.96x14.26..15.17x12.87..13.13"}));
+  EXPECT_EQ(clauses_of("M8 bolt 40 mm long"), clauses_of("M8x40 hex bolt"));
+  // DIN 933 M10 has 17 across flats where ISO 4017 has 16; both are
+  // threaded up to the head (one round piece), ISO 4014 part of the way
+  // (the shank at d, then the thread).
+  EXPECT_EQ(clauses_of("DIN 933 M10x40"),
+            (V{"thread=M10x40", "steps=0..1", "dims=46.53..47.47x18.64..19.83x16.83..17.17"}));
+  EXPECT_EQ(clauses_of("ISO 4017 M10x40"),
+            (V{"thread=M10x40", "steps=0..1", "dims=45.93..46.87x17.55..18.66x15.84..16.16"}));
+  EXPECT_EQ(clauses_of("ISO 4014 M10x40"),
+            (V{"thread=M10x40", "steps>=2", "dims=45.93..46.87x17.55..18.66x15.84..16.16"}));
+  EXPECT_EQ(clauses_of("partly threaded hex bolt M10x40"),
+            (V{"thread=M10x40", "steps>=2", "dims=45.93..47.47x17.55..19.83x15.84..17.17"}));
+  // ISO 4762 M6: a round head 10 across and 6 high.
+  EXPECT_EQ(clauses_of("DIN 912 M6 x 20"), (V{"thread=M6x20", "dims=25.74..26.26x9.9..10.1x9.9..10.1"}));
+  EXPECT_EQ(clauses_of("M6x20 allen bolt"), clauses_of("DIN 912 M6 x 20"));
+  EXPECT_EQ(clauses_of("SHCS M6x20"), clauses_of("DIN 912 M6 x 20"));
+  // Without a length, a screw's head alone.
+  EXPECT_EQ(clauses_of("M8 bolt"), (V{"thread=M8", "middle=14.26..15.17", "smallest=12.87..13.13"}));
+  // ISO 7089 M10: 20 across, 2 thick; the large series (ISO 7093) 30 x 2.5.
+  EXPECT_EQ(clauses_of("washer M10"), (V{"clearance=M10", "dims=19.8..20.2x19.8..20.2x1.98..2.02"}));
+  EXPECT_EQ(clauses_of("M10 penny washer"),
+            (V{"clearance=M10", "dims=29.7..30.3x29.7..30.3x2.47..2.53"}));
+  // A spring washer, a bolt with its nut: no one table shape.
+  EXPECT_EQ(clauses_of("spring washer M8"), V{"clearance=M8"});
+  EXPECT_EQ(clauses_of("M8 bolt and nut"), V{"thread=M8"});
   // A thread on a part that is no fastener names its holes.
   EXPECT_EQ(clauses_of("an M8 bracket"), V{"hole=6.4..10"});
   EXPECT_EQ(clauses_of("M8 holes"), V{"hole=6.4..10"});
@@ -263,15 +291,32 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
   EXPECT_EQ(clauses_of("M5x12 countersunk screw"), (V{"thread=M5", "size=11.76..12.24"}));
   EXPECT_EQ(clauses_of("M5 flat head screw 45 mm long"), (V{"thread=M5", "size=44.1..45.9"}));
   // A length right after the part's name is its thread's.
-  EXPECT_EQ(clauses_of("M16 cap screw, 110 mm"), V{"thread=M16x110"});
-  EXPECT_EQ(clauses_of("M4 hex spacer 25mm"), V{"thread=M4x25"});
+  EXPECT_EQ(clauses_of("M16 cap screw, 110 mm"),
+            (V{"thread=M16x110", "dims=124.74..127.26x23.76..24.24x23.76..24.24"}));
+  // A standoff's body 25 long, 7 across flats; its male end's stud (8) may
+  // add to it, so the shape says the length, not the thread.
+  EXPECT_EQ(clauses_of("M4 hex spacer 25mm"),
+            (V{"thread=M4", "dims=24.75..33.33x7.67..8.17x6.93..7.07"}));
+  EXPECT_EQ(clauses_of("M4x25 female-female standoff"),
+            (V{"thread=M4", "dims=24.75..25.25x7.67..8.17x6.93..7.07"}));
+  // Shorter than its hexagon is wide: the sides in another order.
+  EXPECT_EQ(clauses_of("standoff_M4x6_FF"), (V{"thread=M4", "dims=7.67..8.17x6.93..7.07x5.94..6.06"}));
+  // A male-or-female one that short: the order is not known, no shape.
+  EXPECT_EQ(clauses_of("M4x6 standoff"), V{"thread=M4x6"});
+  // A shaft's fit (ISO 286) is no length in metres.
+  EXPECT_EQ(clauses_of("DIN 6325 10x75 m6"), V{"dims=74.25..75.75x9.9..10.1x9.9..10.1"});
+  EXPECT_EQ(clauses_of("Parallel pin ISO 8734 - 10 m6 x 50 - A - St"),
+            V{"dims=49.5..50.5x9.9..10.1x9.9..10.1"});
 }
 
 TEST(QueryFacts, ThreadsBoresAndPinsSaidInWords) {
   using V = std::vector<std::string>;
-  EXPECT_EQ(clauses_of("a hex head bolt, 14 mm thread, 100 mm long"), V{"thread=M14x100"});
-  EXPECT_EQ(clauses_of("a hexagon nut for an 5 mm bolt"), V{"thread=M5"});
-  EXPECT_EQ(clauses_of("a 40 mm long hexagon bolt for 5 mm holes"), V{"thread=M5x40"});
+  EXPECT_EQ(clauses_of("a hex head bolt, 14 mm thread, 100 mm long"),
+            (V{"thread=M14x100", "dims=107.71..110.09x23.03..25.66x20.79..22.22"}));
+  EXPECT_EQ(clauses_of("a hexagon nut for an 5 mm bolt"),
+            (V{"thread=M5", "dims=8.77..9.33x7.92..8.08x3.96..4.75"}));
+  EXPECT_EQ(clauses_of("a 40 mm long hexagon bolt for 5 mm holes"),
+            (V{"thread=M5x40", "dims=43.06..43.94x8.77..9.33x7.92..8.08"}));
   EXPECT_EQ(clauses_of("a spring washer for an 8 mm bolt"), V{"clearance=M8"});
   // Holes for a bolt on a part that is no fastener.
   EXPECT_EQ(clauses_of("a plate with holes for 8 mm bolts"), V{"hole=6.4..10"});

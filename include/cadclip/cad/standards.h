@@ -36,6 +36,48 @@ struct SteelProfileSize {
 // nullopt for a section the tables do not hold.
 std::optional<SteelProfileSize> steel_profile_size(std::string_view series, std::string_view size);
 
+// The metric fasteners of a nominal thread diameter d (mm) as the tables give
+// them, mm; nullopt for a d the table does not hold. A size a standard does not
+// make is 0.
+
+// Hexagon head bolts and screws: ISO 4014 / ISO 4017, and the withdrawn DIN 931 /
+// DIN 933 (their heads differ at M10, M12, M14 and M22).
+struct HexHeadSize {
+  double s = 0, k = 0;          // across flats, head height (ISO)
+  double s_din = 0, k_din = 0;  // the same by DIN
+};
+std::optional<HexHeadSize> hex_head_size(double d);
+
+// Hexagon socket head cap screws (ISO 4762, DIN 912): the round head.
+struct SocketHeadSize {
+  double dk = 0, k = 0;  // head diameter and height
+};
+std::optional<SocketHeadSize> socket_head_size(double d);
+
+// Hexagon nuts: ISO 4032 (regular), ISO 4035 (thin), ISO 7040 (nylon insert) and
+// the withdrawn DIN 934.
+struct HexNutSize {
+  double s = 0, m = 0;          // ISO 4032: across flats, height
+  double m_thin = 0;            // ISO 4035's height
+  double h_nyloc = 0;           // ISO 7040's overall height
+  double s_din = 0, m_din = 0;  // DIN 934
+};
+std::optional<HexNutSize> hex_nut_size(double d);
+
+// Plain washers: normal series (ISO 7089, ISO 7090) and large series (ISO 7093).
+struct PlainWasherSize {
+  double d2 = 0, h = 0;              // normal series: outside diameter, thickness
+  double d2_large = 0, h_large = 0;  // large series
+};
+std::optional<PlainWasherSize> plain_washer_size(double d);
+
+// Hexagon standoffs (a catalogue convention): the hexagon and a male end's stud.
+struct HexStandoffSize {
+  double s = 0;     // across flats
+  double stud = 0;  // the male thread's length (male-female standoffs)
+};
+std::optional<HexStandoffSize> hex_standoff_size(double d);
+
 // An aluminium T-slot profile's section (a manufacturer convention, no standard), mm.
 struct TslotProfileSize {
   std::string designation;  // "20x20 slot 6"

@@ -29,7 +29,7 @@ struct IndexOptions {
   std::string search_params;       // FAISS parameters for searching, e.g. "efSearch=128", and
                                    // rerank=N (a lossy index orders N candidates by their exact
                                    // vectors); empty = efSearch=128 for HNSW, nprobe=16 for
-                                   // IVF (and rerank=64 for SQ/PQ codes), else nothing
+                                   // IVF (nprobe=8,rerank=64 for SQ/PQ codes), else nothing
   std::string captions;            // a caption file (JSONL/CSV) naming parts by id; empty = the
                                    // prepared folder's captions.jsonl when there is one
   bool thumbnails = true;          // line-drawing thumbnails: drawn by the ingest workers for a
