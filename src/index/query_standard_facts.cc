@@ -122,7 +122,7 @@ enum class FastenerKind { kNone, kHexBolt, kSocketScrew, kNut, kWasher, kStandof
 
 struct NamedFastener {
   FastenerKind kind = FastenerKind::kNone;
-  bool iso = false, din = false;  // a hex head's or nut's standard, old (DIN) or new (ISO)
+  bool iso = false, din = false;       // a hex head's or nut's standard, old (DIN) or new (ISO)
   bool full = false, partial = false;  // a hex bolt threaded up to its head, or part of the way
   bool thin = false, nyloc = false, large = false;
   bool male = false, female = false;  // a standoff's ends, when said
@@ -169,13 +169,11 @@ NamedFastener named_fastener(const std::vector<Token>& t) {
     if (goes_on && one_of(w, {"bolt", "bolts", "screw", "screws"})) continue;
     // "fully threaded", "threaded up to the head", "partly threaded",
     // "threaded part of the way".
-    f.full = f.full || w == "fully" || (w == "full" && i + 1 < t.size() &&
-                                         one_of(t[i + 1].low, {"thread", "threaded"})) ||
-             (w == "head" && i >= 2 && t[i - 1].low == "the" &&
-              one_of(t[i - 2].low, {"to", "up"}));
+    f.full = f.full || w == "fully" ||
+             (w == "full" && i + 1 < t.size() && one_of(t[i + 1].low, {"thread", "threaded"})) ||
+             (w == "head" && i >= 2 && t[i - 1].low == "the" && one_of(t[i - 2].low, {"to", "up"}));
     f.partial = f.partial || one_of(w, {"partly", "partially"}) ||
-                (w == "part" && i + 3 < t.size() && t[i + 1].low == "of" &&
-                 t[i + 3].low == "way");
+                (w == "part" && i + 3 < t.size() && t[i + 1].low == "of" && t[i + 3].low == "way");
     hex = hex || one_of(w, {"hex", "hexagon", "hexagonal"});
     socket = socket || one_of(w, {"socket", "shcs", "allen", "capscrew"}) ||
              (w == "cylinder" && i + 1 < t.size() && t[i + 1].low == "head");
@@ -192,8 +190,7 @@ NamedFastener named_fastener(const std::vector<Token>& t) {
     standoff = standoff || one_of(w, {"standoff", "standoffs", "spacer", "spacers", "pillar"});
     f.male = f.male || w == "male" || w == "mf" ||
              (w == "m" && i + 1 < t.size() && t[i + 1].low == "f" && !t[i].glued_to_next);
-    f.female = f.female || w == "ff" ||
-               (w == "female" && !(i > 0 && t[i - 1].low == "male")) ||
+    f.female = f.female || w == "ff" || (w == "female" && !(i > 0 && t[i - 1].low == "male")) ||
                (w == "f" && i + 1 < t.size() && t[i + 1].low == "f");
   }
   if (other || (washer && f.nyloc)) return f;  // a lock washer is a spring washer
@@ -201,11 +198,16 @@ NamedFastener named_fastener(const std::vector<Token>& t) {
   // washer before the bolt it goes on, a socket before the "hex" of its key.
   const int kinds = standoff + nut + washer;
   if (kinds > 1 || (nut && (bolt || screw || socket))) return f;  // "M8 bolt and nut"
-  if (standoff) f.kind = FastenerKind::kStandoff;
-  else if (nut) f.kind = FastenerKind::kNut;
-  else if (washer) f.kind = FastenerKind::kWasher;
-  else if (socket || (cap && !hex)) f.kind = FastenerKind::kSocketScrew;  // "M8 cap screw"
-  else if (bolt || (hex && screw)) f.kind = FastenerKind::kHexBolt;
+  if (standoff)
+    f.kind = FastenerKind::kStandoff;
+  else if (nut)
+    f.kind = FastenerKind::kNut;
+  else if (washer)
+    f.kind = FastenerKind::kWasher;
+  else if (socket || (cap && !hex))
+    f.kind = FastenerKind::kSocketScrew;  // "M8 cap screw"
+  else if (bolt || (hex && screw))
+    f.kind = FastenerKind::kHexBolt;
   return f;
 }
 
@@ -241,10 +243,9 @@ void QueryReading::read_fastener_shapes() {
   const NamedFastener f = named_fastener(t);
   const double d = thread->ranges[0].min;
   // The length said with the thread, 0 when none was.
-  const double length =
-      thread->ranges.size() == 2 && thread->ranges[1].min == thread->ranges[1].max
-          ? thread->ranges[1].min
-          : 0.0;
+  const double length = thread->ranges.size() == 2 && thread->ranges[1].min == thread->ranges[1].max
+                            ? thread->ranges[1].min
+                            : 0.0;
   const std::string because = thread->because;
   std::vector<NumberRange> dims;  // largest first
   bool body_length = false;       // the length said is a standoff's body's, not the part's
@@ -272,10 +273,11 @@ void QueryReading::read_fastener_shapes() {
       // Threaded part of the way, the shank keeps the nominal diameter: two
       // round pieces of one axis; threaded up to the head, one.
       if (f.full != f.partial)
-        out.push_back(stated(FilterKey::kSteps,
-                             f.partial ? NumberRange{2, std::numeric_limits<double>::infinity(), false, false}
-                                       : NumberRange{0, 1, false, false},
-                             because));
+        out.push_back(
+            stated(FilterKey::kSteps,
+                   f.partial ? NumberRange{2, std::numeric_limits<double>::infinity(), false, false}
+                             : NumberRange{0, 1, false, false},
+                   because));
       break;
     }
     case FastenerKind::kSocketScrew: {
@@ -434,8 +436,8 @@ void QueryReading::read_threads_in_words() {
     if (!length || length->second >= t.size()) continue;
     const std::string& next = t[length->second].low;
     // "k = 9 mm, thread to the head": a comma ends the length's phrase.
-    const std::string_view gap = text.substr(t[length->second - 1].end,
-                                             t[length->second].begin - t[length->second - 1].end);
+    const std::string_view gap =
+        text.substr(t[length->second - 1].end, t[length->second].begin - t[length->second - 1].end);
     if (gap.find_first_of(",;:") != std::string_view::npos) continue;
     const bool said = one_of(next, {"thread", "threads", "threaded"});
     const size_t before = i >= 1 && one_of(t[i - 1].low, {"a", "an"}) ? i - 1 : i;

@@ -666,9 +666,9 @@ std::vector<std::vector<std::pair<float, int64_t>>> VectorIndex::search_many(
 namespace cadclip::index::detail {
 
 // Large libraries: an inverted file with about 4 sqrt(n) lists (a power of
-// two), searched 16 lists deep (8 where the lists hold 8-bit codes). On 100,000 parts IVF1024,Flat at nprobe 16
-// found 0.998 of the exact top 10 and answered faster than HNSW32, which also
-// took 20x longer to build (docs/PERFORMANCE.md, "Search").
+// two), searched 16 lists deep (8 where the lists hold 8-bit codes). On 100,000 parts IVF1024,Flat
+// at nprobe 16 found 0.998 of the exact top 10 and answered faster than HNSW32, which also took 20x
+// longer to build (docs/PERFORMANCE.md, "Search").
 std::string choose_factory(const std::string& factory, int64_t parts) {
   if (factory != "auto") return factory;
   if (parts < kAutoApproximateFrom) return "Flat";

@@ -226,7 +226,8 @@ TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
   // A fastener named with its M-size: the thread, and the extents its
   // standard's table gives (ISO 4032 M8: e 15.01, s 13, m 6.8; DIN 934: m 6.5).
   EXPECT_EQ(clauses_of("M8 nut"), (V{"thread=M8", "dims=14.26..15.17x12.87..13.13x6.43..6.87"}));
-  EXPECT_EQ(clauses_of("ISO 4032 M8"), (V{"thread=M8", "dims=14.26..15.17x12.87..13.13x6.73..6.87"}));
+  EXPECT_EQ(clauses_of("ISO 4032 M8"),
+            (V{"thread=M8", "dims=14.26..15.17x12.87..13.13x6.73..6.87"}));
   EXPECT_EQ(clauses_of("hex nut M10"),
             (V{"thread=M10", "dims=17.55..19.83x15.84..17.17x7.92..8.49"}));
   // ISO 4017 M8x40: l + k = 45.3 (DIN 933: 45.5), e 15.01, s 13.
@@ -245,13 +246,16 @@ TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
   EXPECT_EQ(clauses_of("partly threaded hex bolt M10x40"),
             (V{"thread=M10x40", "steps>=2", "dims=45.93..47.47x17.55..19.83x15.84..17.17"}));
   // ISO 4762 M6: a round head 10 across and 6 high.
-  EXPECT_EQ(clauses_of("DIN 912 M6 x 20"), (V{"thread=M6x20", "dims=25.74..26.26x9.9..10.1x9.9..10.1"}));
+  EXPECT_EQ(clauses_of("DIN 912 M6 x 20"),
+            (V{"thread=M6x20", "dims=25.74..26.26x9.9..10.1x9.9..10.1"}));
   EXPECT_EQ(clauses_of("M6x20 allen bolt"), clauses_of("DIN 912 M6 x 20"));
   EXPECT_EQ(clauses_of("SHCS M6x20"), clauses_of("DIN 912 M6 x 20"));
   // Without a length, a screw's head alone.
-  EXPECT_EQ(clauses_of("M8 bolt"), (V{"thread=M8", "middle=14.26..15.17", "smallest=12.87..13.13"}));
+  EXPECT_EQ(clauses_of("M8 bolt"),
+            (V{"thread=M8", "middle=14.26..15.17", "smallest=12.87..13.13"}));
   // ISO 7089 M10: 20 across, 2 thick; the large series (ISO 7093) 30 x 2.5.
-  EXPECT_EQ(clauses_of("washer M10"), (V{"clearance=M10", "dims=19.8..20.2x19.8..20.2x1.98..2.02"}));
+  EXPECT_EQ(clauses_of("washer M10"),
+            (V{"clearance=M10", "dims=19.8..20.2x19.8..20.2x1.98..2.02"}));
   EXPECT_EQ(clauses_of("M10 penny washer"),
             (V{"clearance=M10", "dims=29.7..30.3x29.7..30.3x2.47..2.53"}));
   // A spring washer, a bolt with its nut: no one table shape.
@@ -300,7 +304,8 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
   EXPECT_EQ(clauses_of("M4x25 female-female standoff"),
             (V{"thread=M4", "dims=24.75..25.25x7.67..8.17x6.93..7.07"}));
   // Shorter than its hexagon is wide: the sides in another order.
-  EXPECT_EQ(clauses_of("standoff_M4x6_FF"), (V{"thread=M4", "dims=7.67..8.17x6.93..7.07x5.94..6.06"}));
+  EXPECT_EQ(clauses_of("standoff_M4x6_FF"),
+            (V{"thread=M4", "dims=7.67..8.17x6.93..7.07x5.94..6.06"}));
   // A male-or-female one that short: the order is not known, no shape.
   EXPECT_EQ(clauses_of("M4x6 standoff"), V{"thread=M4x6"});
   // A shaft's fit (ISO 286) is no length in metres.
