@@ -12,7 +12,11 @@ default) and with the embedding alone (--no-facts). Per caption level: R@1,
 R@10 and the median rank of the part itself, and how often the first answer
 is of the right group (hex bolt, nut, ...) and of the right group and size
 (the same table row, length, variant and bore: an ISO 4017 M8x40 and a DIN
-933 M8x40 are one size of one group).
+933 M8x40 are one size of one group). "Says" is R@1 counting a first answer
+that has everything the caption states (its `facts`: "M14x90 hex bolt" states
+the group, the size and the length, so an ISO 4014 M14x90 answers it as well
+as the ISO 4017 one it was written for; "ISO 4017 M14x90" states the
+standard too, and only that part answers it).
 """
 import argparse
 import collections
@@ -32,8 +36,22 @@ def size_key(part):
 
 
 def row_text(cells):
-    """R@1, R@10, MedR, right group, right group and size, as printed."""
-    return "{:5.1f}% {:5.1f}% {:5.1f} {:5.1f}% {:5.1f}%".format(*cells)
+    """R@1, R@10, MedR, right group, right group and size, R@1 by what the caption says."""
+    return "{:5.1f}% {:5.1f}% {:5.1f} {:5.1f}% {:5.1f}% {:5.1f}%".format(*cells)
+
+
+def stated_values(caption_rows):
+    """Per part, every value its captions state for each fact: {id: {key: {value, ...}}}."""
+    out = collections.defaultdict(lambda: collections.defaultdict(set))
+    for row in caption_rows:
+        for key, value in (row.get("facts") or {}).items():
+            out[row["id"]][key].add(json.dumps(value, sort_keys=True))
+    return out
+
+
+def has_all(stated, part_id, facts):
+    """Whether part `part_id` has every fact of `facts` among what its captions state."""
+    return all(json.dumps(v, sort_keys=True) in stated[part_id].get(k, ()) for k, v in facts.items())
 
 
 def main():
@@ -48,23 +66,24 @@ def main():
     splits = json.load(open(f"{args.synth_dir}/splits.json"))
     chosen = {i for i in splits[args.split] if parts[i].get("kind") == "standard"}
     by_level = collections.defaultdict(list)
-    for line in open(f"{args.synth_dir}/captions.jsonl", encoding="utf-8"):
-        row = json.loads(line)
+    captions = [json.loads(line) for line in open(f"{args.synth_dir}/captions.jsonl", encoding="utf-8")]
+    stated = stated_values(captions)
+    for row in captions:
         if row["id"] in chosen:
             by_level[row["level"]].append(row)
     gallery = len(search(args.cadclip, args.index, ["part"], 1000000, facts=False)[0]["results"])
     standard = sum(p.get("kind") == "standard" for p in parts.values())
     print(f"{args.index}: gallery {gallery} parts ({standard} standard); queries: the "
           f"captions of the {len(chosen)} standard parts of split {args.split}")
-    print("level          queries  facts read | with facts:  R@1   R@10  MedR  group   size | "
-          "embedding alone:  R@1   R@10  MedR  group   size")
+    print("level          queries  facts read | with facts:  R@1   R@10  MedR  group   size   says | "
+          "embedding alone:  R@1   R@10  MedR  group   size   says")
     for level, rows in sorted(by_level.items()):
         texts = [" ".join(r["text"].split()) for r in rows]
         n = len(rows)
         cells = []
         for facts in (True, False):
             answers = search(args.cadclip, args.index, texts, gallery, facts=facts)
-            ranks, group, size, read = [], 0, 0, 0
+            ranks, group, size, read, says = [], 0, 0, 0, 0
             for answer, row in zip(answers, rows):
                 found = [r["id"] for r in answer["results"]]
                 ranks.append(found.index(row["id"]) + 1 if row["id"] in found else gallery + 1)
@@ -73,9 +92,10 @@ def main():
                 if first is not None:
                     group += first["family"] == parts[row["id"]]["family"]
                     size += size_key(first) == size_key(parts[row["id"]])
+                    says += found[0] == row["id"] or has_all(stated, found[0], row.get("facts") or {})
             cells.append((read, 100 * sum(r == 1 for r in ranks) / n,
                           100 * sum(r <= 10 for r in ranks) / n, statistics.median(ranks),
-                          100 * group / n, 100 * size / n))
+                          100 * group / n, 100 * size / n, 100 * says / n))
         (read, *on), (_, *off) = cells
         print(f"{level:<14} {n:>7} {read:>11} | {'':>11} {row_text(on)} | {'':>16} {row_text(off)}")
 

@@ -74,6 +74,13 @@ std::optional<SocketHeadSize> socket_head_size(double d) {
   return SocketHeadSize{t.number(*row, "dk"), t.number(*row, "k")};
 }
 
+std::optional<double> countersunk_head_diameter(double d) {
+  const StandardTable& t = standard_table("countersunk_socket_screws.csv");
+  const std::optional<size_t> row = row_of_diameter(t, "d", d);
+  if (!row) return std::nullopt;
+  return t.number(*row, "dk");
+}
+
 std::optional<HexNutSize> hex_nut_size(double d) {
   const StandardTable& t = standard_table("hex_nuts.csv");
   const std::optional<size_t> row = row_of_diameter(t, "D", d);
@@ -92,6 +99,21 @@ std::optional<PlainWasherSize> plain_washer_size(double d) {
   if (!row) return std::nullopt;
   return PlainWasherSize{t.number(*row, "d2"), t.number(*row, "h"),
                          number_or_zero(t, *row, "d2_large"), number_or_zero(t, *row, "h_large")};
+}
+
+std::optional<SpringWasherSize> spring_washer_size(double d) {
+  const StandardTable& t = standard_table("spring_lock_washers.csv");
+  const std::optional<size_t> row = row_of_diameter(t, "d", d);
+  if (!row) return std::nullopt;
+  return SpringWasherSize{t.number(*row, "d2"), t.number(*row, "s"), t.number(*row, "h_min")};
+}
+
+std::optional<RetainingRingSize> retaining_ring_size(bool shaft, double d1) {
+  const StandardTable& t =
+      standard_table(shaft ? "retaining_rings_shaft.csv" : "retaining_rings_bore.csv");
+  const std::optional<size_t> row = row_of_diameter(t, "d1", d1);
+  if (!row) return std::nullopt;
+  return RetainingRingSize{t.number(*row, "s"), t.number(*row, "d3"), t.number(*row, "a")};
 }
 
 std::optional<HexStandoffSize> hex_standoff_size(double d) {

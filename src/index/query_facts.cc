@@ -139,7 +139,8 @@ void QueryReading::read_hole_counts() {
     if (!pair && (!t[i].number || length_at(t, i))) continue;
     const double count = pair ? 2 : t[i].value;
     for (size_t k = i + (pair ? 2 : 1); k < t.size() && k <= i + 4; ++k) {
-      if (t[k].number || unit_factor(t[k].low)) break;
+      // "30 teeth, bore 5 mm": a count is of the first thing named after it.
+      if (t[k].number || unit_factor(t[k].low) || is_repeated_feature_word(t[k].low)) break;
       if (is_hole_word(t[k].low)) {
         // "six bolt holes": six of one diameter; "six holes": that, or six in all.
         bool equal = false;
@@ -233,6 +234,7 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
   q.read_steel_sections();
   q.read_gears();
   q.read_tslot_profiles();
+  q.read_retaining_rings();
 #endif
   q.read_bearing_sizes();
   q.read_threads();
@@ -241,6 +243,7 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
   q.read_thread_length();
   q.read_countersunk_length();
 #ifdef CADCLIP_WITH_OCCT
+  q.read_washer_designations();
   q.read_fastener_shapes();
 #endif
   q.read_pin_sizes();

@@ -110,6 +110,9 @@ struct QueryReading {
   void read_gears();
   void read_tslot_profiles();
   void read_fastener_shapes();
+  void read_countersunk_head();
+  void read_washer_designations();
+  void read_retaining_rings();
 #endif
   void read_bearing_sizes();
   void read_threads();

@@ -60,23 +60,44 @@ void QueryReading::read_steel_sections() {
   }
 }
 
-// Spur gears by module and teeth: "module 2, 24 teeth", "24 teeth of module
-// 1.5": the tip diameter m (z + 2) is the part's largest extent, ±1% (the
-// count itself is read below).
+// Spur gears and toothed pulleys by module and teeth: "module 2, 24
+// teeth", "spur gear m = 1.5, z = 32", "m0.5 48T gear", "gear 48T mod 0.5",
+// "GT2 pulley 30T": the count of teeth as `repeats`, and with a module the
+// tip diameter m (z + 2) as the part's largest extent, ±1%. The short forms
+// (m, z, T) are read only where a gear, pinion, pulley or sprocket is named.
 void QueryReading::read_gears() {
+  bool toothed = false;
+  for (const Token& token : t)
+    toothed = toothed || one_of(token.low, {"gear", "gears", "pinion", "pulley", "pulleys",
+                                            "sprocket", "gt2", "gt"});
+  std::optional<std::pair<double, std::pair<size_t, size_t>>> module, teeth;
   for (size_t i = 0; i + 1 < t.size(); ++i) {
-    if (used[i] || !one_of(t[i].low, {"module", "mod"}) || !t[i + 1].number) continue;
-    std::optional<double> teeth;
-    for (size_t k = 0; k + 1 < t.size(); ++k)
-      if (t[k].number && one_of(t[k + 1].low, {"teeth", "tooth"})) teeth = t[k].value;
-    if (!teeth) continue;
-    const std::optional<cad::GearSize> gear =
-        cad::spur_gear_size(t[i + 1].value, static_cast<int>(*teeth));
-    if (!gear) continue;
-    out.push_back(stated(FilterKey::kLargest, around(gear->tip, 0.01, 0.1),
-                         words_between(text, t, i, i + 2)));
-    mark(i, i + 2);
+    if (used[i]) continue;
+    const Token& next = t[i + 1];
+    if (!module && next.number &&
+        (one_of(t[i].low, {"module", "mod"}) || (toothed && t[i].low == "m")))
+      module = {next.value, {i, i + 2}};
+    else if (!teeth && toothed && t[i].low == "z" && next.number)
+      teeth = {next.value, {i, i + 2}};
+    else if (!teeth && t[i].number &&
+             (one_of(next.low, {"teeth", "tooth"}) ||
+              (toothed && t[i].glued_to_next && next.low == "t")))
+      teeth = {t[i].value, {i, i + 2}};
   }
+  if (!teeth || teeth->first < 3 || teeth->first >= 1000 ||
+      teeth->first != std::floor(teeth->first))
+    return;
+  const int z = static_cast<int>(teeth->first);
+  if (module) {
+    if (const std::optional<cad::GearSize> gear = cad::spur_gear_size(module->first, z)) {
+      out.push_back(stated(FilterKey::kLargest, around(gear->tip, 0.01, 0.1),
+                           words_between(text, t, module->second.first, module->second.second)));
+      mark(module->second.first, module->second.second);
+    }
+  }
+  out.push_back(stated(FilterKey::kRepeats, {teeth->first, teeth->first, false, false},
+                       words_between(text, t, teeth->second.first, teeth->second.second)));
+  mark(teeth->second.first, teeth->second.second);
 }
 
 // T-slot profiles by section: "2020 profile", "a 30x30 T-slot extrusion",
@@ -118,13 +139,13 @@ namespace {
 
 // A fastener a query names by its words or its standard's number, and what
 // those say of its form.
-enum class FastenerKind { kNone, kHexBolt, kSocketScrew, kNut, kWasher, kStandoff };
+enum class FastenerKind { kNone, kHexBolt, kSocketScrew, kNut, kWasher, kSpringWasher, kStandoff };
 
 struct NamedFastener {
   FastenerKind kind = FastenerKind::kNone;
   bool iso = false, din = false;       // a hex head's or nut's standard, old (DIN) or new (ISO)
   bool full = false, partial = false;  // a hex bolt threaded up to its head, or part of the way
-  bool thin = false, nyloc = false, large = false;
+  bool thin = false, nyloc = false, large = false, spring = false;
   bool male = false, female = false;  // a standoff's ends, when said
 };
 
@@ -158,8 +179,10 @@ NamedFastener named_fastener(const std::vector<Token>& t) {
         nut = f.nyloc = true;
       } else if (one_of(number, {"7093", "9021"})) {
         washer = f.large = true;
-      } else if (one_of(number, {"127", "7980", "10642", "7991", "471", "472", "6799"})) {
-        other = true;  // spring washers, countersunk screws, retaining rings
+      } else if (number == "127") {
+        washer = f.spring = true;
+      } else if (one_of(number, {"7980", "10642", "7991", "471", "472", "6799"})) {
+        other = true;  // countersunk screws, retaining rings, ISO 7980's washers
       }
       continue;
     }
@@ -185,15 +208,17 @@ NamedFastener named_fastener(const std::vector<Token>& t) {
     f.nyloc = f.nyloc || one_of(w, {"nyloc", "locknut", "nylon", "lock", "locking"});
     washer = washer || is_washer_word(w);
     f.large = f.large || one_of(w, {"large", "penny", "fender"});
-    other = other || one_of(w, {"spring", "split", "circlip", "countersunk", "csk", "set",
-                                "setscrew", "grub", "flange", "flanged", "wing", "cap_nut"});
+    f.spring = f.spring || one_of(w, {"spring", "split"});
+    other = other || one_of(w, {"circlip", "countersunk", "csk", "set", "setscrew", "grub",
+                                "flange", "flanged", "wing", "cap_nut"});
     standoff = standoff || one_of(w, {"standoff", "standoffs", "spacer", "spacers", "pillar"});
     f.male = f.male || w == "male" || w == "mf" ||
              (w == "m" && i + 1 < t.size() && t[i + 1].low == "f" && !t[i].glued_to_next);
     f.female = f.female || w == "ff" || (w == "female" && !(i > 0 && t[i - 1].low == "male")) ||
                (w == "f" && i + 1 < t.size() && t[i + 1].low == "f");
   }
-  if (other || (washer && f.nyloc)) return f;  // a lock washer is a spring washer
+  if (other) return f;
+  f.spring = f.spring || f.nyloc;  // a lock washer is a spring washer
   // One kind, named unmistakably: a standoff before its hexagon, a nut or a
   // washer before the bolt it goes on, a socket before the "hex" of its key.
   const int kinds = standoff + nut + washer;
@@ -203,7 +228,7 @@ NamedFastener named_fastener(const std::vector<Token>& t) {
   else if (nut)
     f.kind = FastenerKind::kNut;
   else if (washer)
-    f.kind = FastenerKind::kWasher;
+    f.kind = f.spring ? FastenerKind::kSpringWasher : FastenerKind::kWasher;
   else if (socket || (cap && !hex))
     f.kind = FastenerKind::kSocketScrew;  // "M8 cap screw"
   else if (bolt || (hex && screw))
@@ -224,6 +249,25 @@ constexpr double kCornersPerFlat = 1.1547005383792515;
 
 }  // namespace
 
+// A countersunk screw's head (ISO 10642): its whole length, read before as
+// the largest extent, and the head's diameter twice (±1%), where the screw
+// is longer than its head is wide.
+void QueryReading::read_countersunk_head() {
+  const auto thread = std::find_if(out.begin(), out.end(), [](const Condition& c) {
+    return c.key == FilterKey::kThread && c.ranges.size() == 1;
+  });
+  if (thread == out.end()) return;
+  const std::optional<double> dk = cad::countersunk_head_diameter(thread->ranges[0].min);
+  const std::string because = thread->because;
+  const auto whole = std::find_if(out.begin(), out.end(), [&](const Condition& c) {
+    return c.key == FilterKey::kLargest && c.because == because;
+  });
+  if (!dk || whole == out.end() || whole->ranges[0].min <= 1.01 * *dk) return;
+  whole->key = FilterKey::kDims;
+  whole->ranges.push_back(span(*dk, *dk, 0.01));
+  whole->ranges.push_back(span(*dk, *dk, 0.01));
+}
+
 // The shape a fastener's designation gives: "M8x40 hex bolt", "DIN 912
 // M6x20", "M8 nut", "washer M10", "standoff M3x10": the part's extents,
 // largest first (`dims`), from the tables of data/standards, ±1% (a
@@ -231,7 +275,10 @@ constexpr double kCornersPerFlat = 1.1547005383792515;
 // the ISO and DIN forms of the size. The thread itself stays as
 // read_threads read it; a countersunk screw's length was read before.
 void QueryReading::read_fastener_shapes() {
-  if (countersunk) return;
+  if (countersunk) {
+    read_countersunk_head();
+    return;
+  }
   const Condition* thread = nullptr;
   int threads = 0;
   for (const Condition& c : out) {
@@ -249,6 +296,7 @@ void QueryReading::read_fastener_shapes() {
   const std::string because = thread->because;
   std::vector<NumberRange> dims;  // largest first
   bool body_length = false;       // the length said is a standoff's body's, not the part's
+  bool hugs_bolt = false;         // a spring washer's bore is tighter than a clearance
   auto hexagon = [&](double s_lo, double s_hi) {
     NumberRange corners = span(kCornersPerFlat * s_lo, kCornersPerFlat * s_hi, 0.01);
     corners.min = std::floor(100 * 0.95 * kCornersPerFlat * s_lo) / 100;
@@ -321,6 +369,16 @@ void QueryReading::read_fastener_shapes() {
       dims = {span(d2, d2, 0.01), span(d2, d2, 0.01), span(h, h, 0.01)};
       break;
     }
+    case FastenerKind::kSpringWasher: {
+      // DIN 127 B: the ring d2 across, s thick; its split ring's helix
+      // stands up to h_min (models leave it flat or draw it).
+      const auto spring = cad::spring_washer_size(d);
+      if (!spring || length > 0) return;
+      dims = {span(spring->d2, spring->d2, 0.01), span(spring->d2, spring->d2, 0.01),
+              span(spring->s, spring->h_min, 0.01)};
+      hugs_bolt = true;
+      break;
+    }
     case FastenerKind::kStandoff: {
       const auto standoff = cad::hex_standoff_size(d);
       if (!standoff || length <= 0) return;
@@ -348,10 +406,81 @@ void QueryReading::read_fastener_shapes() {
   if (body_length)
     for (Condition& c : out)
       if (c.key == FilterKey::kThread && c.ranges.size() == 2) c.ranges.pop_back();
+  // A spring washer's bore (d + 0.1) takes the bolt without clearance: the shape says it.
+  if (hugs_bolt)
+    std::erase_if(out, [](const Condition& c) { return c.key == FilterKey::kClearance; });
   Condition shape = stated(FilterKey::kDims, dims[0], because);
   shape.ranges.push_back(dims[1]);
   shape.ranges.push_back(dims[2]);
   out.push_back(std::move(shape));
+}
+#endif
+
+#ifdef CADCLIP_WITH_OCCT
+// A washer's designation without an M: "ISO 7089 - 8 - 200 HV", "DIN 127 -
+// B 14": the bolt's size after the standard (and a form letter).
+void QueryReading::read_washer_designations() {
+  for (const Condition& c : out)
+    if (c.key == FilterKey::kClearance || c.key == FilterKey::kThread) return;
+  for (size_t i = 0; i + 2 < t.size(); ++i) {
+    if (used[i] || !one_of(t[i].low, {"iso", "din"}) || !t[i + 1].number ||
+        !one_of(t[i + 1].text, {"7089", "7090", "7093", "125", "9021", "127"}))
+      continue;
+    size_t at = i + 2;
+    if (one_of(t[at].text, {"A", "B"}) && at + 1 < t.size()) ++at;
+    if (!t[at].number) continue;
+    const double d = t[at].value;
+    const bool known = t[i + 1].text == "127" ? cad::spring_washer_size(d).has_value()
+                                              : cad::plain_washer_size(d).has_value();
+    if (!known) continue;
+    out.push_back(
+        stated_thread(FilterKey::kClearance, d, std::nullopt, words_between(text, t, i, at + 1)));
+    mark(i, at + 1);
+    return;
+  }
+}
+
+// Retaining rings (circlips) by the shaft or bore they fit: "DIN 471 5x0.6",
+// "DIN 472 15", "5 mm external circlip", "bore circlip 15 mm": the ring's
+// thickness s (±2%) as its smallest extent; a bore ring's free outside d3
+// (±1%) as its largest, a shaft ring's between d1 and d1 + 2a (the outline
+// of its lugs is the maker's).
+void QueryReading::read_retaining_rings() {
+  bool ring = false, shaft = false, bore = false;
+  std::optional<std::pair<double, std::pair<size_t, size_t>>> size;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string& w = t[i].low;
+    const bool named_ring =
+        i + 1 < t.size() && t[i + 1].low == "ring" && one_of(w, {"retaining", "snap", "seeger"});
+    ring = ring || one_of(w, {"circlip", "circlips", "seeger"}) || named_ring;
+    shaft = shaft || one_of(w, {"shaft", "shafts", "external", "outer", "outside"});
+    bore = bore || one_of(w, {"bore", "bores", "internal", "inner", "inside", "housing"});
+    if (i >= 1 && t[i - 1].low == "din" && one_of(t[i].text, {"471", "472"})) {
+      ring = true;
+      (t[i].text == "471" ? shaft : bore) = true;
+      if (i + 1 < t.size() && t[i + 1].number) {
+        size_t end = i + 2;
+        if (end + 1 < t.size() && t[end].low == "x" && t[end + 1].number) end += 2;
+        size = {t[i + 1].value, {i - 1, end}};
+      }
+    }
+  }
+  if (!ring || shaft == bore) return;
+  for (size_t i = 0; i < t.size() && !size; ++i)  // "5 mm circlip", "for a 15 mm bore"
+    if (const auto length = length_at(t, i); length && !used[i])
+      size = {length->first, {i, length->second}};
+  if (!size) return;
+  const std::optional<cad::RetainingRingSize> r = cad::retaining_ring_size(shaft, size->first);
+  if (!r) return;
+  const auto [from, to] = size->second;
+  const std::string because = words_between(text, t, from, to);
+  out.push_back(stated(FilterKey::kSmallest, around(r->s, 0.02, 0.01), because));
+  out.push_back(stated(
+      FilterKey::kLargest,
+      bore ? around(r->d3, 0.01, 0.05) : span(size->first, size->first + 2 * r->a, 0.01), because));
+  mark(from, to);
+  // "for a 5 mm shaft" names the shaft the ring fits, not a hole of the ring.
+  if (to < t.size() && one_of(t[to].low, {"shaft", "shafts", "bore", "bores"})) mark(to, to + 1);
 }
 #endif
 

@@ -258,9 +258,25 @@ TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
             (V{"clearance=M10", "dims=19.8..20.2x19.8..20.2x1.98..2.02"}));
   EXPECT_EQ(clauses_of("M10 penny washer"),
             (V{"clearance=M10", "dims=29.7..30.3x29.7..30.3x2.47..2.53"}));
-  // A spring washer, a bolt with its nut: no one table shape.
-  EXPECT_EQ(clauses_of("spring washer M8"), V{"clearance=M8"});
+  // DIN 127 B M8: 14.8 across, 2 thick, its helix up to 4 high; a bolt
+  // with its nut: no one table shape.
+  // Its bore (8.1) hugs the bolt: the shape alone, not a clearance.
+  EXPECT_EQ(clauses_of("spring washer M8"), V{"dims=14.65..14.95x14.65..14.95x1.98..4.04"});
+  EXPECT_EQ(clauses_of("Spring lock washer DIN 127 - B 8 - FSt"), clauses_of("spring washer M8"));
+  EXPECT_EQ(clauses_of("Washer ISO 7089 - 8 - 200 HV"),
+            (V{"clearance=M8", "dims=15.84..16.16x15.84..16.16x1.58..1.62"}));
   EXPECT_EQ(clauses_of("M8 bolt and nut"), V{"thread=M8"});
+  // Retaining rings: DIN 471 5 is 0.6 thick, its lugs 2.5 wide; DIN 472 15
+  // 1 thick, 16.2 across when free.
+  EXPECT_EQ(clauses_of("DIN 471 5x0.6"), (V{"smallest=0.588..0.612", "size=4.95..10.1"}));
+  EXPECT_EQ(clauses_of("an external circlip for a 5 mm shaft"), clauses_of("DIN 471 5x0.6"));
+  EXPECT_EQ(clauses_of("bore circlip 15 mm"), (V{"smallest=0.98..1.02", "size=16.038..16.362"}));
+  // Gears and pulleys by their short forms: m (z + 2) and the teeth.
+  EXPECT_EQ(clauses_of("spur gear m = 1.5, z = 32"), (V{"size=50.49..51.51", "repeats=32"}));
+  EXPECT_EQ(clauses_of("M1.5-32T gear"), clauses_of("spur gear m = 1.5, z = 32"));
+  EXPECT_EQ(clauses_of("gear 32T mod 1.5"), clauses_of("spur gear m = 1.5, z = 32"));
+  EXPECT_EQ(clauses_of("GT2 pulley 30T"), V{"repeats=30"});
+  EXPECT_EQ(clauses_of("pulley, 30 teeth, bore 5 mm"), (V{"repeats=30", "hole=4.9..5.1"}));
   // A thread on a part that is no fastener names its holes.
   EXPECT_EQ(clauses_of("an M8 bracket"), V{"hole=6.4..10"});
   EXPECT_EQ(clauses_of("M8 holes"), V{"hole=6.4..10"});
@@ -292,8 +308,13 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
   EXPECT_EQ(clauses_of("a 45x45 T-slot extrusion"),
             (V{"middle=44.55..45.45", "smallest=44.55..45.45"}));
   // A countersunk screw's length is its whole length, the head's included.
-  EXPECT_EQ(clauses_of("M5x12 countersunk screw"), (V{"thread=M5", "size=11.76..12.24"}));
-  EXPECT_EQ(clauses_of("M5 flat head screw 45 mm long"), (V{"thread=M5", "size=44.1..45.9"}));
+  // ISO 10642 M5: a head 11.2 across.
+  EXPECT_EQ(clauses_of("M5x12 countersunk screw"),
+            (V{"thread=M5", "dims=11.76..12.24x11.08..11.32x11.08..11.32"}));
+  EXPECT_EQ(clauses_of("M5 flat head screw 45 mm long"),
+            (V{"thread=M5", "dims=44.1..45.9x11.08..11.32x11.08..11.32"}));
+  // Shorter than its head is wide: the length alone.
+  EXPECT_EQ(clauses_of("M5x10 countersunk screw"), (V{"thread=M5", "size=9.8..10.2"}));
   // A length right after the part's name is its thread's.
   EXPECT_EQ(clauses_of("M16 cap screw, 110 mm"),
             (V{"thread=M16x110", "dims=124.74..127.26x23.76..24.24x23.76..24.24"}));
@@ -322,7 +343,7 @@ TEST(QueryFacts, ThreadsBoresAndPinsSaidInWords) {
             (V{"thread=M5", "dims=8.77..9.33x7.92..8.08x3.96..4.75"}));
   EXPECT_EQ(clauses_of("a 40 mm long hexagon bolt for 5 mm holes"),
             (V{"thread=M5x40", "dims=43.06..43.94x8.77..9.33x7.92..8.08"}));
-  EXPECT_EQ(clauses_of("a spring washer for an 8 mm bolt"), V{"clearance=M8"});
+  EXPECT_EQ(clauses_of("a spring washer for an 8 mm bolt"), clauses_of("spring washer M8"));
   // Holes for a bolt on a part that is no fastener.
   EXPECT_EQ(clauses_of("a plate with holes for 8 mm bolts"), V{"hole=6.4..10"});
   EXPECT_EQ(clauses_of("a shaft collar for a 14 mm shaft"), V{"hole=13.86..14.14"});

@@ -54,6 +54,9 @@ struct SocketHeadSize {
 };
 std::optional<SocketHeadSize> socket_head_size(double d);
 
+// Hexagon socket countersunk head screws (ISO 10642): the head's diameter.
+std::optional<double> countersunk_head_diameter(double d);
+
 // Hexagon nuts: ISO 4032 (regular), ISO 4035 (thin), ISO 7040 (nylon insert) and
 // the withdrawn DIN 934.
 struct HexNutSize {
@@ -70,6 +73,21 @@ struct PlainWasherSize {
   double d2_large = 0, h_large = 0;  // large series
 };
 std::optional<PlainWasherSize> plain_washer_size(double d);
+
+// Spring lock washers, form B (DIN 127): the flat ring d1 x d2 x s; h_min is
+// the free height of the split ring's helix.
+struct SpringWasherSize {
+  double d2 = 0, s = 0, h_min = 0;
+};
+std::optional<SpringWasherSize> spring_washer_size(double d);
+
+// Retaining rings of the normal type for a shaft (DIN 471) or a bore (DIN 472)
+// of diameter d1: the thickness, the free ring's inside (shaft) or outside
+// (bore) diameter d3, and the lugs' radial width a.
+struct RetainingRingSize {
+  double s = 0, d3 = 0, a = 0;
+};
+std::optional<RetainingRingSize> retaining_ring_size(bool shaft, double d1);
 
 // Hexagon standoffs (a catalogue convention): the hexagon and a male end's stud.
 struct HexStandoffSize {
