@@ -247,6 +247,116 @@ NumberRange span(double lo, double hi, double relative) {
 // chamfer the corners, the tables' e_min is about 0.96 of that.
 constexpr double kCornersPerFlat = 1.1547005383792515;
 
+// The corners' and the flats' extents of a hexagon s_lo to s_hi across flats.
+std::pair<NumberRange, NumberRange> hexagon(double s_lo, double s_hi) {
+  NumberRange corners = span(kCornersPerFlat * s_lo, kCornersPerFlat * s_hi, 0.01);
+  corners.min = std::floor(100 * 0.95 * kCornersPerFlat * s_lo) / 100;
+  return {corners, span(s_lo, s_hi, 0.01)};
+}
+
+// What the tables say of a named fastener's shape.
+struct FastenerShape {
+  std::vector<NumberRange> dims;  // its three extents, in any order; empty: none known
+  std::vector<std::pair<FilterKey, NumberRange>> head;  // a screw without a length: its head
+  std::optional<NumberRange> steps;                     // the round pieces of its shank
+  bool body_length = false;  // the length said is a standoff's body's, not the part's
+  bool hugs_bolt = false;    // a spring washer's bore is tighter than a clearance
+};
+
+// Hex bolts and socket head cap screws of thread d and length (0: not said).
+FastenerShape screw_shape(const NamedFastener& f, double d, double length) {
+  FastenerShape shape;
+  if (f.kind == FastenerKind::kSocketScrew) {
+    const auto head = cad::socket_head_size(d);
+    if (!head) return shape;
+    const NumberRange across = span(head->dk, head->dk, 0.01);
+    if (length <= 0)
+      shape.head = {{FilterKey::kMiddle, across}, {FilterKey::kSmallest, across}};
+    else
+      shape.dims = {span(length + head->k, length + head->k, 0.01), across, across};
+    return shape;
+  }
+  const auto head = cad::hex_head_size(d);
+  if (!head) return shape;
+  const bool both = f.iso == f.din;
+  const double s_lo = both ? std::min(head->s, head->s_din) : f.din ? head->s_din : head->s;
+  const double s_hi = both ? std::max(head->s, head->s_din) : s_lo;
+  const double k_lo = both ? std::min(head->k, head->k_din) : f.din ? head->k_din : head->k;
+  const double k_hi = both ? std::max(head->k, head->k_din) : k_lo;
+  const auto [corners, flats] = hexagon(s_lo, s_hi);
+  if (length <= 0) {
+    shape.head = {{FilterKey::kMiddle, corners}, {FilterKey::kSmallest, flats}};
+    return shape;
+  }
+  shape.dims = {span(length + k_lo, length + k_hi, 0.01), corners, flats};
+  // Threaded part of the way, the shank keeps the nominal diameter: two
+  // round pieces of one axis; threaded up to the head, one.
+  if (f.full != f.partial)
+    shape.steps = f.partial ? NumberRange{2, std::numeric_limits<double>::infinity(), false, false}
+                            : NumberRange{0, 1, false, false};
+  return shape;
+}
+
+// Nuts, washers and standoffs of thread d and length (0: not said).
+FastenerShape nut_washer_standoff_shape(const NamedFastener& f, double d, double length) {
+  FastenerShape shape;
+  if (f.kind == FastenerKind::kNut) {
+    const auto nut = cad::hex_nut_size(d);
+    if (!nut || length > 0) return shape;
+    double s_lo = nut->s, s_hi = nut->s, m_lo = nut->m, m_hi = nut->m;
+    if (f.nyloc) {
+      m_lo = m_hi = nut->h_nyloc;
+    } else if (f.thin) {
+      m_lo = m_hi = nut->m_thin;
+    } else if (f.din || !f.iso) {  // DIN 934, or a regular nut of either standard
+      s_lo = f.din ? nut->s_din : std::min(nut->s, nut->s_din);
+      s_hi = f.din ? nut->s_din : std::max(nut->s, nut->s_din);
+      m_lo = f.din ? nut->m_din : std::min(nut->m, nut->m_din);
+      m_hi = f.din ? nut->m_din : std::max(nut->m, nut->m_din);
+    }
+    if (m_lo <= 0) return shape;  // no thin or nyloc nut of this size
+    const auto [corners, flats] = hexagon(s_lo, s_hi);
+    shape.dims = {corners, flats, span(m_lo, m_hi, 0.01)};
+  } else if (f.kind == FastenerKind::kWasher) {
+    const auto washer = cad::plain_washer_size(d);
+    if (!washer || length > 0) return shape;
+    const double d2 = f.large ? washer->d2_large : washer->d2;
+    const double h = f.large ? washer->h_large : washer->h;
+    if (d2 > 0) shape.dims = {span(d2, d2, 0.01), span(d2, d2, 0.01), span(h, h, 0.01)};
+  } else if (f.kind == FastenerKind::kSpringWasher) {
+    // DIN 127 B: the ring d2 across, s thick; its split ring's helix stands
+    // up to h_min (models leave it flat or draw it).
+    const auto spring = cad::spring_washer_size(d);
+    if (!spring || length > 0) return shape;
+    shape.dims = {span(spring->d2, spring->d2, 0.01), span(spring->d2, spring->d2, 0.01),
+                  span(spring->s, spring->h_min, 0.01)};
+    shape.hugs_bolt = true;
+  } else if (f.kind == FastenerKind::kStandoff) {
+    const auto standoff = cad::hex_standoff_size(d);
+    if (!standoff || length <= 0) return shape;
+    const auto [corners, flats] = hexagon(standoff->s, standoff->s);
+    // Its length is the hexagon's; a male end's stud adds to the whole.
+    const double lo = f.male ? length + standoff->stud : length;
+    const double hi = f.female && !f.male ? length : length + standoff->stud;
+    shape.dims = {span(lo, hi, 0.01), corners, flats};
+    shape.body_length = true;
+  }
+  return shape;
+}
+
+// The three extents largest first; false where two ranges overlap and the
+// order of the part's sides is not known (a standoff as long as its
+// hexagon is wide).
+bool sort_sides(std::vector<NumberRange>& dims) {
+  std::sort(dims.begin(), dims.end(), [](const NumberRange& a, const NumberRange& b) {
+    return a.min + a.max > b.min + b.max;
+  });
+  auto apart = [](const NumberRange& a, const NumberRange& b) {
+    return a.min > b.max || (a.min == b.min && a.max == b.max);
+  };
+  return apart(dims[0], dims[1]) && apart(dims[1], dims[2]);
+}
+
 }  // namespace
 
 // A countersunk screw's head (ISO 10642): its whole length, read before as
@@ -294,125 +404,23 @@ void QueryReading::read_fastener_shapes() {
                             ? thread->ranges[1].min
                             : 0.0;
   const std::string because = thread->because;
-  std::vector<NumberRange> dims;  // largest first
-  bool body_length = false;       // the length said is a standoff's body's, not the part's
-  bool hugs_bolt = false;         // a spring washer's bore is tighter than a clearance
-  auto hexagon = [&](double s_lo, double s_hi) {
-    NumberRange corners = span(kCornersPerFlat * s_lo, kCornersPerFlat * s_hi, 0.01);
-    corners.min = std::floor(100 * 0.95 * kCornersPerFlat * s_lo) / 100;
-    return std::pair{corners, span(s_lo, s_hi, 0.01)};
-  };
-  switch (f.kind) {
-    case FastenerKind::kHexBolt: {
-      const auto head = cad::hex_head_size(d);
-      if (!head) return;
-      const bool both = f.iso == f.din;
-      const double s_lo = both ? std::min(head->s, head->s_din) : f.din ? head->s_din : head->s;
-      const double s_hi = both ? std::max(head->s, head->s_din) : s_lo;
-      const double k_lo = both ? std::min(head->k, head->k_din) : f.din ? head->k_din : head->k;
-      const double k_hi = both ? std::max(head->k, head->k_din) : k_lo;
-      const auto [corners, flats] = hexagon(s_lo, s_hi);
-      if (length <= 0) {
-        out.push_back(stated(FilterKey::kMiddle, corners, because));
-        out.push_back(stated(FilterKey::kSmallest, flats, because));
-        return;
-      }
-      dims = {span(length + k_lo, length + k_hi, 0.01), corners, flats};
-      // Threaded part of the way, the shank keeps the nominal diameter: two
-      // round pieces of one axis; threaded up to the head, one.
-      if (f.full != f.partial)
-        out.push_back(
-            stated(FilterKey::kSteps,
-                   f.partial ? NumberRange{2, std::numeric_limits<double>::infinity(), false, false}
-                             : NumberRange{0, 1, false, false},
-                   because));
-      break;
-    }
-    case FastenerKind::kSocketScrew: {
-      const auto head = cad::socket_head_size(d);
-      if (!head) return;
-      if (length <= 0) {
-        out.push_back(stated(FilterKey::kMiddle, span(head->dk, head->dk, 0.01), because));
-        out.push_back(stated(FilterKey::kSmallest, span(head->dk, head->dk, 0.01), because));
-        return;
-      }
-      dims = {span(length + head->k, length + head->k, 0.01), span(head->dk, head->dk, 0.01),
-              span(head->dk, head->dk, 0.01)};
-      break;
-    }
-    case FastenerKind::kNut: {
-      const auto nut = cad::hex_nut_size(d);
-      if (!nut || length > 0) return;
-      double s_lo = nut->s, s_hi = nut->s, m_lo = nut->m, m_hi = nut->m;
-      if (f.nyloc) {
-        if (nut->h_nyloc <= 0) return;
-        m_lo = m_hi = nut->h_nyloc;
-      } else if (f.thin) {
-        if (nut->m_thin <= 0) return;
-        m_lo = m_hi = nut->m_thin;
-      } else if (f.din || !f.iso) {  // DIN 934, or a regular nut of either standard
-        s_lo = f.din ? nut->s_din : std::min(nut->s, nut->s_din);
-        s_hi = f.din ? nut->s_din : std::max(nut->s, nut->s_din);
-        m_lo = f.din ? nut->m_din : std::min(nut->m, nut->m_din);
-        m_hi = f.din ? nut->m_din : std::max(nut->m, nut->m_din);
-      }
-      const auto [corners, flats] = hexagon(s_lo, s_hi);
-      dims = {corners, flats, span(m_lo, m_hi, 0.01)};
-      break;
-    }
-    case FastenerKind::kWasher: {
-      const auto washer_size = cad::plain_washer_size(d);
-      if (!washer_size || length > 0) return;
-      const double d2 = f.large ? washer_size->d2_large : washer_size->d2;
-      const double h = f.large ? washer_size->h_large : washer_size->h;
-      if (d2 <= 0) return;
-      dims = {span(d2, d2, 0.01), span(d2, d2, 0.01), span(h, h, 0.01)};
-      break;
-    }
-    case FastenerKind::kSpringWasher: {
-      // DIN 127 B: the ring d2 across, s thick; its split ring's helix
-      // stands up to h_min (models leave it flat or draw it).
-      const auto spring = cad::spring_washer_size(d);
-      if (!spring || length > 0) return;
-      dims = {span(spring->d2, spring->d2, 0.01), span(spring->d2, spring->d2, 0.01),
-              span(spring->s, spring->h_min, 0.01)};
-      hugs_bolt = true;
-      break;
-    }
-    case FastenerKind::kStandoff: {
-      const auto standoff = cad::hex_standoff_size(d);
-      if (!standoff || length <= 0) return;
-      const auto [corners, flats] = hexagon(standoff->s, standoff->s);
-      // Its length is the hexagon's; a male end's stud adds to the whole.
-      const double lo = f.male ? length + standoff->stud : length;
-      const double hi = f.female && !f.male ? length : length + standoff->stud;
-      dims = {span(lo, hi, 0.01), corners, flats};
-      body_length = true;
-      break;
-    }
-    case FastenerKind::kNone:
-      return;
-  }
-  // Largest first; where two ranges overlap the order of the part's sides
-  // is not known (a standoff as long as its hexagon is wide): no shape.
-  std::sort(dims.begin(), dims.end(), [](const NumberRange& a, const NumberRange& b) {
-    return a.min + a.max > b.min + b.max;
-  });
-  auto apart = [](const NumberRange& a, const NumberRange& b) {
-    return a.min > b.max || (a.min == b.min && a.max == b.max);
-  };
-  if (!apart(dims[0], dims[1]) || !apart(dims[1], dims[2])) return;
+  FastenerShape shape = f.kind == FastenerKind::kHexBolt || f.kind == FastenerKind::kSocketScrew
+                            ? screw_shape(f, d, length)
+                            : nut_washer_standoff_shape(f, d, length);
+  for (const auto& [key, range] : shape.head) out.push_back(stated(key, range, because));
+  if (shape.steps) out.push_back(stated(FilterKey::kSteps, *shape.steps, because));
+  if (shape.dims.empty() || !sort_sides(shape.dims)) return;
   // A male standoff's thread is not as long as the part: the shape says the length.
-  if (body_length)
+  if (shape.body_length)
     for (Condition& c : out)
       if (c.key == FilterKey::kThread && c.ranges.size() == 2) c.ranges.pop_back();
   // A spring washer's bore (d + 0.1) takes the bolt without clearance: the shape says it.
-  if (hugs_bolt)
+  if (shape.hugs_bolt)
     std::erase_if(out, [](const Condition& c) { return c.key == FilterKey::kClearance; });
-  Condition shape = stated(FilterKey::kDims, dims[0], because);
-  shape.ranges.push_back(dims[1]);
-  shape.ranges.push_back(dims[2]);
-  out.push_back(std::move(shape));
+  Condition sides = stated(FilterKey::kDims, shape.dims[0], because);
+  sides.ranges.push_back(shape.dims[1]);
+  sides.ranges.push_back(shape.dims[2]);
+  out.push_back(std::move(sides));
 }
 #endif
 
