@@ -41,8 +41,8 @@ CADCLIP_OPTION_FIELDS(
     (program_share, synth.program_share,
      "With --kind mixed: the share of parts that are programs (0.5 = half)"),
     (standard_share, synth.standard_share,
-     "With --kind mixed: the share of parts that are standard parts (default 0.1; 0 = none, "
-     "the mixed set as it was before)"),
+     "With --kind mixed: the share of parts that are standard parts (default 0: none; "
+     "scripts/train_release.sh uses 0.1)"),
     (program_test_share, synth.program_test_share,
      "Programs' share in the test split (default 0.1; validation stays 0.1): a large held-out "
      "program gallery from a small set"),

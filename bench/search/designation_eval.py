@@ -71,9 +71,13 @@ def main():
     for row in captions:
         if row["id"] in chosen:
             by_level[row["level"]].append(row)
-    gallery = len(search(args.cadclip, args.index, ["part"], 1000000, facts=False)[0]["results"])
+    # The index holds every part of the set; a search answers at most 1,000
+    # (the searcher's max_k), and a part ranked past them counts as last.
+    gallery = len(parts)
+    answered = len(search(args.cadclip, args.index, ["part"], gallery, facts=False)[0]["results"])
     standard = sum(p.get("kind") == "standard" for p in parts.values())
-    print(f"{args.index}: gallery {gallery} parts ({standard} standard); queries: the "
+    print(f"{args.index}: gallery {gallery} parts ({standard} standard), the first {answered} "
+          f"ranked; queries: the "
           f"captions of the {len(chosen)} standard parts of split {args.split}")
     print("level          queries  facts read | with facts:  R@1   R@10  MedR  group   size   says | "
           "embedding alone:  R@1   R@10  MedR  group   size   says")
@@ -82,7 +86,7 @@ def main():
         n = len(rows)
         cells = []
         for facts in (True, False):
-            answers = search(args.cadclip, args.index, texts, gallery, facts=facts)
+            answers = search(args.cadclip, args.index, texts, answered, facts=facts)
             ranks, group, size, read, says = [], 0, 0, 0, 0
             for answer, row in zip(answers, rows):
                 found = [r["id"] for r in answer["results"]]
