@@ -47,6 +47,11 @@ bool is_washer_word(const std::string& w);
 bool is_bearing_word(const std::string& w);
 bool is_fastener_word(const std::string& w);
 bool is_length_word(const std::string& w);
+// The standard's number at token i, after "ISO", "DIN" or "EN", as written
+// ("4017"); "" otherwise.
+std::string standard_number(const std::vector<Token>& t, size_t i);
+// A plain or spring washer's standard: ISO 7089, 7090, 7093; DIN 125, 9021, 127.
+bool is_washer_standard(const std::string& number);
 // The query names a fastener's (washer's) standard by its number: "ISO 4032", "DIN 125".
 bool names_fastener_standard(const std::vector<Token>& t);
 bool names_washer_standard(const std::vector<Token>& t);

@@ -149,12 +149,6 @@ struct NamedFastener {
   bool male = false, female = false;  // a standoff's ends, when said
 };
 
-// The standard number after "ISO", "DIN" or "EN", as written ("4017"); "" otherwise.
-std::string standard_number(const std::vector<Token>& t, size_t i) {
-  if (i == 0 || !t[i].number || !one_of(t[i - 1].low, {"iso", "din", "en"})) return "";
-  return t[i].text;
-}
-
 NamedFastener named_fastener(const std::vector<Token>& t) {
   NamedFastener f;
   bool hex = false, socket = false, cap = false, bolt = false, screw = false, nut = false,
@@ -422,18 +416,14 @@ void QueryReading::read_fastener_shapes() {
   sides.ranges.push_back(shape.dims[2]);
   out.push_back(std::move(sides));
 }
-#endif
 
-#ifdef CADCLIP_WITH_OCCT
 // A washer's designation without an M: "ISO 7089 - 8 - 200 HV", "DIN 127 -
 // B 14": the bolt's size after the standard (and a form letter).
 void QueryReading::read_washer_designations() {
   for (const Condition& c : out)
     if (c.key == FilterKey::kClearance || c.key == FilterKey::kThread) return;
   for (size_t i = 0; i + 2 < t.size(); ++i) {
-    if (used[i] || !one_of(t[i].low, {"iso", "din"}) || !t[i + 1].number ||
-        !one_of(t[i + 1].text, {"7089", "7090", "7093", "125", "9021", "127"}))
-      continue;
+    if (used[i] || !is_washer_standard(standard_number(t, i + 1))) continue;
     size_t at = i + 2;
     if (one_of(t[at].text, {"A", "B"}) && at + 1 < t.size()) ++at;
     if (!t[at].number) continue;

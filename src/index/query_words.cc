@@ -213,21 +213,30 @@ bool is_fastener_word(const std::string& w) {
                     "insert", "standoff", "standoffs", "spacer", "spacers", "nyloc", "locknut",
                     "capscrew", "setscrew"});
 }
+std::string standard_number(const std::vector<Token>& t, size_t i) {
+  if (i == 0 || !t[i].number || !one_of(t[i - 1].low, {"iso", "din", "en"})) return "";
+  return t[i].text;
+}
+bool is_washer_standard(const std::string& number) {
+  return one_of(number, {"7089", "7090", "7093", "125", "9021", "127"});
+}
 namespace {
+bool is_fastener_standard(const std::string& number) {
+  return one_of(number, {"4014", "4017", "931", "933", "4762", "912", "4032", "4035", "7040", "934",
+                         "439", "982", "985", "10642", "7991"});
+}
 // "ISO 4032 M8", "DIN 125 M10": a fastener's or washer's standard names the part.
-bool names_standard(const std::vector<Token>& t, std::initializer_list<std::string_view> numbers) {
+bool names_standard(const std::vector<Token>& t, bool (*is_one)(const std::string&)) {
   for (size_t i = 1; i < t.size(); ++i)
-    if (t[i].number && one_of(t[i - 1].low, {"iso", "din", "en"}) && one_of(t[i].text, numbers))
-      return true;
+    if (is_one(standard_number(t, i))) return true;
   return false;
 }
 }  // namespace
 bool names_fastener_standard(const std::vector<Token>& t) {
-  return names_standard(t, {"4014", "4017", "931", "933", "4762", "912", "4032", "4035", "7040",
-                            "934", "439", "982", "985", "10642", "7991"});
+  return names_standard(t, is_fastener_standard);
 }
 bool names_washer_standard(const std::vector<Token>& t) {
-  return names_standard(t, {"7089", "7090", "7093", "125", "9021", "127"});
+  return names_standard(t, is_washer_standard);
 }
 bool is_length_word(const std::string& w) { return one_of(w, {"long", "length", "l"}); }
 // Dowels and pins (ISO 8734, DIN 6325) are named by diameter x length: "10x24 dowel".

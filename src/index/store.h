@@ -154,8 +154,8 @@ inline constexpr int64_t kAutoCompressedFrom = 200000;
 // The candidates such an index orders by their exact scores ("rerank=N").
 inline constexpr int64_t kAutoRerank = 64;
 // The lists such an index probes: at 1,000,000 parts (2,048 lists) 8 lists
-// found 0.983 of the exact top 10 in 1.9 ms where 16 found 0.995 in 3.7 ms,
-// a third of a query's time end to end (docs/PERFORMANCE.md, "A million parts").
+// found 0.983 of the exact top 10 in 1.85 ms where 16 found 0.995 in 3.28 ms
+// (docs/PERFORMANCE.md, "A million parts").
 inline constexpr int64_t kAutoCompressedProbe = 8;
 
 // a . b over d floats.
