@@ -158,10 +158,12 @@ class Index {
  public:
   static std::unique_ptr<Index> open(const std::string& folder,
                                      const std::optional<std::string>& checkpoint,
-                                     const std::optional<std::string>& search_params) {
+                                     const std::optional<std::string>& search_params,
+                                     const std::string& text_matmul) {
     index::SearcherOptions options;
     options.checkpoint = checkpoint.value_or("");
     options.search_params = search_params.value_or("");
+    options.text_matmul = text_matmul;
     options.worker_binary = worker_binary();
     py::gil_scoped_release release;
     return std::make_unique<Index>(index::Searcher::open(folder, options));
@@ -341,9 +343,11 @@ version, and keeps that version while open. Results are lists of plain dicts as
 size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
 (the fields imported with `cadclip index --metadata`) and thumbnail.)");
   index.def_static("open", &Index::open, py::arg("folder"), py::arg("checkpoint") = py::none(),
-                   py::arg("search_params") = py::none(),
+                   py::arg("search_params") = py::none(), py::arg("text_matmul") = "auto",
                    "Opens an index folder; search_params are FAISS search parameters "
-                   "('nprobe=32'), default the index's own.");
+                   "('nprobe=32'), default the index's own; text_matmul is the precision of "
+                   "query encoding's matmuls: 'fp32', 'bf16', or 'auto' (bf16 where the CPU "
+                   "multiplies it natively).");
   bind_index_queries(index);
   index
       .def("embed_text", &Index::embed_text, py::arg("text"),
@@ -354,6 +358,9 @@ size_mm (x, y, z), faces, holes, hole_diameters_mm, file_type, caption, metadata
       .def("__contains__",
            [](const Index& i, const std::string& id) { return i.searcher().find(id) != nullptr; })
       .def_property_readonly("dim", [](const Index& i) { return i.searcher().dim(); })
+      .def_property_readonly(
+          "text_matmul", [](const Index& i) { return std::string(i.searcher().text_matmul()); },
+          "'fp32' or 'bf16': what query encoding's matmuls run in.")
       .def_property_readonly("folder",
                              [](const Index& i) { return i.searcher().folder().string(); })
       .def_property_readonly(

@@ -41,6 +41,8 @@ struct SearchCommandOptions {
   std::string checkpoint;          // empty = the one the index records (another is refused)
   int threads = 0;                 // intra-op threads; 0 = LibTorch's default (the cores)
   data::IngestLimits limits;       // what the --like part may cost to ingest
+  // Query encoding's matmuls: fp32, bf16 or auto (bf16 where the CPU has it).
+  std::string text_matmul = "auto";
 };
 
 CADCLIP_OPTION_FIELDS(
@@ -64,6 +66,8 @@ CADCLIP_OPTION_FIELDS(
     (out, "Write to this file instead of stdout"),
     (checkpoint, "Checkpoint to search with; it must hold the index's weights"),
     (threads, "Intra-op threads; 0 = one per core"),
+    (text_matmul,
+     "Query encoding's matmuls: fp32, bf16, or auto (bf16 where the CPU has AMX or AVX512-BF16)"),
     (limits, "What the --like part may cost to ingest"))
 
 // At most `width` characters of `text` (UTF-8 aware enough for a table: it
@@ -164,6 +168,7 @@ int run_search(SearchCommandOptions o) {
   index::SearcherOptions options;
   options.checkpoint = o.checkpoint;
   options.limits = o.limits;
+  options.text_matmul = o.text_matmul;
   const index::Searcher searcher = index::Searcher::open(o.index, options);
   std::vector<std::pair<std::string, index::SearchResult>> answers;
   for (const std::string& text : o.texts)
@@ -231,6 +236,9 @@ void define_search(CLI::App& command, Runner& run) {
   add_field(command, "--threads", *o, o->threads)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  add_field(command, "--text-matmul", *o, o->text_matmul)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
   add_ingest_limit_flags(command, o->limits, "the --like part");
   command.footer(
       "Exit status: 0 answered, 2 bad input (no index, another "

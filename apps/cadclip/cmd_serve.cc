@@ -102,6 +102,9 @@ void add_load_flags(CLI::App& command, serve::ServeOptions& o) {
   add_field(command, "--torch-threads", o, o.torch_threads)
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  add_field(command, "--text-matmul", o, o.text_matmul)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
   add_field(command, "--encoders", o, o.encoders)
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

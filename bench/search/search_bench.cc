@@ -36,6 +36,13 @@
 //                     [--rounds R]
 //   The text encoder alone at several batch sizes, rounds alternating between
 //   the sizes: median ms per batch and per text.
+// search_bench precision --index INDEX --queries FILE [--threads T] [--count Q]
+//   Query encoding in fp32 and in bf16 matmuls side by side, query by query
+//   alternating: encode and end-to-end p50/p99 of each, the cosine between
+//   the two embeddings of a query (min, p1, median), and how many of the
+//   bf16 top 10 are in the fp32 top 10.
+// query, filtered, facts and encode take --text-matmul fp32|bf16|auto (the
+// searcher's default: auto).
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -71,6 +78,14 @@ std::string need(const std::map<std::string, std::string>& a, const std::string&
   const auto it = a.find(key);
   if (it == a.end()) throw Error("search_bench: missing " + key);
   return it->second;
+}
+
+// The searcher options every mode reads: --search-params and --text-matmul.
+index::SearcherOptions searcher_options(const std::map<std::string, std::string>& a) {
+  index::SearcherOptions options;
+  if (a.count("--search-params")) options.search_params = a.at("--search-params");
+  if (a.count("--text-matmul")) options.text_matmul = a.at("--text-matmul");
+  return options;
 }
 
 int grow(const std::map<std::string, std::string>& a) {
@@ -197,12 +212,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
 int query(const std::map<std::string, std::string>& a) {
   const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
   const std::vector<std::string> queries = read_queries(need(a, "--queries"));
-  const index::Searcher exact = index::Searcher::open(need(a, "--index"));
+  const index::Searcher exact = index::Searcher::open(need(a, "--index"), searcher_options(a));
   std::printf(
-      "index %s: %lld parts, %s; %zu queries; %d intra-op thread(s); matmul %.1f "
-      "GFLOP/s\n",
+      "index %s: %lld parts, %s; %zu queries; %d intra-op thread(s); text matmuls %s; matmul "
+      "%.1f GFLOP/s\n",
       need(a, "--index").c_str(), static_cast<long long>(exact.size()), exact.factory().c_str(),
-      queries.size(), threads, bench::matmul_gflops());
+      queries.size(), threads, std::string(exact.text_matmul()).c_str(), bench::matmul_gflops());
   auto measure = [&](const index::Searcher& s, const std::string& label) {
     for (int i = 0; i < 5; ++i) (void)s.search_text(queries[i % queries.size()], 10);
     std::vector<double> total, encode, search;
@@ -226,7 +241,7 @@ int query(const std::map<std::string, std::string>& a) {
   const bool latency = !a.count("--latency") || a.at("--latency") != "no";
   if (latency) measure(exact, exact.factory());
   if (!a.count("--approx")) return 0;
-  const index::Searcher approx = index::Searcher::open(a.at("--approx"));
+  const index::Searcher approx = index::Searcher::open(a.at("--approx"), searcher_options(a));
   if (latency) measure(approx, approx.factory());
 
   // Recall: the exact top 10 of every query (ids), then the approximate
@@ -245,9 +260,10 @@ int query(const std::map<std::string, std::string>& a) {
   if (a.count("--sweep"))
     for (const std::string& p : split(a.at("--sweep"), ';')) settings.push_back(p);
   for (const std::string& params : settings) {
+    index::SearcherOptions options = searcher_options(a);
+    options.search_params = params;
     const index::Searcher swept =
-        params.empty() ? approx
-                       : index::Searcher::open(a.at("--approx"), {.search_params = params});
+        params.empty() ? approx : index::Searcher::open(a.at("--approx"), options);
     double hits = 0;
     std::vector<double> seconds;
     for (size_t i = 0; i < queries.size(); ++i) {
@@ -303,12 +319,13 @@ int filtered(const std::map<std::string, std::string>& a) {
   if (a.count("--count"))
     queries.resize(std::min(queries.size(), static_cast<size_t>(std::stoll(a.at("--count")))));
   const std::string params = a.count("--search-params") ? a.at("--search-params") : "";
-  const index::Searcher s = index::Searcher::open(need(a, "--index"), {.search_params = params});
+  const index::Searcher s = index::Searcher::open(need(a, "--index"), searcher_options(a));
   std::printf(
-      "index %s: %lld parts, %s%s%s; %zu queries; %d intra-op thread(s); matmul %.1f GFLOP/s\n",
+      "index %s: %lld parts, %s%s%s; %zu queries; %d intra-op thread(s); text matmuls %s; "
+      "matmul %.1f GFLOP/s\n",
       need(a, "--index").c_str(), static_cast<long long>(s.size()), s.factory().c_str(),
       params.empty() ? "" : ", searched with ", params.c_str(), queries.size(), threads,
-      bench::matmul_gflops());
+      std::string(s.text_matmul()).c_str(), bench::matmul_gflops());
   // Largest extents at the 50%, 5% and 0.5% quantiles: the size filters.
   std::vector<double> largest;
   for (const index::Item& item : s.items()) largest.push_back(item.sorted_size_mm()[0]);
@@ -375,7 +392,7 @@ int facts(const std::map<std::string, std::string>& a) {
   if (a.count("--count"))
     queries.resize(std::min(queries.size(), static_cast<size_t>(std::stoll(a.at("--count")))));
   const std::string params = a.count("--search-params") ? a.at("--search-params") : "";
-  const index::Searcher s = index::Searcher::open(need(a, "--index"), {.search_params = params});
+  const index::Searcher s = index::Searcher::open(need(a, "--index"), searcher_options(a));
   std::printf("index %s: %lld parts, %s%s%s; %zu queries; %d intra-op thread(s)\n",
               need(a, "--index").c_str(), static_cast<long long>(s.size()), s.factory().c_str(),
               params.empty() ? "" : ", searched with ", params.c_str(), queries.size(), threads);
@@ -459,13 +476,16 @@ int duplicates(const std::map<std::string, std::string>& a) {
 int encode(const std::map<std::string, std::string>& a) {
   const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
   const std::vector<std::string> queries = read_queries(need(a, "--queries"));
-  const index::Searcher searcher = index::Searcher::open(need(a, "--index"));
+  const index::Searcher searcher = index::Searcher::open(need(a, "--index"), searcher_options(a));
   std::vector<int64_t> sizes;
   for (const std::string& b : split(a.count("--batches") ? a.at("--batches") : "1,4,16", ','))
     sizes.push_back(std::stoll(b));
   const int rounds = a.count("--rounds") ? std::stoi(a.at("--rounds")) : 20;
-  std::printf("text encoder, %d intra-op thread(s), %zu queries, %d rounds; matmul %.1f GFLOP/s\n",
-              threads, queries.size(), rounds, bench::matmul_gflops());
+  std::printf(
+      "text encoder, %d intra-op thread(s), %zu queries, %d rounds, text matmuls %s; matmul %.1f "
+      "GFLOP/s\n",
+      threads, queries.size(), rounds, std::string(searcher.text_matmul()).c_str(),
+      bench::matmul_gflops());
   std::map<int64_t, std::vector<double>> seconds;
   size_t next = 0;
   auto batch_of = [&](int64_t b) {
@@ -489,6 +509,65 @@ int encode(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+int precision(const std::map<std::string, std::string>& a) {
+  const int threads = bench::set_threads(a.count("--threads") ? std::stoi(a.at("--threads")) : 1);
+  std::vector<std::string> queries = read_queries(need(a, "--queries"));
+  if (a.count("--count"))
+    queries.resize(std::min(queries.size(), static_cast<size_t>(std::stoll(a.at("--count")))));
+  index::SearcherOptions options = searcher_options(a);
+  options.text_matmul = "fp32";
+  const index::Searcher fp32 = index::Searcher::open(need(a, "--index"), options);
+  options.text_matmul = "bf16";
+  const index::Searcher bf16 = index::Searcher::open(need(a, "--index"), options);
+  std::printf("index %s: %lld parts, %s; %zu queries; %d intra-op thread(s); matmul %.1f GFLOP/s\n",
+              need(a, "--index").c_str(), static_cast<long long>(fp32.size()),
+              fp32.factory().c_str(), queries.size(), threads, bench::matmul_gflops());
+  for (int i = 0; i < 5; ++i)
+    for (const index::Searcher* s : {&fp32, &bf16})
+      (void)s->search_text(queries[i % queries.size()], 10);
+  struct Timings {
+    std::vector<double> encode, total;
+  };
+  Timings t32, t16;
+  std::vector<double> cosines;
+  double overlap = 0;
+  for (const std::string& q : queries) {
+    std::vector<index::Hit> hits32, hits16;
+    at::Tensor e32, e16;
+    auto run = [&q](const index::Searcher& s, Timings& t, at::Tensor& e,
+                    std::vector<index::Hit>& hits) {
+      const auto t0 = std::chrono::steady_clock::now();
+      e = s.embed_text(q);
+      const auto t1 = std::chrono::steady_clock::now();
+      hits = s.search(e, 10);
+      const auto t2 = std::chrono::steady_clock::now();
+      t.encode.push_back(std::chrono::duration<double>(t1 - t0).count());
+      t.total.push_back(std::chrono::duration<double>(t2 - t0).count());
+    };
+    run(fp32, t32, e32, hits32);
+    run(bf16, t16, e16, hits16);
+    cosines.push_back(at::dot(e32, e16).item<double>() /
+                      (e32.norm().item<double>() * e16.norm().item<double>()));
+    std::set<std::string> truth;
+    for (const index::Hit& h : hits32) truth.insert(h.item->id);
+    for (const index::Hit& h : hits16) overlap += static_cast<double>(truth.count(h.item->id));
+  }
+  std::printf(
+      "| text matmuls | encode p50 | p99 | end to end p50 | p99 |\n|---|---|---|---|---|\n");
+  for (const auto& [name, t] : {std::pair{"fp32", &t32}, std::pair{"bf16", &t16}})
+    std::printf("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", name,
+                1e3 * percentile(t->encode, 0.5), 1e3 * percentile(t->encode, 0.99),
+                1e3 * percentile(t->total, 0.5), 1e3 * percentile(t->total, 0.99));
+  std::printf(
+      "bf16 against fp32: encode p50 ratio %.2f, end-to-end p50 ratio %.2f; embedding cosine min "
+      "%.6f, p1 %.6f, median %.6f; top-10 overlap %.4f\n",
+      percentile(t16.encode, 0.5) / percentile(t32.encode, 0.5),
+      percentile(t16.total, 0.5) / percentile(t32.total, 0.5), percentile(cosines, 0.0),
+      percentile(cosines, 0.01), percentile(cosines, 0.5),
+      overlap / (10.0 * static_cast<double>(queries.size())));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -499,9 +578,11 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "filtered") return filtered(parse(argc, argv, 2));
     if (argc >= 2 && std::string(argv[1]) == "duplicates") return duplicates(parse(argc, argv, 2));
     if (argc >= 2 && std::string(argv[1]) == "facts") return facts(parse(argc, argv, 2));
+    if (argc >= 2 && std::string(argv[1]) == "precision") return precision(parse(argc, argv, 2));
     std::fprintf(
         stderr,
-        "usage: search_bench grow|query|filtered|facts|duplicates|encode ... (see the top of "
+        "usage: search_bench grow|query|filtered|facts|duplicates|encode|precision ... (see the "
+        "top of "
         "search_bench.cc)\n");
     return 2;
   } catch (const std::exception& e) {

@@ -21,6 +21,7 @@
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/text/length_groups.h"
+#include "cadclip/text/matmul_precision.h"
 #include "cadclip/text/quantities.h"
 #include "cadclip/text/text_model.h"
 #include "layout.h"
@@ -39,6 +40,7 @@ struct Searcher::State {
   std::string identity;
   ModelInfo model;
   std::string factory;
+  text::MatmulPrecision text_matmul = text::MatmulPrecision::kFloat32;
   // Shared with the searchers of later versions made with the same weights;
   // forward() is not const, and inference changes nothing.
   std::shared_ptr<model::BuiltModel> built;
@@ -112,6 +114,7 @@ std::shared_ptr<const Searcher::State> Searcher::open_state(
   auto state = std::make_shared<State>();
   state->folder = fs::absolute(folder);
   state->options = options;
+  state->text_matmul = text::parse_matmul_precision(options.text_matmul, "text_matmul");
   state->version = detail::open_current_version(state->folder);
   const fs::path& version = state->version.folder;
   state->version_name = version_name(state->folder, version);
@@ -205,6 +208,9 @@ const fs::path& Searcher::version_folder() const { return state_->version.folder
 std::string Searcher::checkpoint_identity() const { return state_->identity; }
 const ModelInfo& Searcher::model() const { return state_->model; }
 std::string Searcher::factory() const { return state_->factory; }
+std::string_view Searcher::text_matmul() const {
+  return text::matmul_precision_name(state_->text_matmul);
+}
 
 const Item* Searcher::find(std::string_view id) const {
   const auto it = state_->row_of.find(std::string(id));
@@ -236,6 +242,7 @@ at::Tensor Searcher::embed_texts(const std::vector<std::string>& texts) const {
   // (its overhead here: about one typical query's worth, 32^2 slots).
   const text::LengthGrouping grouping{.max_rows = static_cast<int64_t>(texts.size()),
                                       .group_overhead = 1024};
+  const text::TextMatmulScope precision(state_->text_matmul);
   return model::embed_texts(*state_->built, texts, grouping);
 }
 

@@ -35,6 +35,8 @@ CADCLIP_OPTION_FIELDS(
     (max_in_flight, "Searches running or waiting at once; more get HTTP 503"),
     (max_uploads, "Part uploads read at once; more get HTTP 503"),
     (torch_threads, "Intra-op threads per encoder"),
+    (text_matmul,
+     "Query encoding's matmuls: fp32, bf16, or auto (bf16 where the CPU has AMX or AVX512-BF16)"),
     (encoders, "Threads encoding text queries, a batch each"),
     (max_batch, "Text queries per forward pass"),
     (batch_window_ms, "How long an idle encoder waits for more queries to batch"),
@@ -95,6 +97,7 @@ index::Searcher open_searcher(const ServeOptions& o) {
   searcher_options.max_k = o.max_k;
   searcher_options.worker_binary = o.worker_binary;
   searcher_options.limits = o.limits;
+  searcher_options.text_matmul = o.text_matmul;
   return index::Searcher::open(o.index, searcher_options);
 }
 
@@ -171,6 +174,7 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
   if (!o.api_key_file.empty()) keys = detail::ApiKeys::read(o.api_key_file);
   index::Searcher searcher = open_searcher(o);
   const int64_t parts = searcher.size();
+  const std::string text_matmul(searcher.text_matmul());
   detail::Routes routes(options, std::move(searcher), std::move(keys));
 
   const detail::ConnectionOptions connections = connection_options(o);
@@ -187,7 +191,8 @@ void serve(const ServeOptions& o, const std::function<void(int port)>& on_ready)
     }
     g_server = &server;
   }
-  log::info("serve", "{} parts from {} on http://{}:{}/", parts, o.index, o.host, port);
+  log::info("serve", "{} parts from {} on http://{}:{}/ (query encoding in {})", parts, o.index,
+            o.host, port, text_matmul);
   on_ready(port);
   server.listen_after_bind();
   std::lock_guard lock(g_server_mutex);

@@ -11,6 +11,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/log.h"
+#include "cadclip/text/matmul_precision.h"
 
 namespace cadclip::text::detail {
 
@@ -107,9 +108,39 @@ std::optional<at::Tensor> optional_bias(const torch::Tensor& bias) {
   return bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
 }
 
+torch::Tensor reorder_for_onednn(const torch::Tensor& weight) {
+  torch::jit::Stack stack{weight, c10::IValue()};  // batch_size: none
+  onednn().reorder->callBoxed(&stack);
+  return stack.at(0).toTensor();
+}
+
+torch::Tensor concatenated_weight(const std::vector<torch::nn::Linear*>& layers) {
+  // One layer needs no copy unless it is reordered.
+  if (layers.size() == 1) return (*layers.front())->weight;
+  std::vector<torch::Tensor> weights;
+  for (auto* layer : layers) weights.push_back((*layer)->weight);
+  return at::cat(weights, 0);
+}
+
+torch::Tensor concatenated_bias(const std::vector<torch::nn::Linear*>& layers) {
+  if (layers.size() == 1) return (*layers.front())->bias;
+  std::vector<torch::Tensor> biases;
+  for (auto* layer : layers) biases.push_back((*layer)->bias);
+  return at::cat(biases, 0);
+}
+
+std::vector<int64_t> out_sizes(const std::vector<torch::nn::Linear*>& layers) {
+  std::vector<int64_t> sizes;
+  for (auto* layer : layers) sizes.push_back((*layer)->weight.size(0));
+  return sizes;
+}
+
 }  // namespace
 
-FusedLinear::Cached FusedLinear::cached(const std::vector<torch::nn::Linear*>& layers) {
+bool onednn_linear_available() { return onednn().reorder.has_value(); }
+
+FusedLinear::Cached FusedLinear::cached(const std::vector<torch::nn::Linear*>& layers,
+                                        bool want_bf16) {
   std::vector<std::tuple<const void*, const void*, int64_t>> stamp;
   stamp.reserve(2 * layers.size());
   const bool biased = (*layers.front())->bias.defined();
@@ -123,27 +154,39 @@ FusedLinear::Cached FusedLinear::cached(const std::vector<torch::nn::Linear*>& l
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (stamp != stamp_) {
-    std::vector<torch::Tensor> weights, biases;
     Cached fresh;
-    for (auto* layer : layers) {
-      weights.push_back((*layer)->weight);
-      if (biased) biases.push_back((*layer)->bias);
-      fresh.sizes.push_back((*layer)->weight.size(0));
-    }
-    // One layer needs no copy unless it is reordered.
-    fresh.weight = weights.size() == 1 ? weights[0] : at::cat(weights, 0);
-    if (biased) fresh.bias = biases.size() == 1 ? biases[0] : at::cat(biases, 0);
+    fresh.sizes = out_sizes(layers);
+    fresh.weight = concatenated_weight(layers);
+    if (biased) fresh.bias = concatenated_bias(layers);
     if (onednn().reorder && fresh.weight.device().is_cpu() &&
         fresh.weight.scalar_type() == at::kFloat) {
-      torch::jit::Stack stack{fresh.weight, c10::IValue()};  // batch_size: none
-      onednn().reorder->callBoxed(&stack);
-      fresh.weight = stack.at(0).toTensor();
+      fresh.weight = reorder_for_onednn(fresh.weight);
       fresh.packed = true;
     }
     cached_ = std::move(fresh);
     stamp_ = std::move(stamp);
   }
+  if (want_bf16 && cached_.packed && !cached_.weight_bf16.defined()) {
+    cached_.weight_bf16 = reorder_for_onednn(concatenated_weight(layers).to(at::kBFloat16));
+    if (biased) cached_.bias_bf16 = concatenated_bias(layers).to(at::kBFloat16);
+  }
   return cached_;
+}
+
+torch::Tensor FusedLinear::bf16_linear(const torch::Tensor& x,
+                                       const std::vector<torch::nn::Linear*>& layers,
+                                       std::optional<Activation> activation) {
+  if (current_matmul_precision() != MatmulPrecision::kBFloat16 || !x.device().is_cpu() ||
+      x.scalar_type() != at::kFloat)
+    return {};
+  const Cached c = cached(layers, /*want_bf16=*/true);
+  if (!c.weight_bf16.defined()) return {};
+  const auto [attr, algorithm] = onednn_activation(activation);
+  return onednn()
+      .pointwise
+      ->call(x.to(at::kBFloat16), c.weight_bf16, optional_bias(c.bias_bf16), attr, no_scalars(),
+             algorithm)
+      .to(at::kFloat);
 }
 
 std::vector<torch::Tensor> FusedLinear::forward(const torch::Tensor& x,
@@ -153,6 +196,8 @@ std::vector<torch::Tensor> FusedLinear::forward(const torch::Tensor& x,
     for (auto* layer : layers) out.push_back((*layer)(x));
     return out;
   }
+  if (const torch::Tensor y = bf16_linear(x, layers, std::nullopt); y.defined())
+    return y.split_with_sizes(out_sizes(layers), -1);
   const Cached c = cached(layers);
   const torch::Tensor y = c.packed ? onednn().pointwise->call(x, c.weight, optional_bias(c.bias),
                                                               "none", no_scalars(), "")
@@ -169,6 +214,7 @@ torch::Tensor FusedLinear::forward_cat(const torch::Tensor& x,
     const torch::Tensor y = outs.size() == 1 ? outs[0] : at::cat(outs, -1);
     return activation ? activate(y, *activation) : y;
   }
+  if (torch::Tensor y = bf16_linear(x, layers, activation); y.defined()) return y;
   const Cached c = cached(layers);
   if (c.packed) {
     const auto [attr, algorithm] = onednn_activation(activation);
@@ -182,6 +228,9 @@ torch::Tensor FusedLinear::forward_cat(const torch::Tensor& x,
 torch::Tensor FusedLinear::forward_add(const torch::Tensor& x, torch::nn::Linear& layer,
                                        const torch::Tensor& residual) {
   if (torch::GradMode::is_enabled()) return layer(x) + residual;
+  // The residual stream stays float32: only the GEMM runs in bfloat16.
+  if (const torch::Tensor y = bf16_linear(x, {&layer}, std::nullopt); y.defined())
+    return y + residual;
   const Cached c = cached({&layer});
   if (c.packed)
     return onednn().binary->call(x, residual.contiguous(), c.weight, optional_bias(c.bias), "add");

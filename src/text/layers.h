@@ -28,6 +28,9 @@ torch::Tensor activate(const torch::Tensor& x, Activation activation);
 // (mkldnn::_linear_pointwise, what torch.compile's CPU freezing uses): MKL's
 // sgemm behind at::linear copies the whole weight into its own layout on
 // every call, which was a third of MiniLM's batch-1 time here.
+// Inside a TextMatmulScope asking for bfloat16 (matmul_precision.h), a
+// second copy of the weight in bfloat16 is cached and the GEMM runs in
+// bfloat16 with float32 on both sides of it.
 // With grad mode on it runs the layers one by one, so autograd sees the
 // parameters themselves. Safe to call from several threads.
 class FusedLinear {
@@ -48,9 +51,15 @@ class FusedLinear {
   struct Cached {
     torch::Tensor weight, bias;  // [sum out_i, in], [sum out_i] (undefined without biases)
     bool packed = false;         // weight is a oneDNN tensor for mkldnn::_linear_pointwise
-    std::vector<int64_t> sizes;  // out_i
+    torch::Tensor weight_bf16, bias_bf16;  // packed bfloat16 copies, built on first ask
+    std::vector<int64_t> sizes;            // out_i
   };
-  Cached cached(const std::vector<torch::nn::Linear*>& layers);
+  // With want_bf16, also the bfloat16 copies when oneDNN has them.
+  Cached cached(const std::vector<torch::nn::Linear*>& layers, bool want_bf16 = false);
+  // The bfloat16 GEMM when this thread's scope asks for it and x suits it:
+  // [..., in] -> activation([..., sum of out_i]) in float32; undefined otherwise.
+  torch::Tensor bf16_linear(const torch::Tensor& x, const std::vector<torch::nn::Linear*>& layers,
+                            std::optional<Activation> activation);
 
   std::mutex mutex_;
   std::vector<std::tuple<const void*, const void*, int64_t>> stamp_;
@@ -76,6 +85,10 @@ struct Intermediate : torch::nn::Module {
   Activation activation;
   FusedLinear fast;  // dense (and the activation) for no-grad runs
 };
+
+// True when LibTorch has oneDNN's linear ops (packed float32 and bfloat16
+// GEMMs); at::linear runs otherwise.
+bool onednn_linear_available();
 
 // mask: [B, T] -> additive key bias [B, 1, 1, T]: 0 on tokens, the lowest
 // float on padding (what masked_fill with finfo.min does to a softmax).

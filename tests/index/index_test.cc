@@ -22,6 +22,7 @@
 #include "cadclip/index/searcher.h"
 #include "cadclip/index/stored_index.h"
 #include "cadclip/model/checkpoint_io.h"
+#include "cadclip/text/matmul_precision.h"
 #include "index_fixture.h"
 
 #include <array>
@@ -67,7 +68,8 @@ TEST_F(IndexTest, ExactSearchRanksEqualEval) {
   EXPECT_EQ(summary.added, 8);
   EXPECT_EQ(summary.factory, "Flat");
 
-  const Searcher searcher = Searcher::open(root_ / "index");
+  // float32 query encoding, as eval's; the default may be bfloat16 (below).
+  const Searcher searcher = Searcher::open(root_ / "index", {.text_matmul = "fp32"});
   ASSERT_EQ(searcher.size(), 8);
   EXPECT_EQ(searcher.find("m3")->caption, testing::caption_texts()[3]);
 
@@ -100,6 +102,22 @@ TEST_F(IndexTest, ExactSearchRanksEqualEval) {
                   e.gallery_ids.begin()]
             .item<float>();
     EXPECT_EQ(found->rank, 1 + (scores[q] > own).sum().item<int64_t>());
+  }
+  // The default (auto) runs bfloat16 matmuls where the CPU has them: the
+  // same directions up to bfloat16 rounding; a precision it cannot have is
+  // refused by name.
+  const Searcher fast = Searcher::open(root_ / "index");
+  EXPECT_EQ(fast.text_matmul(), text::cpu_has_fast_bf16() ? "bf16" : "fp32");
+  for (const data::Caption& caption : captions.captions)
+    EXPECT_GT(
+        at::dot(fast.embed_text(caption.text), searcher.embed_text(caption.text)).item<double>(),
+        0.999)
+        << caption.text;
+  try {
+    (void)Searcher::open(root_ / "index", {.text_matmul = "fp16"});
+    ADD_FAILURE() << "text_matmul fp16 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'fp16'"), std::string::npos) << e.what();
   }
   // A part is its own best match.
   EXPECT_EQ(searcher.search_like_item("m5", 3).front().item->id, "m5");

@@ -149,10 +149,18 @@ def test_filtered_search_equals_cadclip_search(run):
 
 def test_index_and_model_agree(run):
     """A query's vector from the index is the model's, up to the grouping of texts."""
-    index = cadclip.Index.open(str(run["index"]))
+    index = cadclip.Index.open(str(run["index"]), text_matmul="fp32")
+    assert index.text_matmul == "fp32"
     model = cadclip.Model.load(str(run["checkpoint"]))
-    assert torch.allclose(index.embed_text("a washer"), model.embed_text(["a washer"])[0],
-                          atol=1e-6)
+    want = model.embed_text(["a washer"])[0]
+    assert torch.allclose(index.embed_text("a washer"), want, atol=1e-6)
+    # By default queries may run in bfloat16 matmuls (where the CPU has them):
+    # the same direction, not the same bits.
+    fast = cadclip.Index.open(str(run["index"]))
+    assert fast.text_matmul in ("fp32", "bf16")
+    assert torch.dot(fast.embed_text("a washer"), want).item() > 0.999
+    with pytest.raises(cadclip.Error, match="fp16"):
+        cadclip.Index.open(str(run["index"]), text_matmul="fp16")
 
 
 def test_bad_checkpoints_and_folders_name_the_problem(tmp_path, run):

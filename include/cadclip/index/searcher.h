@@ -111,6 +111,9 @@ struct SearcherOptions {
                                // other parts; 0 = always through the vector index
   bool load_model = true;      // false: vectors and catalog only (item queries, duplicates);
                                // text and part queries then fail
+  std::string text_matmul = "auto";  // query encoding's matmuls on the CPU: fp32, bf16, or auto
+                                     // (bf16 where the CPU multiplies it natively; see
+                                     // cadclip/text/matmul_precision.h)
 };
 
 class Searcher {
@@ -127,6 +130,7 @@ class Searcher {
   std::string checkpoint_identity() const;
   const ModelInfo& model() const;
   std::string factory() const;
+  std::string_view text_matmul() const;  // "fp32" or "bf16": what query encoding runs in
   const Item* find(std::string_view id) const;
 
   // Unit-row query embeddings: [d] fp32.

@@ -51,6 +51,9 @@ struct ServeOptions {
   std::string access_log;           // one JSON line per request to this file; "-" = stderr
   double reload_interval_s = 2;     // look for a new index version this often and swap it in
                                     // without dropping requests; 0 = never
+  // Query encoding's matmuls: fp32, bf16, or auto (bf16 where the CPU
+  // multiplies it natively; cadclip/text/matmul_precision.h).
+  std::string text_matmul = "auto";
 };
 
 // Its JSON form (`cadclip serve --config`), and the help of the field at
