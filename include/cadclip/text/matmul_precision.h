@@ -6,7 +6,7 @@
 // times faster than in float32; everything else (embeddings, attention,
 // LayerNorm, pooling, the residual stream) stays float32. MiniLM's sentence
 // embeddings keep a cosine of about 0.9999 with the float32 ones
-// (docs/PERFORMANCE.md, "Query encoding").
+// (docs/PERFORMANCE.md, "Query encoding in bfloat16").
 //
 // Training, evaluation and the text cache always run in float32: the choice
 // applies only inside a TextMatmulScope, which the searcher opens around its
