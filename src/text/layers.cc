@@ -114,19 +114,21 @@ torch::Tensor reorder_for_onednn(const torch::Tensor& weight) {
   return stack.at(0).toTensor();
 }
 
-torch::Tensor concatenated_weight(const std::vector<torch::nn::Linear*>& layers) {
+// One of the layers' tensors (weight or bias), the layers' stacked along
+// the output dimension.
+torch::Tensor concatenated(const std::vector<torch::nn::Linear*>& layers,
+                           torch::Tensor torch::nn::LinearImpl::*member) {
   // One layer needs no copy unless it is reordered.
-  if (layers.size() == 1) return (*layers.front())->weight;
-  std::vector<torch::Tensor> weights;
-  for (auto* layer : layers) weights.push_back((*layer)->weight);
-  return at::cat(weights, 0);
+  if (layers.size() == 1) return (**layers.front()).*member;
+  std::vector<torch::Tensor> parts;
+  for (auto* layer : layers) parts.push_back((**layer).*member);
+  return at::cat(parts, 0);
 }
 
-torch::Tensor concatenated_bias(const std::vector<torch::nn::Linear*>& layers) {
-  if (layers.size() == 1) return (*layers.front())->bias;
-  std::vector<torch::Tensor> biases;
-  for (auto* layer : layers) biases.push_back((*layer)->bias);
-  return at::cat(biases, 0);
+// Whether this thread's TextMatmulScope asks for bfloat16 GEMMs and x suits them.
+bool bf16_requested(const torch::Tensor& x) {
+  return current_matmul_precision() == MatmulPrecision::kBFloat16 && x.device().is_cpu() &&
+         x.scalar_type() == at::kFloat;
 }
 
 std::vector<int64_t> out_sizes(const std::vector<torch::nn::Linear*>& layers) {
@@ -156,8 +158,8 @@ FusedLinear::Cached FusedLinear::cached(const std::vector<torch::nn::Linear*>& l
   if (stamp != stamp_) {
     Cached fresh;
     fresh.sizes = out_sizes(layers);
-    fresh.weight = concatenated_weight(layers);
-    if (biased) fresh.bias = concatenated_bias(layers);
+    fresh.weight = concatenated(layers, &torch::nn::LinearImpl::weight);
+    if (biased) fresh.bias = concatenated(layers, &torch::nn::LinearImpl::bias);
     if (onednn().reorder && fresh.weight.device().is_cpu() &&
         fresh.weight.scalar_type() == at::kFloat) {
       fresh.weight = reorder_for_onednn(fresh.weight);
@@ -167,26 +169,28 @@ FusedLinear::Cached FusedLinear::cached(const std::vector<torch::nn::Linear*>& l
     stamp_ = std::move(stamp);
   }
   if (want_bf16 && cached_.packed && !cached_.weight_bf16.defined()) {
-    cached_.weight_bf16 = reorder_for_onednn(concatenated_weight(layers).to(at::kBFloat16));
-    if (biased) cached_.bias_bf16 = concatenated_bias(layers).to(at::kBFloat16);
+    cached_.weight_bf16 =
+        reorder_for_onednn(concatenated(layers, &torch::nn::LinearImpl::weight).to(at::kBFloat16));
+    if (biased)
+      cached_.bias_bf16 = concatenated(layers, &torch::nn::LinearImpl::bias).to(at::kBFloat16);
   }
-  return cached_;
+  Cached out = cached_;
+  if (!want_bf16) out.weight_bf16 = out.bias_bf16 = torch::Tensor();
+  return out;
 }
 
-torch::Tensor FusedLinear::bf16_linear(const torch::Tensor& x,
-                                       const std::vector<torch::nn::Linear*>& layers,
-                                       std::optional<Activation> activation) {
-  if (current_matmul_precision() != MatmulPrecision::kBFloat16 || !x.device().is_cpu() ||
-      x.scalar_type() != at::kFloat)
-    return {};
-  const Cached c = cached(layers, /*want_bf16=*/true);
-  if (!c.weight_bf16.defined()) return {};
+torch::Tensor FusedLinear::packed_linear(const Cached& c, const torch::Tensor& x,
+                                         std::optional<Activation> activation) {
   const auto [attr, algorithm] = onednn_activation(activation);
-  return onednn()
-      .pointwise
-      ->call(x.to(at::kBFloat16), c.weight_bf16, optional_bias(c.bias_bf16), attr, no_scalars(),
-             algorithm)
-      .to(at::kFloat);
+  if (c.weight_bf16.defined()) {
+    return onednn()
+        .pointwise
+        ->call(x.to(at::kBFloat16), c.weight_bf16, optional_bias(c.bias_bf16), attr, no_scalars(),
+               algorithm)
+        .to(at::kFloat);
+  }
+  return onednn().pointwise->call(x, c.weight, optional_bias(c.bias), attr, no_scalars(),
+                                  algorithm);
 }
 
 std::vector<torch::Tensor> FusedLinear::forward(const torch::Tensor& x,
@@ -196,12 +200,9 @@ std::vector<torch::Tensor> FusedLinear::forward(const torch::Tensor& x,
     for (auto* layer : layers) out.push_back((*layer)(x));
     return out;
   }
-  if (const torch::Tensor y = bf16_linear(x, layers, std::nullopt); y.defined())
-    return y.split_with_sizes(out_sizes(layers), -1);
-  const Cached c = cached(layers);
-  const torch::Tensor y = c.packed ? onednn().pointwise->call(x, c.weight, optional_bias(c.bias),
-                                                              "none", no_scalars(), "")
-                                   : at::linear(x, c.weight, optional_bias(c.bias));
+  const Cached c = cached(layers, bf16_requested(x));
+  const torch::Tensor y =
+      c.packed ? packed_linear(c, x, std::nullopt) : at::linear(x, c.weight, optional_bias(c.bias));
   return y.split_with_sizes(c.sizes, -1);
 }
 
@@ -214,13 +215,8 @@ torch::Tensor FusedLinear::forward_cat(const torch::Tensor& x,
     const torch::Tensor y = outs.size() == 1 ? outs[0] : at::cat(outs, -1);
     return activation ? activate(y, *activation) : y;
   }
-  if (torch::Tensor y = bf16_linear(x, layers, activation); y.defined()) return y;
-  const Cached c = cached(layers);
-  if (c.packed) {
-    const auto [attr, algorithm] = onednn_activation(activation);
-    return onednn().pointwise->call(x, c.weight, optional_bias(c.bias), attr, no_scalars(),
-                                    algorithm);
-  }
+  const Cached c = cached(layers, bf16_requested(x));
+  if (c.packed) return packed_linear(c, x, activation);
   const torch::Tensor y = at::linear(x, c.weight, optional_bias(c.bias));
   return activation ? activate(y, *activation) : y;
 }
@@ -228,10 +224,9 @@ torch::Tensor FusedLinear::forward_cat(const torch::Tensor& x,
 torch::Tensor FusedLinear::forward_add(const torch::Tensor& x, torch::nn::Linear& layer,
                                        const torch::Tensor& residual) {
   if (torch::GradMode::is_enabled()) return layer(x) + residual;
+  const Cached c = cached({&layer}, bf16_requested(x));
   // The residual stream stays float32: only the GEMM runs in bfloat16.
-  if (const torch::Tensor y = bf16_linear(x, {&layer}, std::nullopt); y.defined())
-    return y + residual;
-  const Cached c = cached({&layer});
+  if (c.weight_bf16.defined()) return packed_linear(c, x, std::nullopt) + residual;
   if (c.packed)
     return onednn().binary->call(x, residual.contiguous(), c.weight, optional_bias(c.bias), "add");
   return at::linear(x, c.weight, optional_bias(c.bias)) + residual;

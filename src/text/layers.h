@@ -54,12 +54,13 @@ class FusedLinear {
     torch::Tensor weight_bf16, bias_bf16;  // packed bfloat16 copies, built on first ask
     std::vector<int64_t> sizes;            // out_i
   };
-  // With want_bf16, also the bfloat16 copies when oneDNN has them.
-  Cached cached(const std::vector<torch::nn::Linear*>& layers, bool want_bf16 = false);
-  // The bfloat16 GEMM when this thread's scope asks for it and x suits it:
-  // [..., in] -> activation([..., sum of out_i]) in float32; undefined otherwise.
-  torch::Tensor bf16_linear(const torch::Tensor& x, const std::vector<torch::nn::Linear*>& layers,
-                            std::optional<Activation> activation);
+  // With want_bf16, also the bfloat16 copies when oneDNN has them (they
+  // stay undefined in the answer otherwise).
+  Cached cached(const std::vector<torch::nn::Linear*>& layers, bool want_bf16);
+  // [..., in] -> activation([..., sum of out_i]) in float32 through oneDNN,
+  // for a packed c; the GEMM runs in bfloat16 when c has its copies.
+  static torch::Tensor packed_linear(const Cached& c, const torch::Tensor& x,
+                                     std::optional<Activation> activation);
 
   std::mutex mutex_;
   std::vector<std::tuple<const void*, const void*, int64_t>> stamp_;

@@ -2,8 +2,8 @@
 //
 // A query's text embedding is most of a search's time on the CPU, and most of
 // that is the encoder's linear layers. On CPUs that multiply bfloat16
-// natively (AMX or AVX512-BF16), oneDNN runs them in bfloat16 three to four
-// times faster than in float32; everything else (embeddings, attention,
+// natively (AMX or AVX512-BF16), oneDNN runs them in bfloat16, and a query
+// encodes in about half the float32 time; everything else (embeddings, attention,
 // LayerNorm, pooling, the residual stream) stays float32. MiniLM's sentence
 // embeddings keep a cosine of about 0.9999 with the float32 ones
 // (docs/PERFORMANCE.md, "Query encoding in bfloat16").
