@@ -16,7 +16,11 @@ is of the right group (hex bolt, nut, ...) and of the right group and size
 that has everything the caption states (its `facts`: "M14x90 hex bolt" states
 the group, the size and the length, so an ISO 4014 M14x90 answers it as well
 as the ISO 4017 one it was written for; "ISO 4017 M14x90" states the
-standard too, and only that part answers it).
+standard too, and only that part answers it). "Bound" is the R@1 that no
+ranker can beat on average by the words alone: per caption, 1 / the number
+of parts of the gallery that have everything it states (the four M14x90 hex
+bolts share "M14x90 hex bolt", so a ranker picks the one it was written
+for a quarter of the time).
 """
 import argparse
 import collections
@@ -54,6 +58,15 @@ def has_all(stated, part_id, facts):
     return all(json.dumps(v, sort_keys=True) in stated[part_id].get(k, ()) for k, v in facts.items())
 
 
+def r1_bound(stated, gallery_ids, rows):
+    """Mean over captions of 1 / the count of gallery parts with all the facts the caption states."""
+    total = 0.0
+    for row in rows:
+        facts = row.get("facts") or {}
+        total += 1.0 / max(1, sum(has_all(stated, p, facts) for p in gallery_ids))
+    return 100 * total / len(rows)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("synth_dir")
@@ -79,7 +92,7 @@ def main():
     print(f"{args.index}: gallery {gallery} parts ({standard} standard), the first {answered} "
           f"ranked; queries: the "
           f"captions of the {len(chosen)} standard parts of split {args.split}")
-    print("level          queries  facts read | with facts:  R@1   R@10  MedR  group   size   says | "
+    print("level          queries  bound  facts read | with facts:  R@1   R@10  MedR  group   size   says | "
           "embedding alone:  R@1   R@10  MedR  group   size   says")
     for level, rows in sorted(by_level.items()):
         texts = [" ".join(r["text"].split()) for r in rows]
@@ -101,7 +114,8 @@ def main():
                           100 * sum(r <= 10 for r in ranks) / n, statistics.median(ranks),
                           100 * group / n, 100 * size / n, 100 * says / n))
         (read, *on), (_, *off) = cells
-        print(f"{level:<14} {n:>7} {read:>11} | {'':>11} {row_text(on)} | {'':>16} {row_text(off)}")
+        bound = r1_bound(stated, parts.keys(), rows)
+        print(f"{level:<14} {n:>7} {bound:5.1f}% {read:>11} | {'':>11} {row_text(on)} | {'':>16} {row_text(off)}")
 
 
 if __name__ == "__main__":

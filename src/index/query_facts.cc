@@ -240,6 +240,7 @@ std::vector<Condition> conditions_stated_in(std::string_view text) {
   q.read_threads();
   q.read_threads_in_words();
   q.read_shaft_bores();
+  q.read_collar_sizes();
   q.read_thread_length();
   q.read_countersunk_length();
 #ifdef CADCLIP_WITH_OCCT

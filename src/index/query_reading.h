@@ -114,6 +114,7 @@ struct QueryReading {
   void read_steel_sections();
   void read_gears();
   void read_tslot_profiles();
+  void read_cut_length(size_t at, double section);
   void read_fastener_shapes();
   void read_countersunk_head();
   void read_washer_designations();
@@ -123,6 +124,7 @@ struct QueryReading {
   void read_threads();
   void read_threads_in_words();
   void read_shaft_bores();
+  void read_collar_sizes();
   void read_thread_length();
   void read_countersunk_length();
   void read_pin_sizes();

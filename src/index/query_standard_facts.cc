@@ -57,7 +57,25 @@ void QueryReading::read_steel_sections() {
     out.push_back(
         stated(FilterKey::kSmallest, around(std::min(section->h, section->b), 0.01, 0.1), because));
     mark(i, end);
+    read_cut_length(end, std::max(section->h, section->b));
   }
+}
+
+// The length a section is cut to, right after its designation, as part
+// names write it: "HEB140_1000", "L25x4 L500", "IPE 200 x 6000", "2020-500":
+// a bare number (or one in mm) longer than the section is wide, after an
+// optional "L", "x" or "length", is the part's largest extent, ±1%.
+void QueryReading::read_cut_length(size_t at, double section) {
+  if (at < t.size() && one_of(t[at].low, {"l", "x", "length"})) ++at;
+  if (at >= t.size() || used[at] || !t[at].number) return;
+  const auto length = length_at(t, at);
+  if (length && t[length->second].low != "mm") return;  // "IPE 200, 2 m": read as a length
+  const double value = t[at].value;
+  if (!(value > section)) return;
+  const size_t end = length ? length->second + 1 : at + 1;
+  out.push_back(
+      stated(FilterKey::kLargest, around(value, 0.01, 0.5), words_between(text, t, at, end)));
+  mark(at, end);
 }
 
 // Spur gears and toothed pulleys by module and teeth: "module 2, 24
@@ -131,6 +149,7 @@ void QueryReading::read_tslot_profiles() {
     mark(i, end);
     for (size_t k = 0; k + 1 < t.size(); ++k)
       if (!used[k] && t[k].low == "slot" && t[k + 1].number) mark(k, k + 2);
+    read_cut_length(end, size->a);
     return;
   }
 }
@@ -171,6 +190,8 @@ NamedFastener named_fastener(const std::vector<Token>& t) {
         nut = f.thin = true;
       } else if (one_of(number, {"7040", "982", "985"})) {
         nut = f.nyloc = true;
+      } else if (one_of(number, {"7089", "7090", "125"})) {
+        washer = true;
       } else if (one_of(number, {"7093", "9021"})) {
         washer = f.large = true;
       } else if (number == "127") {
@@ -606,6 +627,47 @@ void QueryReading::read_shaft_bores() {
   }
 }
 
+// Shaft collars (DIN 705) by their bore: "25 mm shaft collar", "set collar
+// 14", "shaft collar 14 x 25 x 12" (bore x outside x width): the bore as a
+// hole ±1% (at least 0.05 mm), and with the other two the extents
+// outside x outside x width ±1%. Only where the part is a collar: "shaft",
+// "set", "stop" or "clamp" collar, or "collar" first in the query.
+void QueryReading::read_collar_sizes() {
+  bool collar = false;
+  for (size_t i = 0; i < t.size(); ++i)
+    collar = collar || (one_of(t[i].low, {"collar", "collars"}) &&
+                        (i == 0 || one_of(t[i - 1].low, {"shaft", "set", "stop", "clamp"})));
+  if (!collar) return;
+  for (size_t i = 0; i + 4 < t.size(); ++i) {
+    if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number || t[i + 3].low != "x" ||
+        !t[i + 4].number || !(t[i + 2].value > t[i].value))
+      continue;
+    const double bore = t[i].value, outside = t[i + 2].value, width = t[i + 4].value;
+    const size_t end = i + 5 < t.size() && t[i + 5].low == "mm" ? i + 6 : i + 5;
+    const std::string because = words_between(text, t, i, end);
+    out.push_back(stated(FilterKey::kHoleDiameter, around(bore, 0.01, 0.05), because));
+    Condition dims = stated(FilterKey::kDims, around(std::max(outside, width), 0.01, 0.1), because);
+    dims.ranges.push_back(around(outside, 0.01, 0.1));
+    dims.ranges.push_back(around(std::min(outside, width), 0.01, 0.1));
+    out.push_back(std::move(dims));
+    mark(i, end);
+    return;
+  }
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (used[i] || !t[i].number) continue;
+    const auto length = length_at(t, i);
+    // "set collar 14": a bare number right after the collar is its bore in mm.
+    const bool bare = !length && i > 0 && one_of(t[i - 1].low, {"collar", "collars"});
+    if (!length && !bare) continue;
+    const size_t end = length ? length->second + 1 : i + 1;
+    out.push_back(stated(FilterKey::kHoleDiameter,
+                         around(length ? length->first : t[i].value, 0.01, 0.05),
+                         words_between(text, t, i, end)));
+    mark(i, end);
+    return;
+  }
+}
+
 // A thread's length said apart: "M8 bolt 40 mm long", "M8 screw, length 40
 // mm", "M16 cap screw, 110 mm".
 void QueryReading::read_thread_length() {
@@ -682,7 +744,8 @@ void QueryReading::read_pin_sizes() {
     const auto length = length_at(t, i);
     if (used[i] || !length || length->second >= t.size()) continue;
     const std::string& word = t[length->second].low;
-    if (one_of(word, {"thick", "diameter", "dia"}) && !thick) {
+    // "3 mm dowel pin 22 mm long": the size before the pin's name is its diameter.
+    if ((one_of(word, {"thick", "diameter", "dia"}) || is_pin_word(word)) && !thick) {
       thick = length;
       thick_at = i;
     } else if (is_length_word(word) && !along) {

@@ -307,6 +307,24 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
             (V{"middle=29.7..30.3", "smallest=29.7..30.3", "extent=980..1020"}));
   EXPECT_EQ(clauses_of("a 45x45 T-slot extrusion"),
             (V{"middle=44.55..45.45", "smallest=44.55..45.45"}));
+  // A section's cut length right after its designation, as part names write it.
+  EXPECT_EQ(clauses_of("HEB140_1000"),
+            (V{"middle=138.6..141.4", "smallest=138.6..141.4", "size=990..1010"}));
+  EXPECT_EQ(clauses_of("L25x4 L500"),
+            (V{"middle=24.75..25.25", "smallest=24.75..25.25", "size=495..505"}));
+  EXPECT_EQ(clauses_of("T-slot 3030_500"),
+            (V{"middle=29.7..30.3", "smallest=29.7..30.3", "size=495..505"}));
+  // A number no longer than the section is no length of it.
+  EXPECT_EQ(clauses_of("IPE 200 4"), (V{"middle=198..202", "smallest=99..101"}));
+  // A washer's standard glued to its number, as file names write it.
+  EXPECT_EQ(clauses_of("ISO7090_M14"), clauses_of("washer M14"));
+  // Shaft collars by their bore, and bore x outside x width.
+  EXPECT_EQ(clauses_of("25 mm shaft collar"), V{"hole=24.75..25.25"});
+  EXPECT_EQ(clauses_of("set collar 14"), V{"hole=13.86..14.14"});
+  EXPECT_EQ(clauses_of("shaft collar 14 x 25 x 12"),
+            (V{"hole=13.86..14.14", "dims=24.75..25.25x24.75..25.25x11.88..12.12"}));
+  // A collar that is part of another part is no collar's bore.
+  EXPECT_EQ(clauses_of("a bushing with a 30 mm collar"), V{"extent=29.4..30.6"});
   // A countersunk screw's length is its whole length, the head's included.
   // ISO 10642 M5: a head 11.2 across.
   EXPECT_EQ(clauses_of("M5x12 countersunk screw"),
@@ -349,6 +367,7 @@ TEST(QueryFacts, ThreadsBoresAndPinsSaidInWords) {
   EXPECT_EQ(clauses_of("a shaft collar for a 14 mm shaft"), V{"hole=13.86..14.14"});
   EXPECT_EQ(clauses_of("a hardened steel pin 10 mm thick, 55 mm long"),
             V{"dims=54.45..55.55x9.9..10.1x9.9..10.1"});
+  EXPECT_EQ(clauses_of("3 mm dowel pin 22 mm long"), V{"dims=21.78..22.22x2.9..3.1x2.9..3.1"});
   EXPECT_EQ(clauses_of("a ball bearing, 25 mm bore, 52 mm outside, 15 mm wide"),
             (V{"hole=24.75..25.25", "dims=51.48..52.52x51.48..52.52x14.85..15.15"}));
   // A dimension word after a length decides, not an inner word before it.
