@@ -120,8 +120,10 @@ void QueryReading::read_gears() {
 
 // T-slot profiles by section: "2020 profile", "a 30x30 T-slot extrusion",
 // "4545 strut, slot 10": cut to a length longer than the section, the
-// part's middle and smallest extents are the section's side, ±1%. A slot
-// width said with it ("slot 8") belongs to the designation.
+// part's middle and smallest extents are the section's side, ±1%, and
+// its four slots' eight lips a set of 8 congruent faces about its axis
+// (`repeats=8`, which tells it from a square bar or an angle of that
+// side). A slot width said with it ("slot 8") belongs to the designation.
 void QueryReading::read_tslot_profiles() {
   bool tslot = profile;
   for (size_t k = 0; k + 1 < t.size(); ++k)  // "T-slot" is two tokens, "T" and "slot"
@@ -146,6 +148,7 @@ void QueryReading::read_tslot_profiles() {
     const std::string because = words_between(text, t, i, end);
     out.push_back(stated(FilterKey::kMiddle, around(size->a, 0.01, 0.1), because));
     out.push_back(stated(FilterKey::kSmallest, around(size->a, 0.01, 0.1), because));
+    out.push_back(stated(FilterKey::kRepeats, {8, 8, false, false}, because));
     mark(i, end);
     for (size_t k = 0; k + 1 < t.size(); ++k)
       if (!used[k] && t[k].low == "slot" && t[k + 1].number) mark(k, k + 2);
@@ -484,11 +487,18 @@ void QueryReading::read_retaining_rings() {
       }
     }
   }
-  if (!ring || shaft == bore) return;
+  if (!ring || (shaft && bore)) return;
   for (size_t i = 0; i < t.size() && !size; ++i)  // "5 mm circlip", "for a 15 mm bore"
     if (const auto length = length_at(t, i); length && !used[i])
       size = {length->first, {i, length->second}};
   if (!size) return;
+  // A ring said to be neither for a shaft nor for a bore: the one table that
+  // has the size ("5 mm circlip": DIN 472 starts at 8 mm).
+  if (!shaft && !bore) {
+    const bool on_shaft = cad::retaining_ring_size(true, size->first).has_value();
+    if (on_shaft == cad::retaining_ring_size(false, size->first).has_value()) return;
+    (on_shaft ? shaft : bore) = true;
+  }
   const std::optional<cad::RetainingRingSize> r = cad::retaining_ring_size(shaft, size->first);
   if (!r) return;
   const auto [from, to] = size->second;

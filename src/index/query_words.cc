@@ -142,7 +142,7 @@ bool is_non_extent_word(const std::string& w) {
   return one_of(w, {"apart",  "pitch",  "spacing", "spaced",   "centres", "centers",  "center",
                     "centre", "fillet", "fillets", "filleted", "chamfer", "chamfers", "chamfered",
                     "radius", "radii",  "thread",  "threads",  "pcd",     "circle",   "offset",
-                    "step",   "steps",  "deg",     "degree",   "degrees"});
+                    "step",   "steps",  "deg",     "degree",   "degrees", "belt",     "belts"});
 }
 
 // A length at token i: the number and its unit token; nullopt without a unit.

@@ -271,6 +271,10 @@ TEST(QueryFacts, DesignationsOfThreadsWashersAndBearings) {
   EXPECT_EQ(clauses_of("DIN 471 5x0.6"), (V{"smallest=0.588..0.612", "size=4.95..10.1"}));
   EXPECT_EQ(clauses_of("an external circlip for a 5 mm shaft"), clauses_of("DIN 471 5x0.6"));
   EXPECT_EQ(clauses_of("bore circlip 15 mm"), (V{"smallest=0.98..1.02", "size=16.038..16.362"}));
+  // Neither shaft nor bore said: the one table with the size (DIN 472 starts at 8 mm).
+  EXPECT_EQ(clauses_of("5 mm circlip"), clauses_of("DIN 471 5x0.6"));
+  // A belt's width is no extent of the pulley.
+  EXPECT_EQ(clauses_of("GT2 30 teeth pulley for 10mm belt"), V{"repeats=30"});
   // Gears and pulleys by their short forms: m (z + 2) and the teeth.
   EXPECT_EQ(clauses_of("spur gear m = 1.5, z = 32"), (V{"size=50.49..51.51", "repeats=32"}));
   EXPECT_EQ(clauses_of("M1.5-32T gear"), clauses_of("spur gear m = 1.5, z = 32"));
@@ -302,18 +306,19 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
   EXPECT_EQ(clauses_of("ISO 8734 3x30"), V{"dims=29.7..30.3x2.9..3.1x2.9..3.1"});
   // T-slot profiles by section, the slot width part of the designation,
   // never a count of 3030 of anything.
-  EXPECT_EQ(clauses_of("2020 profile"), (V{"middle=19.8..20.2", "smallest=19.8..20.2"}));
+  EXPECT_EQ(clauses_of("2020 profile"),
+            (V{"middle=19.8..20.2", "smallest=19.8..20.2", "repeats=8"}));
   EXPECT_EQ(clauses_of("3030 profile slot 8, 1000 mm long"),
-            (V{"middle=29.7..30.3", "smallest=29.7..30.3", "extent=980..1020"}));
+            (V{"middle=29.7..30.3", "smallest=29.7..30.3", "repeats=8", "extent=980..1020"}));
   EXPECT_EQ(clauses_of("a 45x45 T-slot extrusion"),
-            (V{"middle=44.55..45.45", "smallest=44.55..45.45"}));
+            (V{"middle=44.55..45.45", "smallest=44.55..45.45", "repeats=8"}));
   // A section's cut length right after its designation, as part names write it.
   EXPECT_EQ(clauses_of("HEB140_1000"),
             (V{"middle=138.6..141.4", "smallest=138.6..141.4", "size=990..1010"}));
   EXPECT_EQ(clauses_of("L25x4 L500"),
             (V{"middle=24.75..25.25", "smallest=24.75..25.25", "size=495..505"}));
   EXPECT_EQ(clauses_of("T-slot 3030_500"),
-            (V{"middle=29.7..30.3", "smallest=29.7..30.3", "size=495..505"}));
+            (V{"middle=29.7..30.3", "smallest=29.7..30.3", "repeats=8", "size=495..505"}));
   // A number no longer than the section is no length of it.
   EXPECT_EQ(clauses_of("IPE 200 4"), (V{"middle=198..202", "smallest=99..101"}));
   // A washer's standard glued to its number, as file names write it.
