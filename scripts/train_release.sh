@@ -6,6 +6,10 @@
 #
 #   scripts/train_release.sh [DIR]          (DIR defaults to out/release)
 #
+# The released model is two runs of it: the defaults from scratch, then a
+# run with RELEASE_STANDARD_SHARE=0.3 that starts from the first's model
+# (models/MODEL_CARD.md, "Training", has both commands).
+#
 # Resumable: each stage keeps what it finished (prepared folders, the text
 # cache, checkpoints: training continues with --resume); run it again after an
 # interruption. Settings (environment):
@@ -15,6 +19,9 @@
 #   RELEASE_EPOCHS (18)            passes over an epoch's draws
 #   RELEASE_REAL_SHARE (0.4)       share of each epoch drawn from the real descriptions
 #   RELEASE_STANDARD_SHARE (0.1)   share of the synthetic parts that are standard parts
+#   RELEASE_INIT ("")              a checkpoint to start from (cadclip train --init); "" = from scratch
+#   RELEASE_LR (1e-3)              the peak learning rate
+#   RELEASE_SEED (1)               the seed of shuffling, caption choice and a fresh model
 #   RELEASE_EXPORT (models)        where the model is exported; "" = not exported
 #   RELEASE_DATA (DIR/data)        the prepared data, shared by runs of other settings
 set -euo pipefail
@@ -30,6 +37,9 @@ text_lr=${RELEASE_TEXT_LR:-3e-5}
 epochs=${RELEASE_EPOCHS:-18}
 real_share=${RELEASE_REAL_SHARE:-0.4}
 standard_share=${RELEASE_STANDARD_SHARE:-0.1}
+init=${RELEASE_INIT:-}
+lr=${RELEASE_LR:-1e-3}
+seed=${RELEASE_SEED:-1}
 export_to=${RELEASE_EXPORT-models}
 data=${RELEASE_DATA:-$dir/data}
 real=../shared/data/real/cadfusion-val
@@ -58,12 +68,14 @@ text_options=(--text-lr 0 --text-cache "$data/text_cache.safetensors")
 if [ "$layers" -gt 0 ]; then text_options=(--text-lr "$text_lr" --text-train-layers "$layers"); fi
 embed_dim=256
 if [ "$space" != head ]; then embed_dim=384; fi
+init_options=()
+if [ -n "$init" ]; then init_options=(--init "$init"); fi
 stage "train: text space $space, last $layers text layers tuned, $epochs epochs, real share $real_share"
 "$cadclip" train --data "$data/synth" --data "$data/real" \
   --share "synth=$(python3 -c "print(1 - $real_share)")" --share "real=$real_share" \
   --select-by real --text-space "$space" --embed-dim "$embed_dim" "${text_options[@]}" \
-  --epochs "$epochs" --batch-size 64 --lr 1e-3 --max-text-length 128 --threads "$threads" \
-  --seed 1 --out "$dir/run" --resume
+  "${init_options[@]}" --epochs "$epochs" --batch-size 64 --lr "$lr" --max-text-length 128 \
+  --threads "$threads" --seed "$seed" --out "$dir/run" --resume
 train_s=$(( $(date +%s) - start ))
 
 stage "measure: the real fold held out of training, the synthetic test split, the shared parts"
