@@ -69,10 +69,11 @@ void QueryReading::read_cut_length(size_t at, double section) {
   if (at < t.size() && one_of(t[at].low, {"l", "x", "length"})) ++at;
   if (at >= t.size() || used[at] || !t[at].number) return;
   const auto length = length_at(t, at);
-  if (length && t[length->second].low != "mm") return;  // "IPE 200, 2 m": read as a length
+  // length_at ends past its unit: "IPE 200, 2 m" is left to the other lengths' reading.
+  if (length && t[length->second - 1].low != "mm") return;
   const double value = t[at].value;
   if (!(value > section)) return;
-  const size_t end = length ? length->second + 1 : at + 1;
+  const size_t end = length ? length->second : at + 1;
   out.push_back(
       stated(FilterKey::kLargest, around(value, 0.01, 0.5), words_between(text, t, at, end)));
   mark(at, end);
@@ -669,7 +670,7 @@ void QueryReading::read_collar_sizes() {
     // "set collar 14": a bare number right after the collar is its bore in mm.
     const bool bare = !length && i > 0 && one_of(t[i - 1].low, {"collar", "collars"});
     if (!length && !bare) continue;
-    const size_t end = length ? length->second + 1 : i + 1;
+    const size_t end = length ? length->second : i + 1;  // past the unit
     out.push_back(stated(FilterKey::kHoleDiameter,
                          around(length ? length->first : t[i].value, 0.01, 0.05),
                          words_between(text, t, i, end)));

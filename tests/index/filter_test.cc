@@ -313,6 +313,10 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
   EXPECT_EQ(clauses_of("a 45x45 T-slot extrusion"),
             (V{"middle=44.55..45.45", "smallest=44.55..45.45", "repeats=8"}));
   // A section's cut length right after its designation, as part names write it.
+  EXPECT_EQ(clauses_of("L 25x4, 500 mm"),
+            (V{"middle=24.75..25.25", "smallest=24.75..25.25", "size=495..505"}));
+  EXPECT_EQ(clauses_of("IPE 200, 2 m"),
+            (V{"middle=198..202", "smallest=99..101", "extent=1960..2040"}));
   EXPECT_EQ(clauses_of("HEB140_1000"),
             (V{"middle=138.6..141.4", "smallest=138.6..141.4", "size=990..1010"}));
   EXPECT_EQ(clauses_of("L25x4 L500"),
@@ -326,6 +330,8 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
   // Shaft collars by their bore, and bore x outside x width.
   EXPECT_EQ(clauses_of("25 mm shaft collar"), V{"hole=24.75..25.25"});
   EXPECT_EQ(clauses_of("set collar 14"), V{"hole=13.86..14.14"});
+  // A length that ends the query: nothing read past its unit.
+  EXPECT_EQ(clauses_of("shaft collar 14mm"), V{"hole=13.86..14.14"});
   EXPECT_EQ(clauses_of("shaft collar 14 x 25 x 12"),
             (V{"hole=13.86..14.14", "dims=24.75..25.25x24.75..25.25x11.88..12.12"}));
   // A collar that is part of another part is no collar's bore.
