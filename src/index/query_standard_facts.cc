@@ -62,7 +62,7 @@ void QueryReading::read_steel_sections() {
 }
 
 // The length a section is cut to, right after its designation, as part
-// names write it: "HEB140_1000", "L25x4 L500", "IPE 200 x 6000", "2020-500":
+// names write it: "HEB140_1000", "L25x4 L500", "IPE 200 x 6000", "T-slot 3030_500":
 // a bare number (or one in mm) longer than the section is wide, after an
 // optional "L", "x" or "length", is the part's largest extent, ±1%.
 void QueryReading::read_cut_length(size_t at, double section) {
