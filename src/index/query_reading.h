@@ -121,6 +121,11 @@ struct QueryReading {
   void read_retaining_rings();
 #endif
   void read_bearing_sizes();
+  struct BoreOutsideWidth {
+    double bore, outside, width;  // mm
+    size_t end;                   // past the last token read
+  };
+  std::optional<BoreOutsideWidth> bore_outside_width_at(size_t i) const;
   void read_threads();
   void read_threads_in_words();
   void read_shaft_bores();

@@ -514,20 +514,27 @@ void QueryReading::read_retaining_rings() {
 }
 #endif
 
+// "8x22x7", "14 x 25 x 12 mm" at token i, unread, the second number larger
+// than the first: bore x outside x width in mm (a unit after the last
+// number applies to all three; none: mm).
+std::optional<QueryReading::BoreOutsideWidth> QueryReading::bore_outside_width_at(size_t i) const {
+  if (i + 4 >= t.size() || used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number ||
+      t[i + 3].low != "x" || !t[i + 4].number || !(t[i + 2].value > t[i].value))
+    return std::nullopt;
+  const bool unit = i + 5 < t.size() && unit_factor(t[i + 5].low);
+  const double to_mm = unit ? *unit_factor(t[i + 5].low) : 1.0;
+  return BoreOutsideWidth{t[i].value * to_mm, t[i + 2].value * to_mm, t[i + 4].value * to_mm,
+                          unit ? i + 6 : i + 5};
+}
+
 // "bearing 8x22x7": bore x outside x width, in mm.
 void QueryReading::read_bearing_sizes() {
   if (!bearing) return;
-  for (size_t i = 0; i + 4 < t.size(); ++i) {
-    if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number || t[i + 3].low != "x" ||
-        !t[i + 4].number)
-      continue;
-    const double d = t[i].value, outside = t[i + 2].value, width = t[i + 4].value;
-    if (!(outside > d)) continue;
-    const size_t end = i + 5 < t.size() && unit_factor(t[i + 5].low) ? i + 6 : i + 5;
-    const double to_mm = end == i + 6 ? *unit_factor(t[i + 5].low) : 1.0;
-    const std::string because = words_between(text, t, i, end);
-    add_bearing(out, d * to_mm, outside * to_mm, width * to_mm, because);
-    mark(i, end);
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::optional<BoreOutsideWidth> size = bore_outside_width_at(i);
+    if (!size) continue;
+    add_bearing(out, size->bore, size->outside, size->width, words_between(text, t, i, size->end));
+    mark(i, size->end);
     return;
   }
   // "a ball bearing, 25 mm bore, 52 mm outside, 15 mm wide".
@@ -649,19 +656,17 @@ void QueryReading::read_collar_sizes() {
     collar = collar || (one_of(t[i].low, {"collar", "collars"}) &&
                         (i == 0 || one_of(t[i - 1].low, {"shaft", "set", "stop", "clamp"})));
   if (!collar) return;
-  for (size_t i = 0; i + 4 < t.size(); ++i) {
-    if (used[i] || !t[i].number || t[i + 1].low != "x" || !t[i + 2].number || t[i + 3].low != "x" ||
-        !t[i + 4].number || !(t[i + 2].value > t[i].value))
-      continue;
-    const double bore = t[i].value, outside = t[i + 2].value, width = t[i + 4].value;
-    const size_t end = i + 5 < t.size() && t[i + 5].low == "mm" ? i + 6 : i + 5;
-    const std::string because = words_between(text, t, i, end);
-    out.push_back(stated(FilterKey::kHoleDiameter, around(bore, 0.01, 0.05), because));
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::optional<BoreOutsideWidth> size = bore_outside_width_at(i);
+    if (!size) continue;
+    const double outside = size->outside, width = size->width;
+    const std::string because = words_between(text, t, i, size->end);
+    out.push_back(stated(FilterKey::kHoleDiameter, around(size->bore, 0.01, 0.05), because));
     Condition dims = stated(FilterKey::kDims, around(std::max(outside, width), 0.01, 0.1), because);
     dims.ranges.push_back(around(outside, 0.01, 0.1));
     dims.ranges.push_back(around(std::min(outside, width), 0.01, 0.1));
     out.push_back(std::move(dims));
-    mark(i, end);
+    mark(i, size->end);
     return;
   }
   for (size_t i = 0; i < t.size(); ++i) {
