@@ -181,6 +181,7 @@ void add_optimizer_options(CLI::App& command, const std::shared_ptr<train::Train
   add_field(command, "--text-train-layers", *o, o->text_train_layers)
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  add_switch(command, "!--no-text-hidden-cache", *o, o->text_hidden_cache);
   add_field(command, "--weight-decay", *o, o->weight_decay)->capture_default_str();
   add_field(command, "--warmup", *o, o->warmup)->capture_default_str();
   add_field(command, "--grad-clip", *o, o->grad_clip)->capture_default_str();

@@ -43,6 +43,11 @@ at::Tensor TextEmbedder::pool_batch(std::span<const std::vector<int64_t>> rows) 
   return model_.pool_text(ids.to(device()), mask.to(device()));
 }
 
+at::Tensor TextEmbedder::pool_batch_from(const at::Tensor& hidden, const at::Tensor& mask,
+                                         int64_t first) const {
+  return model_.pool_text_from(hidden.to(device()), mask.to(device()), first);
+}
+
 at::Tensor TextEmbedder::project(const at::Tensor& pooled,
                                  const text::QuantityBatch& quantities) const {
   return model_.project_text(pooled, quantities);

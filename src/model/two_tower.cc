@@ -7,6 +7,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/model/autocast.h"
+#include "cadclip/model/pooled_text.h"
 
 namespace cadclip::model {
 
@@ -150,11 +151,42 @@ torch::Tensor TwoTowerImpl::pool_text(const torch::Tensor& input_ids,
     AutocastGuard precision(input_ids.device().type(), mixed, options_.text_precision);
     pooled = text_.forward(input_ids, attention_mask);
   }
-  if (pooled.dim() != 2 || pooled.size(0) != input_ids.size(0) || pooled.size(1) != text_width_) {
+  return checked_pooled(pooled, input_ids.size(0));
+}
+
+torch::Tensor TwoTowerImpl::text_hidden_before(const torch::Tensor& input_ids,
+                                               const torch::Tensor& attention_mask, int64_t first) {
+  const bool mixed = options_.text_precision != c10::kFloat;
+  AutocastGuard precision(input_ids.device().type(), mixed, options_.text_precision);
+  return split_text().hidden_before(input_ids, attention_mask, first).to(at::kFloat);
+}
+
+torch::Tensor TwoTowerImpl::pool_text_from(const torch::Tensor& hidden,
+                                           const torch::Tensor& attention_mask, int64_t first) {
+  torch::Tensor pooled;
+  {
+    const bool mixed = options_.text_precision != c10::kFloat;
+    AutocastGuard precision(hidden.device().type(), mixed, options_.text_precision);
+    pooled = split_text().forward_from(hidden, attention_mask, first);
+  }
+  return checked_pooled(pooled, hidden.size(0));
+}
+
+PooledTextImpl& TwoTowerImpl::split_text() const {
+  auto* pooled = dynamic_cast<PooledTextImpl*>(text_.ptr().get());
+  if (pooled == nullptr)
+    throw Error(
+        "TwoTower: this text tower cannot be split between layers (a PooledText tower over a "
+        "BERT or DeBERTa encoder can); train all its layers or none");
+  return *pooled;
+}
+
+torch::Tensor TwoTowerImpl::checked_pooled(const torch::Tensor& pooled, int64_t texts) const {
+  if (pooled.dim() != 2 || pooled.size(0) != texts || pooled.size(1) != text_width_) {
     throw Error(
         format("TwoTower: the text encoder returned shape {} for {} texts; expected pooled "
                "embeddings [{}, {}] (text_width)",
-               pooled.sizes(), input_ids.size(0), input_ids.size(0), text_width_));
+               pooled.sizes(), texts, texts, text_width_));
   }
   return pooled;
 }

@@ -115,6 +115,26 @@ BertEncoder::BertEncoder(const BertConfig& config) : config_(config) {
 
 torch::Tensor BertEncoder::forward(const torch::Tensor& input_ids,
                                    const torch::Tensor& attention_mask) {
+  return run_layers(embed(input_ids, attention_mask), attention_mask, 0, layer_count());
+}
+
+torch::Tensor BertEncoder::hidden_before(const torch::Tensor& input_ids,
+                                         const torch::Tensor& attention_mask, int64_t first) {
+  check_split(first);
+  return run_layers(embed(input_ids, attention_mask), attention_mask, 0, first);
+}
+
+torch::Tensor BertEncoder::forward_from(const torch::Tensor& hidden,
+                                        const torch::Tensor& attention_mask, int64_t first) {
+  check_split(first);
+  TORCH_CHECK(hidden.dim() == 3 && hidden.size(0) == attention_mask.size(0) &&
+                  hidden.size(1) == attention_mask.size(1),
+              "BertEncoder: hidden must be [B, T, H] with attention_mask [B, T]");
+  return run_layers(hidden, attention_mask, first, layer_count());
+}
+
+torch::Tensor BertEncoder::embed(const torch::Tensor& input_ids,
+                                 const torch::Tensor& attention_mask) {
   TORCH_CHECK(input_ids.dim() == 2 && input_ids.sizes() == attention_mask.sizes(),
               "BertEncoder: input_ids and attention_mask must both be [B, T]");
   const int64_t t = input_ids.size(1);
@@ -129,12 +149,18 @@ torch::Tensor BertEncoder::forward(const torch::Tensor& input_ids,
   x = embeddings_->norm(x);
   if (is_training() && config_.hidden_dropout_prob > 0)
     x = at::dropout(x, config_.hidden_dropout_prob, true);
+  return x;
+}
+
+torch::Tensor BertEncoder::run_layers(torch::Tensor x, const torch::Tensor& attention_mask,
+                                      int64_t begin, int64_t end) {
+  if (begin == end) return x;
   // Without padding there is nothing to mask.
   const bool padded = attention_mask.eq(0).any().item<bool>();
   const torch::Tensor bias =
       padded ? detail::key_padding_bias(attention_mask).to(x.dtype()) : torch::Tensor();
-  for (const auto& module : *layers_) {
-    auto layer = std::static_pointer_cast<Layer>(module);
+  for (int64_t i = begin; i < end; ++i) {
+    auto layer = std::static_pointer_cast<Layer>(layers_->ptr(static_cast<size_t>(i)));
     if (checkpointing_) {
       x = checkpoint(
           [layer, bias](const std::vector<torch::Tensor>& in) {

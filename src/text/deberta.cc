@@ -292,6 +292,26 @@ DebertaV2Encoder::DebertaV2Encoder(const DebertaV2Config& config) : config_(conf
 
 torch::Tensor DebertaV2Encoder::forward(const torch::Tensor& input_ids,
                                         const torch::Tensor& attention_mask) {
+  return run_layers(embed(input_ids, attention_mask), attention_mask, 0, layer_count());
+}
+
+torch::Tensor DebertaV2Encoder::hidden_before(const torch::Tensor& input_ids,
+                                              const torch::Tensor& attention_mask, int64_t first) {
+  check_split(first);
+  return run_layers(embed(input_ids, attention_mask), attention_mask, 0, first);
+}
+
+torch::Tensor DebertaV2Encoder::forward_from(const torch::Tensor& hidden,
+                                             const torch::Tensor& attention_mask, int64_t first) {
+  check_split(first);
+  TORCH_CHECK(hidden.dim() == 3 && hidden.size(0) == attention_mask.size(0) &&
+                  hidden.size(1) == attention_mask.size(1),
+              "DebertaV2Encoder: hidden must be [B, T, H] with attention_mask [B, T]");
+  return run_layers(hidden, attention_mask, first, layer_count());
+}
+
+torch::Tensor DebertaV2Encoder::embed(const torch::Tensor& input_ids,
+                                      const torch::Tensor& attention_mask) {
   TORCH_CHECK(input_ids.dim() == 2 && input_ids.sizes() == attention_mask.sizes(),
               "DebertaV2Encoder: input_ids and attention_mask must both be [B, T]");
   const int64_t t = input_ids.size(1);
@@ -307,7 +327,13 @@ torch::Tensor DebertaV2Encoder::forward(const torch::Tensor& input_ids,
   x = embeddings_->norm(x) * attention_mask.ne(0).unsqueeze(-1).to(x.dtype());
   if (is_training() && config_.hidden_dropout_prob > 0)
     x = at::dropout(x, config_.hidden_dropout_prob, true);
+  return x;
+}
 
+torch::Tensor DebertaV2Encoder::run_layers(torch::Tensor x, const torch::Tensor& attention_mask,
+                                           int64_t begin, int64_t end) {
+  if (begin == end) return x;
+  const int64_t t = x.size(1);
   const torch::Tensor key_bias = detail::key_padding_bias(attention_mask).to(x.dtype());
   torch::Tensor rel, c2p_index, p2c_index;
   if (config_.relative_attention) {
@@ -316,14 +342,14 @@ torch::Tensor DebertaV2Encoder::forward(const torch::Tensor& input_ids,
     const int64_t span = config_.attention_span();
     const torch::Tensor positions =
         relative_positions(t, config_.position_buckets, config_.max_relative_positions)
-            .to(input_ids.device());
+            .to(x.device());
     c2p_index = at::clamp(positions + span, 0, 2 * span - 1);
     p2c_index = at::clamp(-positions + span, 0, 2 * span - 1);
   }
+  // The conv layer after layer 0 reads the embeddings' output: x when the run starts there.
   const torch::Tensor embedded = x;
-  int64_t index = 0;
-  for (const auto& module : *encoder_->layers) {
-    auto layer = std::static_pointer_cast<Layer>(module);
+  for (int64_t i = begin; i < end; ++i) {
+    auto layer = std::static_pointer_cast<Layer>(encoder_->layers->ptr(static_cast<size_t>(i)));
     if (checkpointing_) {
       x = checkpoint(
           [layer, key_bias, c2p_index, p2c_index](const std::vector<torch::Tensor>& in) {
@@ -333,7 +359,7 @@ torch::Tensor DebertaV2Encoder::forward(const torch::Tensor& input_ids,
     } else {
       x = layer->forward(x, key_bias, rel, c2p_index, p2c_index);
     }
-    if (index++ == 0 && encoder_->conv) x = encoder_->conv->forward(embedded, x, attention_mask);
+    if (i == 0 && encoder_->conv) x = encoder_->conv->forward(embedded, x, attention_mask);
   }
   return x;
 }

@@ -1,6 +1,7 @@
 #include <ATen/ATen.h>
 
 #include "cadclip/core/error.h"
+#include "cadclip/core/format.h"
 #include "cadclip/text/encoder.h"
 
 namespace cadclip::text {
@@ -30,6 +31,12 @@ torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_m
   if (pooling == Pooling::kCls) return hidden.select(1, 0);
   const torch::Tensor mask = attention_mask.to(hidden.dtype()).unsqueeze(-1);  // [B, T, 1]
   return (hidden * mask).sum(1) / mask.sum(1).clamp_min(1e-9);
+}
+
+void TextEncoder::check_split(int64_t first) const {
+  if (first < 0 || first > layer_count())
+    throw Error(format("the {} text tower has {} layers: it cannot be split before layer {}",
+                       architecture(), layer_count(), first));
 }
 
 }  // namespace cadclip::text

@@ -12,9 +12,14 @@
 namespace cadclip::train {
 
 at::Tensor step_text_embeddings(const model::TextEmbedder& embedder, const StepInputs& in,
-                                const TextFeatureCache* frozen) {
+                                const TextFeatureCache* frozen, const TextHiddenCache* below) {
   if (frozen != nullptr)
     return embedder.project(frozen->rows(in.captions).to(embedder.device()), in.quantities);
+  if (below != nullptr) {
+    const TextHiddenCache::Rows rows = below->rows(in.captions);
+    return embedder.project(embedder.pool_batch_from(rows.hidden, rows.mask, below->first()),
+                            in.quantities);
+  }
   return embedder.project(embedder.pool_batch(in.tokens), in.quantities);
 }
 
@@ -59,7 +64,8 @@ StepResult TrainStep::update(StepLoader& loader, int64_t epoch, int64_t step, in
 TrainStep::Forward TrainStep::forward(const StepInputs& in, int64_t global_step) {
   Forward f;
   const at::Tensor cad = parts_.model.encode_brep(in.brep);
-  const at::Tensor text = step_text_embeddings(parts_.text, in, parts_.frozen_text);
+  const at::Tensor text =
+      step_text_embeddings(parts_.text, in, parts_.frozen_text, parts_.frozen_below);
   f.logit_scale = parts_.model.logit_scale();
   f.pairs = {text, cad, in.caption_keys, in.geometry_keys};
   // Momentum encoders: one EMA step towards the online weights, then this
@@ -70,7 +76,8 @@ TrainStep::Forward TrainStep::forward(const StepInputs& in, int64_t global_step)
     at::NoGradGuard no_grad;
     parts_.momentum->follow_online();
     f.momentum_cad = parts_.momentum->model().encode_brep(in.brep);
-    f.momentum_text = step_text_embeddings(*momentum_text_, in, parts_.frozen_text);
+    f.momentum_text =
+        step_text_embeddings(*momentum_text_, in, parts_.frozen_text, parts_.frozen_below);
     negatives = parts_.momentum->queue().negatives();
   }
   f.loss = contrastive_loss(parts_.comm, f.pairs, f.logit_scale, parts_.siglip_bias, settings_.loss,

@@ -163,6 +163,7 @@ class Trainer {
   std::unique_ptr<data::PairwiseCache> pairwise_;
   std::optional<StepInputMaker> inputs_;
   std::optional<TextFeatureCache> text_cache_;
+  std::optional<TextHiddenCache> hidden_cache_;  // --text-train-layers: below the trained layers
   std::optional<TrainingPlan> plan_;
   std::unique_ptr<TrainStep> step_;
   std::unique_ptr<StepLoader> loader_;
@@ -333,22 +334,30 @@ void Trainer::build_reporter(std::unique_ptr<Checkpointer> checkpointer) {
   reporter_->sources(sources);
 }
 
-// Caption tokens (a tuned tower) or the cached features (a frozen one).
+// Caption tokens (a tuned tower), the cached features (a frozen one), or the
+// cached hidden states below the trained layers (a tower tuned in its last layers).
 void Trainer::build_text_inputs() {
   text_ = std::make_unique<model::TextEmbedder>(*built_.model, *built_.text.tokenizer,
                                                 o_.model.text.max_length);
   pairwise_ = std::make_unique<data::PairwiseCache>(data_.dataset.size(),
                                                     o_.pairwise_cache_mb * (int64_t{1} << 20));
-  StepInputOptions step_options{o_.seed, !frozen_text_, built_.model->reads_quantities(), device_};
+  const bool split_tower = !frozen_text_ && o_.text_train_layers > 0 && o_.text_hidden_cache;
+  StepInputOptions step_options{o_.seed, !frozen_text_ && !split_tower,
+                                built_.model->reads_quantities(), device_};
   step_options.collate = true;
   step_options.pairwise = pairwise_.get();
   inputs_.emplace(data_.dataset, data_.captions.captions, data_.set, *text_, step_options);
-  if (!frozen_text_) return;
   TextCacheOptions cache;
   cache.file = o_.text_cache;
   cache.chunk = o_.eval_batch_size;
   cache.leader = leader_;
-  text_cache_ = TextFeatureCache::build(built_, *text_, data_.captions.captions, data_.set, cache);
+  if (frozen_text_)
+    text_cache_ =
+        TextFeatureCache::build(built_, *text_, data_.captions.captions, data_.set, cache);
+  else if (split_tower)
+    hidden_cache_ =
+        TextHiddenCache::build(built_, *text_, data_.captions.captions, data_.set,
+                               built_.text.encoder->layer_count() - o_.text_train_layers, cache);
 }
 
 void Trainer::build_step() {
@@ -356,8 +365,9 @@ void Trainer::build_step() {
   loss.kind = o_.loss;
   loss.mask_false_negatives = o_.mask_false_negatives;
   step_ = std::make_unique<TrainStep>(
-      StepParts{*built_.model, *text_, text_cache_ ? &*text_cache_ : nullptr, momentum_.get(),
-                *optimizer_, *scaler_, *schedule_, parameters_, siglip_bias_, comm_},
+      StepParts{*built_.model, *text_, text_cache_ ? &*text_cache_ : nullptr,
+                hidden_cache_ ? &*hidden_cache_ : nullptr, momentum_.get(), *optimizer_, *scaler_,
+                *schedule_, parameters_, siglip_bias_, comm_},
       StepSettings{loss, o_.grad_clip, o_.debug_nan_at_step, o_.debug_nan_count});
 }
 

@@ -115,6 +115,32 @@ TEST(TextEncoder, PaddingDoesNotChangeUnpaddedRows) {
   EXPECT_LT((alone - padded).abs().max().item<double>(), 1e-5);
 }
 
+// A tower split before any layer computes what the whole tower does, bit for
+// bit: the trainer caches the lower part and runs the upper (DeBERTa-v2's
+// conv layer after layer 0 included), and a split outside the tower is refused.
+TEST(TextEncoder, SplitBeforeAnyLayerIsTheWholeTower) {
+  for (const std::string model : {"bert", "deberta_v2", "deberta_v3"}) {
+    const Reference ref = read_reference(model);
+    auto encoder = load_text_encoder(data_dir() / model);
+    torch::NoGradGuard no_grad;
+    const torch::Tensor whole = encoder->forward(ref.ids, ref.mask);
+    ASSERT_GE(encoder->layer_count(), 2) << model;
+    for (int64_t first = 0; first <= encoder->layer_count(); ++first) {
+      const torch::Tensor below = encoder->hidden_before(ref.ids, ref.mask, first);
+      EXPECT_TRUE(at::equal(encoder->forward_from(below, ref.mask, first), whole))
+          << model << " split before layer " << first;
+    }
+    EXPECT_FALSE(at::equal(encoder->hidden_before(ref.ids, ref.mask, 1), whole)) << model;
+    try {
+      encoder->forward_from(whole, ref.mask, encoder->layer_count() + 1);
+      ADD_FAILURE() << model << ": a split past the last layer was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot be split before layer"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Pooling, ClsAndMaskedMean) {
   const torch::Tensor hidden = at::arange(12, at::kFloat).view({1, 4, 3});
   const torch::Tensor mask = at::tensor({1, 1, 0, 0}, at::kLong).view({1, 4});

@@ -130,6 +130,16 @@ TEST(StepTextTest, TrainingAndSearchEmbedACaptionAlike) {
   const TextFeatureCache cache =
       TextFeatureCache::build(built, text, captions, set, TextCacheOptions{.leader = false});
   EXPECT_TRUE(at::equal(step_text_embeddings(text, in, &cache).detach(), searched));
+  // A tower tuned in its last layer: the hidden states below it cached once,
+  // the step's rows through that layer with gradients.
+  const int64_t layers = built.text.encoder->layer_count();
+  const TextHiddenCache below = TextHiddenCache::build(built, text, captions, set, layers - 1,
+                                                       TextCacheOptions{.leader = false});
+  EXPECT_EQ(below.first(), layers - 1);
+  EXPECT_EQ(below.size(), cache.size());
+  const at::Tensor tuned = step_text_embeddings(text, in, nullptr, &below);
+  EXPECT_TRUE(tuned.requires_grad());
+  EXPECT_TRUE(at::allclose(tuned.detach(), searched, /*rtol=*/0, /*atol=*/1e-6));
   std::filesystem::remove_all(folder);
 }
 

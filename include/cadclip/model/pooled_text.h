@@ -19,6 +19,13 @@ class PooledTextImpl : public torch::nn::Module {
 
   // input_ids, attention_mask: [B, T] int64 -> pooled [B, hidden].
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+  // The encoder split before layer `first` (text::TextEncoder::hidden_before):
+  // forward(ids, mask) is forward_from(hidden_before(ids, mask, first), mask, first).
+  torch::Tensor hidden_before(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                              int64_t first);
+  // Hidden states entering layer `first` [B, T, H] -> pooled [B, hidden].
+  torch::Tensor forward_from(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
+                             int64_t first);
 
   const std::shared_ptr<text::TextEncoder>& encoder() const { return encoder_; }
 

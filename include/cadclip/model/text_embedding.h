@@ -59,6 +59,10 @@ class TextEmbedder {
   // longest -> pooled [b, text_width] on the model's device, under the
   // caller's grad mode.
   at::Tensor pool_batch(std::span<const std::vector<int64_t>> rows) const;
+  // Hidden states entering the tower's layer `first` [b, T, width] and their
+  // mask [b, T] (cached below the layers a run trains) -> pooled [b,
+  // text_width] on the model's device, under the caller's grad mode.
+  at::Tensor pool_batch_from(const at::Tensor& hidden, const at::Tensor& mask, int64_t first) const;
   // Pooled features [b, text_width] on the model's device and the quantities
   // of the same texts (ignored unless the model reads them) -> [b, embed_dim],
   // unit rows.

@@ -16,6 +16,7 @@
 
 #include "cadclip/data/batch.h"
 #include "cadclip/model/brep_encoder.h"
+#include "cadclip/model/pooled_text.h"
 #include "cadclip/model/quantity_encoder.h"
 #include "cadclip/text/quantities.h"
 
@@ -89,6 +90,15 @@ class TwoTowerImpl : public torch::nn::Module {
                             const text::QuantityBatch& quantities = {});
   // The text tower alone (in text_precision): [B, L] ids and mask -> pooled [B, text_width].
   torch::Tensor pool_text(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+  // The text tower split before its layer `first`, for a run that trains only
+  // the layers from there (train/text_cache.h): the hidden states entering
+  // it [B, L, width] fp32, and the pooled features from those; pool_text is
+  // pool_text_from(text_hidden_before(ids, mask, first), mask, first). Both in
+  // text_precision; they need a PooledText tower (throw cadclip::Error otherwise).
+  torch::Tensor text_hidden_before(const torch::Tensor& input_ids,
+                                   const torch::Tensor& attention_mask, int64_t first);
+  torch::Tensor pool_text_from(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
+                               int64_t first);
   // The text head on pooled features [B, text_width] (and the quantity
   // branch on `quantities`) -> [B, embed_dim], unit rows, fp32. With a frozen
   // text tower, the trainer feeds it cached pool_text outputs.
@@ -122,6 +132,10 @@ class TwoTowerImpl : public torch::nn::Module {
   torch::Tensor log_logit_scale;  // [] initialised at ln(1 / init_temperature)
 
  private:
+  PooledTextImpl& split_text() const;  // the tower as a PooledText, or a clear error
+  // pooled, checked to be [texts, text_width].
+  torch::Tensor checked_pooled(const torch::Tensor& pooled, int64_t texts) const;
+
   BRepEncoder brep_;
   torch::nn::AnyModule text_;
   int64_t text_width_;

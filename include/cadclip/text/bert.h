@@ -42,6 +42,12 @@ class BertEncoder final : public TextEncoder {
   torch::Tensor forward(const torch::Tensor& input_ids,
                         const torch::Tensor& attention_mask) override;
 
+  torch::Tensor hidden_before(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                              int64_t first) override;
+  torch::Tensor forward_from(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
+                             int64_t first) override;
+  int64_t layer_count() const override { return config_.num_hidden_layers; }
+
   int64_t hidden_size() const override { return config_.hidden_size; }
   int64_t vocab_size() const override { return config_.vocab_size; }
   int64_t max_positions() const override { return config_.max_position_embeddings; }
@@ -49,6 +55,11 @@ class BertEncoder final : public TextEncoder {
   const BertConfig& config() const { return config_; }
 
  private:
+  // input_ids -> the embeddings' output [B, T, H] (dropout in training mode).
+  torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+  // Layers [begin, end) over x.
+  torch::Tensor run_layers(torch::Tensor x, const torch::Tensor& attention_mask, int64_t begin,
+                           int64_t end);
   struct Embeddings;
   struct Layer;
   BertConfig config_;

@@ -30,6 +30,18 @@ class TextEncoder : public torch::nn::Module {
   virtual torch::Tensor forward(const torch::Tensor& input_ids,
                                 const torch::Tensor& attention_mask) = 0;
 
+  // The tower split before layer `first` (0 <= first <= layer_count()), so
+  // that a run training only its last layers computes the frozen ones once:
+  // forward(ids, mask) is forward_from(hidden_before(ids, mask, first), mask,
+  // first). hidden_before returns the hidden states entering layer `first`
+  // [B, T, hidden_size()] (first = 0: the embeddings' output); forward_from
+  // runs them through layers first.. to the last hidden states.
+  virtual torch::Tensor hidden_before(const torch::Tensor& input_ids,
+                                      const torch::Tensor& attention_mask, int64_t first) = 0;
+  virtual torch::Tensor forward_from(const torch::Tensor& hidden,
+                                     const torch::Tensor& attention_mask, int64_t first) = 0;
+  virtual int64_t layer_count() const = 0;
+
   virtual int64_t hidden_size() const = 0;
   virtual int64_t vocab_size() const = 0;
   // The longest input the position tables allow (0: no limit).
@@ -42,6 +54,8 @@ class TextEncoder : public torch::nn::Module {
   bool activation_checkpointing() const { return checkpointing_; }
 
  protected:
+  // Throws cadclip::Error unless 0 <= first <= layer_count().
+  void check_split(int64_t first) const;
   bool checkpointing_ = false;
 };
 

@@ -43,4 +43,34 @@ class TextFeatureCache {
   std::vector<int64_t> row_of_;  // caption index -> row of features_ (-1: not used)
 };
 
+// A tower trained only in its last layers (--text-train-layers N) gives every
+// caption the same hidden states below them at every step: they are computed
+// once, before training, with the frozen layers in eval mode (no dropout: a
+// frozen feature extractor), and each step runs only the trained layers over
+// its rows. In memory only: the hidden states of a training set are about
+// 100 KB a caption (64 tokens of 384 floats).
+class TextHiddenCache {
+ public:
+  // The hidden states entering layer `first` of the text tower for every
+  // caption of `set` (fp32, unpadded), through `built`'s model.
+  static TextHiddenCache build(model::BuiltModel& built, const model::TextEmbedder& embedder,
+                               const std::vector<data::Caption>& captions, const TrainingSet& set,
+                               int64_t first, const TextCacheOptions& options);
+  struct Rows {
+    at::Tensor hidden;  // [n, T, H] fp32 on the CPU, zeros after each caption's end
+    at::Tensor mask;    // [n, T] int64, 1 on tokens
+  };
+  // These caption indices, padded to the longest of them.
+  Rows rows(const std::vector<int64_t>& captions) const;
+  int64_t first() const { return first_; }  // the first trained layer
+  int64_t size() const { return static_cast<int64_t>(length_.size()); }
+
+ private:
+  at::Tensor tokens_;            // [tokens of every caption used, H]
+  std::vector<int64_t> offset_;  // per row: its first token in tokens_
+  std::vector<int64_t> length_;  // per row: its token count
+  std::vector<int64_t> row_of_;  // caption index -> row (-1: not used)
+  int64_t first_ = 0;
+};
+
 }  // namespace cadclip::train

@@ -32,6 +32,7 @@ struct StepParts {
   model::TwoTowerImpl& model;
   const model::TextEmbedder& text;      // the model's text path
   const TextFeatureCache* frozen_text;  // a frozen tower's caption features; null: tokens
+  const TextHiddenCache* frozen_below;  // hidden states below the trained layers; null: tokens
   MomentumEncoders* momentum;           // null without a queue
   torch::optim::Optimizer& optimizer;   // made from adamw_groups
   DynamicLossScaler& scaler;
@@ -61,10 +62,13 @@ struct StepResult {
 };
 
 // A step's text embeddings [B, embed_dim], unit rows: the cached pooled
-// features of its captions (`frozen`, a frozen tower) or its tokens through
-// the tower, then the text head, through `embedder`.
+// features of its captions (`frozen`, a frozen tower), their cached hidden
+// states through the trained layers (`below`, a tower trained in its last
+// layers), or their tokens through the tower, then the text head, through
+// `embedder`.
 at::Tensor step_text_embeddings(const model::TextEmbedder& embedder, const StepInputs& in,
-                                const TextFeatureCache* frozen);
+                                const TextFeatureCache* frozen,
+                                const TextHiddenCache* below = nullptr);
 
 class TrainStep {
  public:

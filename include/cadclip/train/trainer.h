@@ -52,6 +52,8 @@ struct TrainOptions {
   double text_lr = 3e-5;            // peak learning rate of the pretrained text tower
   int64_t text_train_layers = 0;    // with text_lr > 0: only the last N layers of the text
                                     // tower train (and their cost is paid); 0 = every layer
+  bool text_hidden_cache = true;    // with text_train_layers: the frozen layers' outputs are
+                                    // computed once (train/text_cache.h), not every step
   double weight_decay = 0.05;       // AdamW decoupled weight decay (not on norms and biases)
   double warmup = 0.05;             // share of all steps spent warming up linearly
   double grad_clip = 1.0;           // max global gradient norm; 0 = no clipping
