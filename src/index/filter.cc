@@ -182,20 +182,22 @@ std::string Condition::to_string() const {
     return key_text + op + quoted_if_needed(join(values, ","));
   }
   if (key == FilterKey::kDims) {
-    std::vector<std::string> parts;
-    for (const NumberRange& r : ranges) {
-      const std::string text = range_text(r, false, /*exact_point=*/false);
+    // Several shapes, three extents each, are written "AxBxC|DxExF".
+    std::string text = key_text + "=";
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      if (i > 0) text += ranges.size() > 3 && i % 3 == 0 ? "|" : "x";
+      const std::string range = range_text(ranges[i], false, /*exact_point=*/false);
       // "=a..b" -> "a..b", "=v" -> "v", "<=v" -> "..v", ">=v" -> "v.."
-      if (text.starts_with("="))
-        parts.push_back(text.substr(1));
-      else if (text.starts_with("<="))
-        parts.push_back(".." + text.substr(2));
-      else if (text.starts_with(">="))
-        parts.push_back(text.substr(2) + "..");
+      if (range.starts_with("="))
+        text += range.substr(1);
+      else if (range.starts_with("<="))
+        text += ".." + range.substr(2);
+      else if (range.starts_with(">="))
+        text += range.substr(2) + "..";
       else
-        parts.push_back(text);
+        text += range;
     }
-    return key_text + "=" + join(parts, "x");
+    return text;
   }
   if (ranges.empty()) return key_text;
   if (key == FilterKey::kThread || key == FilterKey::kClearance) {

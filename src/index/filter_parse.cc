@@ -269,11 +269,9 @@ Condition file_type_condition(std::string_view clause, std::string_view op,
   return c;
 }
 
-// "dims=100x50x20±1": AxBxC with one tolerance (or unit) at the end that
-// applies to each.
-std::vector<NumberRange> dims_ranges(std::string_view clause, std::string_view op,
-                                     const std::string& value) {
-  if (op != "=") bad_clause(clause, "dims takes '=': dims=100x50x20±1");
+// One shape of a dims clause: "100x50x20±1", "100x50", "10..12x5": AxBxC
+// with one tolerance (or unit) at the end that applies to each.
+std::vector<NumberRange> shape_ranges(std::string_view clause, const std::string& value) {
   std::vector<std::string> parts;
   size_t at = 0;
   for (size_t i = 0; i <= value.size(); ++i) {
@@ -296,6 +294,26 @@ std::vector<NumberRange> dims_ranges(std::string_view clause, std::string_view o
     std::string_view pv = text;
     ranges.push_back(take_range(pv, clause, /*length=*/true));
     if (!pv.empty()) bad_clause(clause, format("'{}' is left over", pv));
+  }
+  return ranges;
+}
+
+// "dims=100x50x20±1", or shapes of which any will do: "dims=15x8x7|23x8x7".
+std::vector<NumberRange> dims_ranges(std::string_view clause, std::string_view op,
+                                     const std::string& value) {
+  if (op != "=") bad_clause(clause, "dims takes '=': dims=100x50x20±1");
+  const std::vector<std::string> shapes = split_values(value);
+  if (shapes.size() == 1) return shape_ranges(clause, value);
+  if (shapes.size() > kMaxDimsShapes)
+    bad_clause(clause, format("dims allows at most {} shapes", kMaxDimsShapes));
+  std::vector<NumberRange> ranges;
+  for (const std::string& shape : shapes) {
+    const std::vector<NumberRange> one = shape_ranges(clause, shape);
+    if (one.size() != 3)
+      bad_clause(clause, format("'{}': each of several shapes gives all three extents, "
+                                "dims=15x8x7|23x8x7",
+                                shape));
+    ranges.insert(ranges.end(), one.begin(), one.end());
   }
   return ranges;
 }

@@ -125,19 +125,25 @@ void QueryReading::read_gears() {
 // its four slots' eight lips a set of 8 congruent faces about its axis
 // (`repeats=8`, which tells it from a square bar or an angle of that
 // side). A slot width said with it ("slot 8") belongs to the designation.
+// A part file's name needs no word: "3030_500", the section joined to its
+// cut length by an underscore, is a T-slot profile.
 void QueryReading::read_tslot_profiles() {
   bool tslot = profile;
   for (size_t k = 0; k + 1 < t.size(); ++k)  // "T-slot" is two tokens, "T" and "slot"
     tslot = tslot || (t[k].low == "t" && one_of(t[k + 1].low, {"slot", "slots"}));
-  if (!tslot) return;
+  auto joined_to_length = [&](size_t i) {
+    return i + 1 < t.size() && t[i + 1].number && t[i + 1].begin == t[i].end + 1 &&
+           text[t[i].end] == '_';
+  };
   for (size_t i = 0; i < t.size(); ++i) {
     if (used[i] || !t[i].number || t[i].text.find('.') != std::string::npos) continue;
     int series = 0;
     size_t end = i + 1;
     const std::string& n = t[i].text;
-    if (n.size() == 4 && n.substr(0, 2) == n.substr(2)) {  // "2020", "4545"
+    if (n.size() == 4 && n.substr(0, 2) == n.substr(2) &&
+        (tslot || joined_to_length(i))) {  // "2020", "4545", "3030_500"
       series = std::stoi(n.substr(0, 2));
-    } else if (i + 2 < t.size() && t[i + 1].low == "x" && t[i + 2].number &&
+    } else if (tslot && i + 2 < t.size() && t[i + 1].low == "x" && t[i + 2].number &&
                t[i + 2].value == t[i].value) {  // "30x30", "30 x 30"
       series = static_cast<int>(t[i].value);
       end = i + 3;
@@ -275,7 +281,8 @@ std::pair<NumberRange, NumberRange> hexagon(double s_lo, double s_hi) {
 
 // What the tables say of a named fastener's shape.
 struct FastenerShape {
-  std::vector<NumberRange> dims;  // its three extents, in any order; empty: none known
+  std::vector<NumberRange> dims;        // its three extents, in any order; empty: none known
+  std::vector<NumberRange> other_dims;  // a second shape the words allow equally; empty: none
   std::vector<std::pair<FilterKey, NumberRange>> head;  // a screw without a length: its head
   std::optional<NumberRange> steps;                     // the round pieces of its shank
   bool body_length = false;  // the length said is a standoff's body's, not the part's
@@ -355,9 +362,10 @@ FastenerShape nut_washer_standoff_shape(const NamedFastener& f, double d, double
     if (!standoff || length <= 0) return shape;
     const auto [corners, flats] = hexagon(standoff->s, standoff->s);
     // Its length is the hexagon's; a male end's stud adds to the whole.
-    const double lo = f.male ? length + standoff->stud : length;
-    const double hi = f.female && !f.male ? length : length + standoff->stud;
-    shape.dims = {span(lo, hi, 0.01), corners, flats};
+    // Ends not said: female-female or male-female, one length or the other.
+    const double whole = length + standoff->stud;
+    shape.dims = {f.male ? span(whole, whole, 0.01) : span(length, length, 0.01), corners, flats};
+    if (!f.male && !f.female) shape.other_dims = {span(whole, whole, 0.01), corners, flats};
     shape.body_length = true;
   }
   return shape;
@@ -429,6 +437,7 @@ void QueryReading::read_fastener_shapes() {
   for (const auto& [key, range] : shape.head) out.push_back(stated(key, range, because));
   if (shape.steps) out.push_back(stated(FilterKey::kSteps, *shape.steps, because));
   if (shape.dims.empty() || !sort_sides(shape.dims)) return;
+  if (!shape.other_dims.empty() && !sort_sides(shape.other_dims)) return;
   // A male standoff's thread is not as long as the part: the shape says the length.
   if (shape.body_length)
     for (Condition& c : out)
@@ -439,6 +448,7 @@ void QueryReading::read_fastener_shapes() {
   Condition sides = stated(FilterKey::kDims, shape.dims[0], because);
   sides.ranges.push_back(shape.dims[1]);
   sides.ranges.push_back(shape.dims[2]);
+  sides.ranges.insert(sides.ranges.end(), shape.other_dims.begin(), shape.other_dims.end());
   out.push_back(std::move(sides));
 }
 

@@ -64,7 +64,8 @@ int64_t steps_of(const std::vector<data::Shaft>& shafts) {
 // block at a time (count_extent_matches).
 struct ExtentTest {
   static constexpr double kInf = std::numeric_limits<double>::infinity();
-  enum class Kind { kColumn, kAnyExtent, kDims, kProportions };
+  // kDimsAny: any of several shapes (a dims condition with alternatives).
+  enum class Kind { kColumn, kAnyExtent, kDims, kDimsAny, kProportions };
   struct Bounds {
     double low = -kInf;
     double high = kInf;
@@ -82,7 +83,10 @@ struct ExtentTest {
   const double* column = nullptr;            // kColumn: one axis or one sorted extent
   std::array<const double*, 3> sorted = {};  // the sorted extents, largest first
   std::array<Bounds, 3> bounds;              // kColumn, kAnyExtent: [0]; kDims: each extent
-  std::array<double, 2> stated = {0, 0};     // kProportions: middle and smallest / largest
+  // kDimsAny: each shape's extents, three a shape; `shapes` of them are used.
+  std::array<Bounds, 3 * kMaxDimsShapes> shape_bounds;
+  int shapes = 0;
+  std::array<double, 2> stated = {0, 0};  // kProportions: middle and smallest / largest
   std::array<double, 2> tolerance = {kInf, kInf};
   bool negate = false;  // kColumn, kAnyExtent
 
@@ -93,6 +97,13 @@ struct ExtentTest {
   }
   bool dims_pass(int64_t r) const {
     return (bounds[0](sorted[0][r]) & bounds[1](sorted[1][r]) & bounds[2](sorted[2][r])) != 0;
+  }
+  bool any_shape_passes(int64_t r) const {
+    int any = 0;
+    for (int s = 0; s < shapes; ++s)
+      any |= shape_bounds[3 * s](sorted[0][r]) & shape_bounds[3 * s + 1](sorted[1][r]) &
+             shape_bounds[3 * s + 2](sorted[2][r]);
+    return any != 0;
   }
   bool proportions_pass(int64_t r) const {
     const double largest = sorted[0][r];
@@ -126,6 +137,13 @@ std::optional<ExtentTest> read_extent_test(const Condition& c, const std::vector
       t.kind = ExtentTest::Kind::kAnyExtent;
       return t;
     case FilterKey::kDims:
+      if (c.ranges.size() > 3) {
+        t.kind = ExtentTest::Kind::kDimsAny;
+        t.shapes = static_cast<int>(std::min(c.ranges.size() / 3, kMaxDimsShapes));
+        for (size_t i = 0; i < 3 * static_cast<size_t>(t.shapes); ++i)
+          t.shape_bounds[i] = ExtentTest::closed(c.ranges[i]);
+        return t;
+      }
       t.kind = ExtentTest::Kind::kDims;
       for (size_t i = 0; i < c.ranges.size() && i < 3; ++i)
         t.bounds[i] = ExtentTest::closed(c.ranges[i]);
@@ -170,6 +188,9 @@ CADCLIP_VECTOR_CLONES void count_extent_matches(const ExtentTest& t, int64_t sta
       return add_matches([&t](int64_t r) { return t.any_passes(r); }, start, n, times, counted);
     case ExtentTest::Kind::kDims:
       return add_matches([&t](int64_t r) { return t.dims_pass(r); }, start, n, times, counted);
+    case ExtentTest::Kind::kDimsAny:
+      return add_matches([&t](int64_t r) { return t.any_shape_passes(r); }, start, n, times,
+                         counted);
     case ExtentTest::Kind::kProportions:
       return add_matches([&t](int64_t r) { return t.proportions_pass(r); }, start, n, times,
                          counted);
@@ -267,6 +288,9 @@ void FilterColumns::with_extent_test(const Condition& c, Use&& apply) const {
       return;
     case ExtentTest::Kind::kDims:
       apply([&t](int64_t r) { return t.dims_pass(r); });
+      return;
+    case ExtentTest::Kind::kDimsAny:
+      apply([&t](int64_t r) { return t.any_shape_passes(r); });
       return;
     case ExtentTest::Kind::kProportions:
       apply([&t](int64_t r) { return t.proportions_pass(r); });

@@ -71,6 +71,31 @@ TEST(FilterLanguage, DimsTakeOneToleranceForEachExtent) {
   EXPECT_EQ(p.ranges[1], (NumberRange{90, 110, false, false}));
 }
 
+// A shape the words leave open between two (a standoff whose ends are not
+// said): any of them, three extents each, a tolerance for the shape it
+// ends, written back as it was read.
+TEST(FilterLanguage, DimsMayAllowSeveralShapes) {
+  const Condition c = only("dims=15x8x7|23x8x7±1");
+  ASSERT_EQ(c.ranges.size(), 6u);
+  EXPECT_EQ(c.ranges[0], only("dims=15x8x7").ranges[0]);
+  EXPECT_EQ(c.ranges[3], (NumberRange{22, 24, false, false}));
+  EXPECT_EQ(c.ranges[5], (NumberRange{6, 8, false, false}));
+  EXPECT_EQ(c.to_string(), "dims=14.9..15.1x7.9..8.1x6.9..7.1|22..24x7..9x6..8");
+  EXPECT_EQ(only(c.to_string()), c);
+  auto refused = [](const std::string& text) {
+    try {
+      parse_filter(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refused("dims=15x8|23x8x7").find("each of several shapes gives all three"),
+            std::string::npos);
+  EXPECT_NE(refused("dims=1x1x1|2x2x2|3x3x3|4x4x4|5x5x5").find("at most 4 shapes"),
+            std::string::npos);
+}
+
 TEST(FilterLanguage, CountsHolesTypesFieldsAndScore) {
   Condition c = only("faces>=6");
   EXPECT_EQ(c.key, FilterKey::kFaces);
@@ -323,6 +348,9 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
             (V{"middle=24.75..25.25", "smallest=24.75..25.25", "size=495..505"}));
   EXPECT_EQ(clauses_of("T-slot 3030_500"),
             (V{"middle=29.7..30.3", "smallest=29.7..30.3", "repeats=8", "size=495..505"}));
+  // A file's name needs no word: the section joined to its length by "_".
+  EXPECT_EQ(clauses_of("3030_500"), clauses_of("T-slot 3030_500"));
+  EXPECT_EQ(clauses_of("4040-500"), V{});  // no T-slot word, no underscore: a number
   // A number no longer than the section is no length of it.
   EXPECT_EQ(clauses_of("IPE 200 4"), (V{"middle=198..202", "smallest=99..101"}));
   // A washer's standard glued to its number, as file names write it.
@@ -349,15 +377,19 @@ TEST(QueryFacts, DowelsProfilesCountersunkScrewsAndLengthsAfterTheName) {
             (V{"thread=M16x110", "dims=124.74..127.26x23.76..24.24x23.76..24.24"}));
   // A standoff's body 25 long, 7 across flats; its male end's stud (8) may
   // add to it, so the shape says the length, not the thread.
+  // Its ends not said: 25 long female-female, or 33 long male-female.
   EXPECT_EQ(clauses_of("M4 hex spacer 25mm"),
-            (V{"thread=M4", "dims=24.75..33.33x7.67..8.17x6.93..7.07"}));
+            (V{"thread=M4",
+               "dims=24.75..25.25x7.67..8.17x6.93..7.07|32.67..33.33x7.67..8.17x6.93..7.07"}));
   EXPECT_EQ(clauses_of("M4x25 female-female standoff"),
             (V{"thread=M4", "dims=24.75..25.25x7.67..8.17x6.93..7.07"}));
   // Shorter than its hexagon is wide: the sides in another order.
   EXPECT_EQ(clauses_of("standoff_M4x6_FF"),
             (V{"thread=M4", "dims=7.67..8.17x6.93..7.07x5.94..6.06"}));
-  // A male-or-female one that short: the order is not known, no shape.
-  EXPECT_EQ(clauses_of("M4x6 standoff"), V{"thread=M4x6"});
+  // Either end that short: each shape with its own order of sides.
+  EXPECT_EQ(
+      clauses_of("M4x6 standoff"),
+      (V{"thread=M4", "dims=7.67..8.17x6.93..7.07x5.94..6.06|13.86..14.14x7.67..8.17x6.93..7.07"}));
   // A shaft's fit (ISO 286) is no length in metres.
   EXPECT_EQ(clauses_of("DIN 6325 10x75 m6"), V{"dims=74.25..75.75x9.9..10.1x9.9..10.1"});
   EXPECT_EQ(clauses_of("Parallel pin ISO 8734 - 10 m6 x 50 - A - St"),

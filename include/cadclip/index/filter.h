@@ -37,7 +37,8 @@ enum class FilterKey {
   kMiddle,        // the middle one ("middle")
   kSmallest,      // the smallest one ("smallest")
   kAnyExtent,     // some extent ("extent")
-  kDims,          // the sorted extents together, largest first ("dims=100x50x20±1")
+  kDims,          // the sorted extents together, largest first ("dims=100x50x20±1"); or
+                  // any of up to four such shapes ("dims=15x8x7|23x8x7", three extents each)
   kFaces,         // face count ("faces")
   kHoles,         // round-hole count ("holes")
   kEqualHoles,    // a set of holes of one diameter (±1%) has this count ("equal_holes")
@@ -64,7 +65,8 @@ enum class FilterOrigin {
 
 struct Condition {
   FilterKey key = FilterKey::kLargest;
-  std::vector<NumberRange> ranges;  // numeric keys: one; kDims: one per extent, largest first;
+  std::vector<NumberRange> ranges;  // numeric keys: one; kDims: one per extent, largest first
+                                    // (several shapes: three each, one after the other);
                                     // kField: one when compared as a number; kThread and
                                     // kClearance: the nominal diameter as a point, and for
                                     // kThread a length range; kProportions: three points
@@ -79,6 +81,9 @@ struct Condition {
   std::string to_string() const;
   bool operator==(const Condition&) const = default;
 };
+
+// The most shapes a dims condition may allow ("dims=AxBxC|DxExF").
+inline constexpr size_t kMaxDimsShapes = 4;
 
 struct Filter {
   std::vector<Condition> conditions;  // every one must hold
