@@ -1,6 +1,6 @@
 // cadclip export CHECKPOINT --out models: a trained checkpoint as a released
-// model, which holds what training changed (the B-Rep tower and heads, in
-// fp16 by default, and any text tensor that moved) and finds the pretrained
+// model, which holds what training changed (the B-Rep tower and heads, and
+// any text tensor that moved, in fp16 by default) and finds the pretrained
 // text tower it builds on by checksum.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -34,7 +34,7 @@ CADCLIP_OPTION_FIELDS(
     (text_base,
      "The pretrained text folder the run started from; its weights are named by checksum, not "
      "copied"),
-    (fp32, "Keep the B-Rep tower and heads in fp32 (default fp16)"))
+    (fp32, "Keep the B-Rep tower, heads and changed text tensors in fp32 (default fp16)"))
 
 int run_export(const ExportCommandOptions& o) {
   model::ExportOptions options;

@@ -350,7 +350,8 @@ fs::path export_model(const fs::path& checkpoint, const fs::path& out,
           format("export: text tensor '{}' of {} is not in {} with that shape; pass the "
                  "text folder the run started from",
                  text_name, checkpoint.string(), options.text_base.string()));
-    if (!at::equal(it->second, t)) changed.emplace_back(text_name, t);
+    if (!at::equal(it->second, t))
+      changed.emplace_back(text_name, options.fp16 && t.is_floating_point() ? t.to(at::kHalf) : t);
   }
   const fs::path folder = out / options.name;
   fs::remove_all(folder);

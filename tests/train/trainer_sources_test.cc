@@ -162,6 +162,19 @@ TEST(TrainerSources, AReleasedModelLoadsBackAndKeepsOnlyWhatTrainingChanged) {
   EXPECT_TRUE(at::equal(model::embed_texts(trained, texts, text::LengthGrouping{}),
                         model::embed_texts(released, texts, text::LengthGrouping{})));
 
+  // In fp16 (the default) the changed text tensors are stored in half
+  // precision too, and the model embeds as the trained one does within it.
+  e.fp16 = true;
+  e.name = "tiny-release-fp16";
+  const fs::path half_pointer = model::export_model(o.out, test_root() / "models-fp16", e);
+  const SafetensorsReader half_changed = SafetensorsReader::open(
+      test_root() / "models-fp16" / "tiny-release-fp16" / "text" / "changed.safetensors");
+  for (const TensorInfo& t : half_changed.tensors()) EXPECT_EQ(t.dtype, DType::kF16) << t.name;
+  model::BuiltModel half = model::load_model_from_checkpoint(half_pointer);
+  EXPECT_TRUE(at::allclose(model::embed_texts(half, texts, text::LengthGrouping{}),
+                           model::embed_texts(trained, texts, text::LengthGrouping{}),
+                           /*rtol=*/0, /*atol=*/1e-2));
+
   // A damaged file is refused by its recorded checksum.
   {
     std::fstream f(folder / "model.safetensors", std::ios::in | std::ios::out | std::ios::binary);

@@ -72,7 +72,8 @@ std::string checkpoint_identity(const std::filesystem::path& path);
 struct ExportOptions {
   std::filesystem::path text_base;  // the pretrained text folder the run started from
   std::string name;                 // the folder name under the output (e.g. cadclip-minilm-v1)
-  bool fp16 = true;                 // store the B-Rep tower and heads in fp16 (half the size)
+  bool fp16 = true;                 // store the B-Rep tower, heads and changed text tensors in
+                                    // fp16 (half the size)
 };
 // Writes <out>/<name>/ (model.safetensors, config.json, text/ small files,
 // text/base.json, text/changed.safetensors when a text tensor changed) and
