@@ -6,9 +6,10 @@
 #
 #   scripts/train_release.sh [DIR]          (DIR defaults to out/release)
 #
-# The released model is two runs of it: the defaults from scratch, then a
-# run with RELEASE_STANDARD_SHARE=0.3 that starts from the first's model
-# (models/MODEL_CARD.md, "Training", has both commands).
+# The released model is three runs of it: the defaults from scratch, a run
+# with RELEASE_STANDARD_SHARE=0.3 that starts from the first's model, and
+# one on the second's data that starts from its model and tunes MiniLM's
+# last two layers (models/MODEL_CARD.md, "Training", has the commands).
 #
 # Resumable: each stage keeps what it finished (prepared folders, the text
 # cache, checkpoints: training continues with --resume); run it again after an

@@ -32,7 +32,7 @@ CADCLIP_OPTION_FIELDS(
      "With --text-lr > 0: only the last N layers of the text tower train; 0 = all"),
     (text_hidden_cache,
      "With --text-train-layers: the hidden states below the trained layers are computed once, "
-     "the frozen layers without dropout (about 100 KB a caption in memory); "
+     "the frozen layers without dropout (1.5 KB a token in memory: about 50 KB a caption); "
      "--no-text-hidden-cache runs the whole tower every step"),
     (weight_decay, "AdamW weight decay"), (warmup, "Share of steps for linear warm-up"),
     (grad_clip, "Max gradient norm (0 = off)"),
