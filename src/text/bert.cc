@@ -113,26 +113,6 @@ BertEncoder::BertEncoder(const BertConfig& config) : config_(config) {
     layers_->push_back(std::make_shared<Layer>(config));
 }
 
-torch::Tensor BertEncoder::forward(const torch::Tensor& input_ids,
-                                   const torch::Tensor& attention_mask) {
-  return run_layers(embed(input_ids, attention_mask), attention_mask, 0, layer_count());
-}
-
-torch::Tensor BertEncoder::hidden_before(const torch::Tensor& input_ids,
-                                         const torch::Tensor& attention_mask, int64_t first) {
-  check_split(first);
-  return run_layers(embed(input_ids, attention_mask), attention_mask, 0, first);
-}
-
-torch::Tensor BertEncoder::forward_from(const torch::Tensor& hidden,
-                                        const torch::Tensor& attention_mask, int64_t first) {
-  check_split(first);
-  TORCH_CHECK(hidden.dim() == 3 && hidden.size(0) == attention_mask.size(0) &&
-                  hidden.size(1) == attention_mask.size(1),
-              "BertEncoder: hidden must be [B, T, H] with attention_mask [B, T]");
-  return run_layers(hidden, attention_mask, first, layer_count());
-}
-
 torch::Tensor BertEncoder::embed(const torch::Tensor& input_ids,
                                  const torch::Tensor& attention_mask) {
   TORCH_CHECK(input_ids.dim() == 2 && input_ids.sizes() == attention_mask.sizes(),

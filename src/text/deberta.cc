@@ -290,26 +290,6 @@ DebertaV2Encoder::DebertaV2Encoder(const DebertaV2Config& config) : config_(conf
   encoder_ = register_module("encoder", std::make_shared<Encoder>(config));
 }
 
-torch::Tensor DebertaV2Encoder::forward(const torch::Tensor& input_ids,
-                                        const torch::Tensor& attention_mask) {
-  return run_layers(embed(input_ids, attention_mask), attention_mask, 0, layer_count());
-}
-
-torch::Tensor DebertaV2Encoder::hidden_before(const torch::Tensor& input_ids,
-                                              const torch::Tensor& attention_mask, int64_t first) {
-  check_split(first);
-  return run_layers(embed(input_ids, attention_mask), attention_mask, 0, first);
-}
-
-torch::Tensor DebertaV2Encoder::forward_from(const torch::Tensor& hidden,
-                                             const torch::Tensor& attention_mask, int64_t first) {
-  check_split(first);
-  TORCH_CHECK(hidden.dim() == 3 && hidden.size(0) == attention_mask.size(0) &&
-                  hidden.size(1) == attention_mask.size(1),
-              "DebertaV2Encoder: hidden must be [B, T, H] with attention_mask [B, T]");
-  return run_layers(hidden, attention_mask, first, layer_count());
-}
-
 torch::Tensor DebertaV2Encoder::embed(const torch::Tensor& input_ids,
                                       const torch::Tensor& attention_mask) {
   TORCH_CHECK(input_ids.dim() == 2 && input_ids.sizes() == attention_mask.sizes(),

@@ -62,14 +62,6 @@ class DebertaV2Encoder final : public TextEncoder {
  public:
   explicit DebertaV2Encoder(const DebertaV2Config& config);
 
-  // input_ids: [B, T] int64; attention_mask: [B, T]. Returns [B, T, hidden_size].
-  torch::Tensor forward(const torch::Tensor& input_ids,
-                        const torch::Tensor& attention_mask) override;
-
-  torch::Tensor hidden_before(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
-                              int64_t first) override;
-  torch::Tensor forward_from(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
-                             int64_t first) override;
   int64_t layer_count() const override { return config_.num_hidden_layers; }
 
   int64_t hidden_size() const override { return config_.hidden_size; }
@@ -81,12 +73,12 @@ class DebertaV2Encoder final : public TextEncoder {
   std::string_view architecture() const override { return "deberta-v2"; }
   const DebertaV2Config& config() const { return config_; }
 
- private:
-  // input_ids -> the embeddings' output [B, T, H] (dropout in training mode).
-  torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
-  // Layers [begin, end) over x.
+ protected:
+  torch::Tensor embed(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) override;
   torch::Tensor run_layers(torch::Tensor x, const torch::Tensor& attention_mask, int64_t begin,
-                           int64_t end);
+                           int64_t end) override;
+
+ private:
   struct Embeddings;
   struct Layer;
   struct Encoder;

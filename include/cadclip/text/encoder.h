@@ -27,19 +27,19 @@ class TextEncoder : public torch::nn::Module {
   // type), 1 on tokens, 0 on padding, padding on the right or anywhere.
   // Returns the last hidden states [B, T, hidden_size()] in float32; rows at
   // padded positions hold unspecified values.
-  virtual torch::Tensor forward(const torch::Tensor& input_ids,
-                                const torch::Tensor& attention_mask) = 0;
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
 
-  // The tower split before layer `first` (0 <= first <= layer_count()), so
-  // that a run training only its last layers computes the frozen ones once:
-  // forward(ids, mask) is forward_from(hidden_before(ids, mask, first), mask,
-  // first). hidden_before returns the hidden states entering layer `first`
-  // [B, T, hidden_size()] (first = 0: the embeddings' output); forward_from
-  // runs them through layers first.. to the last hidden states.
-  virtual torch::Tensor hidden_before(const torch::Tensor& input_ids,
-                                      const torch::Tensor& attention_mask, int64_t first) = 0;
-  virtual torch::Tensor forward_from(const torch::Tensor& hidden,
-                                     const torch::Tensor& attention_mask, int64_t first) = 0;
+  // The tower split before layer `first` (0 <= first <= layer_count(); throws
+  // cadclip::Error otherwise), so that a run training only its last layers
+  // computes the frozen ones once: forward(ids, mask) is
+  // forward_from(hidden_before(ids, mask, first), mask, first).
+  // hidden_before returns the hidden states entering layer `first` [B, T,
+  // hidden_size()] (first = 0: the embeddings' output); forward_from runs
+  // them through layers first.. to the last hidden states.
+  torch::Tensor hidden_before(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                              int64_t first);
+  torch::Tensor forward_from(const torch::Tensor& hidden, const torch::Tensor& attention_mask,
+                             int64_t first);
   virtual int64_t layer_count() const = 0;
 
   virtual int64_t hidden_size() const = 0;
@@ -54,9 +54,16 @@ class TextEncoder : public torch::nn::Module {
   bool activation_checkpointing() const { return checkpointing_; }
 
  protected:
-  // Throws cadclip::Error unless 0 <= first <= layer_count().
-  void check_split(int64_t first) const;
+  // input_ids [B, T] -> the embeddings' output [B, T, H] (dropout in training mode).
+  virtual torch::Tensor embed(const torch::Tensor& input_ids,
+                              const torch::Tensor& attention_mask) = 0;
+  // Layers [begin, end) over x [B, T, H].
+  virtual torch::Tensor run_layers(torch::Tensor x, const torch::Tensor& attention_mask,
+                                   int64_t begin, int64_t end) = 0;
   bool checkpointing_ = false;
+
+ private:
+  void check_split(int64_t first) const;
 };
 
 }  // namespace cadclip::text
