@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The text-tower trials of docs/RESULTS.md: on the demo's prepared set, the
+# The text-tower trials of docs/archive/2026-12-01-text-tower-trials.md: on the demo's prepared set, the
 # same model trained four ways for the same number of epochs -- text tower
 # frozen (features cached) or fine-tuned, captions cut at 128 or 512 tokens --
 # then compared by the validation after the last epoch (the split's programs
