@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The text-tower trials of docs/archive/2026-12-01-text-tower-trials.md: on the demo's prepared set, the
-# same model trained four ways for the same number of epochs -- text tower
-# frozen (features cached) or fine-tuned, captions cut at 128 or 512 tokens --
-# then compared by the validation after the last epoch (the split's programs
-# and families together; the trainer writes it to metrics.jsonl). Expert captions
-# are long (median about 490 tokens), so 128 tokens cuts most of them.
+# The text-tower trials of docs/archive/2026-12-01-text-tower-trials.md: on
+# the demo's prepared set, the same model trained four ways for the same
+# number of epochs -- text tower frozen (features cached) or fine-tuned,
+# captions cut at 128 or 512 tokens -- then compared by the validation after
+# the last epoch (the split's programs and families together; the trainer
+# writes it to metrics.jsonl). Expert captions are long (median about 490
+# tokens), so 128 tokens cuts most of them.
 #   scripts/text_tower_trials.sh DEMO_DIR [OUT]   (DEMO_DIR: a finished demo, e.g. out/demo)
 #   env: CADCLIP_BIN, TRIAL_EPOCHS (2), TRIAL_THREADS (nproc), TRIAL_TEXT_LR (2e-5),
 #   TRIALS ("frozen-128 frozen-512 tuned-128 tuned-512")
