@@ -19,6 +19,11 @@ torch::Tensor normalise(const torch::Tensor& x) {
   return F::normalize(x, F::NormalizeFuncOptions().p(2).dim(-1).eps(1e-12));
 }
 
+// Autocast in the text tower's precision on `device`; off for fp32.
+AutocastGuard text_autocast(c10::DeviceType device, c10::ScalarType precision) {
+  return AutocastGuard(device, precision != c10::kFloat, precision);
+}
+
 }  // namespace
 
 TextSpace parse_text_space(const std::string& name) {
@@ -147,8 +152,8 @@ torch::Tensor TwoTowerImpl::pool_text(const torch::Tensor& input_ids,
                                       const torch::Tensor& attention_mask) {
   torch::Tensor pooled;
   {
-    const bool mixed = options_.text_precision != c10::kFloat;
-    AutocastGuard precision(input_ids.device().type(), mixed, options_.text_precision);
+    const AutocastGuard precision =
+        text_autocast(input_ids.device().type(), options_.text_precision);
     pooled = text_.forward(input_ids, attention_mask);
   }
   return checked_pooled(pooled, input_ids.size(0));
@@ -156,8 +161,7 @@ torch::Tensor TwoTowerImpl::pool_text(const torch::Tensor& input_ids,
 
 torch::Tensor TwoTowerImpl::text_hidden_before(const torch::Tensor& input_ids,
                                                const torch::Tensor& attention_mask, int64_t first) {
-  const bool mixed = options_.text_precision != c10::kFloat;
-  AutocastGuard precision(input_ids.device().type(), mixed, options_.text_precision);
+  const AutocastGuard precision = text_autocast(input_ids.device().type(), options_.text_precision);
   return split_text().hidden_before(input_ids, attention_mask, first).to(at::kFloat);
 }
 
@@ -165,8 +169,7 @@ torch::Tensor TwoTowerImpl::pool_text_from(const torch::Tensor& hidden,
                                            const torch::Tensor& attention_mask, int64_t first) {
   torch::Tensor pooled;
   {
-    const bool mixed = options_.text_precision != c10::kFloat;
-    AutocastGuard precision(hidden.device().type(), mixed, options_.text_precision);
+    const AutocastGuard precision = text_autocast(hidden.device().type(), options_.text_precision);
     pooled = split_text().forward_from(hidden, attention_mask, first);
   }
   return checked_pooled(pooled, hidden.size(0));
