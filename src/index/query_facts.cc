@@ -184,6 +184,25 @@ void QueryReading::read_feature_counts() {
   }
 }
 
+// "a ring about 20 mm across", "a cover 320 mm across": the part's
+// largest extent, unless the query states a larger length ("20 mm across
+// and 300 mm long"); not a hexagon's "across the flats" nor a gear's
+// "across the teeth", read as any extent.
+bool QueryReading::across_the_part(size_t i, std::pair<double, size_t> length) const {
+  const size_t at = length.second;
+  if (at >= t.size() || t[at].low != "across" || punctuation_between(text, t, at - 1, at))
+    return false;
+  if (at + 1 < t.size() && !punctuation_between(text, t, at, at + 1) &&
+      one_of(t[at + 1].low, {"the", "flats", "flat", "corners", "at", "its"}))
+    return false;
+  for (size_t k = 0; k < t.size(); ++k) {
+    if (k == i) continue;
+    const auto other = length_at(t, k);
+    if (other && other->first > length.first) return false;
+  }
+  return true;
+}
+
 // A unitless number right before a dimension word takes the unit of the
 // query's other lengths: "40 mm outside, 30 inside".
 void QueryReading::read_other_lengths() {
@@ -198,8 +217,11 @@ void QueryReading::read_other_lengths() {
         is_dimension_word(t[i + 1].low) && t[i].value > 0)
       length = std::pair{t[i].value * *query_unit, i + 1};
     if (!length) continue;
+    // The words next to the length say what it measures; a comma ends
+    // their reach ("a bolt without a thread, 65 mm tall").
     bool hole = false, skip = false;
     for (size_t k = length->second; k < t.size() && k < length->second + 2; ++k) {
+      if (punctuation_between(text, t, k - 1, k)) break;
       hole = hole || is_inner_word(t[k].low);
       skip = skip || is_non_extent_word(t[k].low);
     }
@@ -207,6 +229,7 @@ void QueryReading::read_other_lengths() {
     // outside"); without one, the words before it do ("bore 12 mm").
     const bool named_after = length->second < t.size() && is_dimension_word(t[length->second].low);
     for (size_t k = i >= 3 ? i - 3 : 0; k < i; ++k) {
+      if (punctuation_between(text, t, k, i)) continue;
       hole = hole || (!named_after && is_inner_word(t[k].low));
       if (k + 2 >= i) skip = skip || is_non_extent_word(t[k].low);
     }
@@ -219,6 +242,9 @@ void QueryReading::read_other_lengths() {
     if (hole) {
       out.push_back(
           stated(FilterKey::kHoleDiameter, around(length->first, relative, 0.1), because));
+    } else if (across_the_part(i, *length)) {
+      out.push_back(stated(FilterKey::kLargest, around(length->first, relative, 0.5),
+                           words_between(text, t, i, length->second + 1)));
     } else {
       out.push_back(stated(FilterKey::kAnyExtent, around(length->first, relative, 0.5), because));
     }

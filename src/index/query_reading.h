@@ -73,6 +73,11 @@ bool is_fit_class(const std::vector<Token>& t, size_t i);
 std::string words_between(std::string_view text, const std::vector<Token>& t, size_t from,
                           size_t to);
 
+// A comma, semicolon or colon between tokens a and b (a < b): the end of a
+// phrase, which the words before it do not reach past ("a bolt without a
+// thread, 65 mm tall").
+bool punctuation_between(std::string_view text, const std::vector<Token>& t, size_t a, size_t b);
+
 // A condition the query states, with the words it came from.
 Condition stated(FilterKey key, NumberRange range, std::string because);
 // value ± max(relative * value, at_least).
@@ -139,6 +144,7 @@ struct QueryReading {
   void read_hole_counts();
   void read_feature_counts();
   void read_other_lengths();
+  bool across_the_part(size_t i, std::pair<double, size_t> length) const;
 
   std::string_view text;
   std::vector<Token> t;

@@ -612,9 +612,7 @@ void QueryReading::read_threads_in_words() {
     if (!length || length->second >= t.size()) continue;
     const std::string& next = t[length->second].low;
     // "k = 9 mm, thread to the head": a comma ends the length's phrase.
-    const std::string_view gap =
-        text.substr(t[length->second - 1].end, t[length->second].begin - t[length->second - 1].end);
-    if (gap.find_first_of(",;:") != std::string_view::npos) continue;
+    if (punctuation_between(text, t, length->second - 1, length->second)) continue;
     const bool said = one_of(next, {"thread", "threads", "threaded"});
     const size_t before = i >= 1 && one_of(t[i - 1].low, {"a", "an"}) ? i - 1 : i;
     const bool for_a =

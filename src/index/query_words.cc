@@ -170,6 +170,12 @@ std::string words_between(std::string_view text, const std::vector<Token>& t, si
   return std::string(text.substr(t[from].begin, t[to - 1].end - t[from].begin));
 }
 
+bool punctuation_between(std::string_view text, const std::vector<Token>& t, size_t a, size_t b) {
+  if (a >= b || b >= t.size()) return false;
+  return text.substr(t[a].end, t[b].begin - t[a].end).find_first_of(",;:") !=
+         std::string_view::npos;
+}
+
 Condition stated(FilterKey key, NumberRange range, std::string because) {
   Condition c;
   c.key = key;

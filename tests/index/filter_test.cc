@@ -434,6 +434,20 @@ TEST(QueryFacts, UnitlessSizesGiveProportionsAndUnitsCarryOver) {
   EXPECT_EQ(clauses_of("about 100 mm"), V{"extent=90..110"});
 }
 
+TEST(QueryFacts, AcrossIsTheLargestExtentAndACommaEndsAPhrase) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(clauses_of("a thin flat ring, about 20 mm across"), V{"size=18..22"});
+  EXPECT_EQ(conditions_stated_in("a cover 320 mm across")[0].because, "320 mm across");
+  // A larger length stated: "across" is some extent, as any other length.
+  EXPECT_EQ(clauses_of("a pipe 20 mm across and 300 mm long"),
+            (V{"extent=19.5..20.5", "extent=294..306"}));
+  EXPECT_EQ(clauses_of("a hexagon 13 mm across the flats"), V{"extent=12.5..13.5"});
+  // "thread" names no extent, but not past the comma that ends its phrase.
+  EXPECT_TRUE(clauses_of("a thread 65 mm").empty());
+  EXPECT_EQ(clauses_of("like a bolt without a thread, 65 mm tall"), V{"extent=63.7..66.3"});
+  EXPECT_EQ(clauses_of("a plate with a bore; 40 mm wide"), V{"extent=39.2..40.8"});
+}
+
 TEST(QueryFacts, NewClausesReadBackToTheSameFilter) {
   for (const std::string& text :
        {"equal_holes=6", "hole_count=2", "thread=M8", "thread=M8x40", "thread=M2.5x6",
