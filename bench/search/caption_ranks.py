@@ -1,30 +1,50 @@
 #!/usr/bin/env python3
 """Text->CAD ranks of captioned parts in an index, with and without the facts.
 
-    caption_ranks.py INDEX CAPTIONS.jsonl [--filter F] [--split-field split=validation]
+    caption_ranks.py INDEX CAPTIONS.jsonl [--filter split=validation]
                      [--levels title,description] [--cadclip BIN]
 
 Each caption (JSONL rows with id, text and level) of a part in the gallery
 (the index's parts, or those passing --filter) is searched with the facts the
 text states ranking first (the default) and with the embedding alone
 (--no-facts); the part's own rank gives R@1, R@10 and the median rank per
-level. For the real checks: the 31 shared parts and their human captions,
-and the held-out fold of the real descriptions.
+level; a part of equal geometry (`cadclip duplicates`, exact) counts as
+the part, as `cadclip eval` counts it. For the real checks: the 31 shared
+parts and their human captions, and the held-out fold of the real
+descriptions.
 """
 import argparse
 import collections
 import json
 import statistics
+import subprocess
+import sys
 
 from cadclip_search import search
 
 
-def ranks(cadclip, index, texts, ids, filter_text, k, facts):
-    """Each caption's own part's rank (k + 1 when not in the first k), and whether facts were read."""
+def geometry_twins(cadclip, index):
+    """{id: set of ids of equal geometry, itself included} for the parts that have a twin."""
+    run = subprocess.run([cadclip, "--log-level", "warn", "duplicates", index, "--kinds", "exact",
+                          "--format", "json"], capture_output=True, text=True)
+    if run.returncode not in (0, 1):  # 1: clusters found
+        sys.exit(f"cadclip duplicates failed: {run.stderr[-2000:]}")
+    twins = {}
+    for cluster in json.loads(run.stdout)["clusters"]:
+        members = {m["id"] for m in cluster["members"]}
+        for m in members:
+            twins[m] = members
+    return twins
+
+
+def ranks(cadclip, index, texts, ids, filter_text, k, facts, twins):
+    """Each caption's own part's rank (k + 1 when not in the first k; a part of equal geometry
+    counts as the part, as `cadclip eval` counts it), and whether facts were read."""
     out = []
     for answer, part in zip(search(cadclip, index, texts, k, filter_text, facts), ids):
-        found = [r["id"] for r in answer["results"]]
-        out.append((found.index(part) + 1 if part in found else k + 1, bool(answer.get("facts"))))
+        hits = twins.get(part, {part})
+        found = [n for n, r in enumerate(answer["results"], 1) if r["id"] in hits]
+        out.append((found[0] if found else k + 1, bool(answer.get("facts"))))
     return out
 
 
@@ -38,6 +58,7 @@ def main():
     args = parser.parse_args()
     probe = search(args.cadclip, args.index, ["part"], 100000, args.filter, facts=False)
     gallery = {r["id"] for r in probe[0]["results"]}
+    twins = geometry_twins(args.cadclip, args.index)
     levels = set(args.levels.split(",")) if args.levels else None
     by_level = collections.defaultdict(list)
     for line in open(args.captions, encoding="utf-8"):
@@ -50,7 +71,7 @@ def main():
     for level, rows in sorted(by_level.items()):
         texts = [" ".join(r["text"].split()) for r in rows]
         ids = [r["id"] for r in rows]
-        got = {f: ranks(args.cadclip, args.index, texts, ids, args.filter, len(gallery), f)
+        got = {f: ranks(args.cadclip, args.index, texts, ids, args.filter, len(gallery), f, twins)
                for f in (True, False)}
         n = len(rows)
 
