@@ -46,6 +46,9 @@ CADCLIP_OPTION_FIELDS(
     (program_test_share, synth.program_test_share,
      "Programs' share in the test split (default 0.1; validation stays 0.1): a large held-out "
      "program gallery from a small set"),
+    (id_prefix, synth.id_prefix,
+     "Starts every part's id and file name (default synth_): another prefix keeps two sets' ids "
+     "apart when they are prepared or trained together"),
     (caption_units, synth.caption_units,
      "Programs' captions: units (Text2CAD's normalised units, largest side about 0.75) or mm"),
     (out, "Folder for parts/*.step, captions.jsonl, splits.json, manifest.json"),
@@ -112,6 +115,7 @@ void define_synth(CLI::App& command, Runner& run) {
       ->check(CLI::Range(0.0, 0.9));
   add_field(command, "--caption-units", o, made.caption_units)
       ->check(CLI::IsMember({"units", "mm"}));
+  add_field(command, "--id-prefix", o, made.id_prefix);
   add_field(command, "--stats", o, options->stats)->check(CLI::ExistingDirectory);
   command.footer(
       "Then: cadclip prepare DIR/parts --captions DIR/captions.jsonl --splits DIR/splits.json "

@@ -161,8 +161,8 @@ struct Measured {
 Measured measure_valid_solid(const TopoDS_Shape& shape);
 // The manifest's "measured" entry (synth.cc).
 nlohmann::json measured_json(const Measured& m);
-// "synth_00000042" (synth.cc).
-std::string part_id(int64_t index);
+// "synth_00000042": the prefix (--id-prefix) and the index in 8 digits (synth.cc).
+std::string part_id(const std::string& prefix, int64_t index);
 // The part as an AP214 STEP file in millimetres, with a fixed header (name,
 // time stamp, author) so that the same part gives the same bytes.
 std::string step_text(const TopoDS_Shape& shape, const std::string& name);

@@ -104,9 +104,7 @@ double nominal_extent(const Program& program) {
 SynthPart make_program_part(const SynthOptions& options, int64_t index, int first_attempt) {
   const ProgramFamily& family = program_family_for(options.seed, static_cast<uint64_t>(index));
   SynthPart part;
-  char id[32];
-  std::snprintf(id, sizeof(id), "synth_%08lld", static_cast<long long>(index));
-  part.id = id;
+  part.id = part_id(options.id_prefix, index);
   part.kind = "program";
   cad::IngestOptions ingest;
   ingest.assume_unit = "m";

@@ -115,7 +115,7 @@ SynthPart make_standard_part(const SynthOptions& options, int64_t index) {
   const StandardGroup& group = standard_group(item.group);
 
   SynthPart part;
-  part.id = part_id(index);
+  part.id = part_id(options.id_prefix, index);
   part.kind = "standard";
   part.family = group.key;
   StandardBuilt built;

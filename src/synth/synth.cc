@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -37,10 +38,10 @@ const std::vector<std::string>& synth_families() {
   return kKeys;
 }
 
-std::string part_id(int64_t index) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "synth_%08lld", static_cast<long long>(index));
-  return text;
+std::string part_id(const std::string& prefix, int64_t index) {
+  char digits[32];
+  std::snprintf(digits, sizeof(digits), "%08lld", static_cast<long long>(index));
+  return prefix + digits;
 }
 
 nlohmann::json measured_json(const Measured& m) {
@@ -87,6 +88,16 @@ void check_options(const SynthOptions& options) {
   if (options.caption_units != "units" && options.caption_units != "mm")
     throw Error(format("--caption-units is '{}'; give units (Text2CAD's normalised) or mm",
                        options.caption_units));
+  const bool safe_prefix =
+      !options.id_prefix.empty() && options.id_prefix.size() <= 40 &&
+      std::all_of(options.id_prefix.begin(), options.id_prefix.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      });
+  if (!safe_prefix)
+    throw Error(
+        format("--id-prefix is '{}'; give 1 to 40 letters, digits, '_' or '-' (it starts "
+               "every part's id and file name, e.g. std_)",
+               options.id_prefix));
   if (options.kind == "programs" && !options.families.empty())
     throw Error(
         "--family picks part families, which --kind programs does not make; use --kind "
@@ -154,7 +165,7 @@ SynthPart make_synth_part(const SynthOptions& options, int64_t index, int first_
       options.families.empty() ? synth_families() : options.families;
   const FamilyInfo& info = family(keys[static_cast<size_t>(index) % keys.size()]);
   SynthPart part;
-  part.id = part_id(index);
+  part.id = part_id(options.id_prefix, index);
   part.family = info.key;
   for (int attempt = first_attempt; attempt < options.max_attempts; ++attempt) {
     Rng rng(options.seed, static_cast<uint64_t>(index), kTagParams, static_cast<uint64_t>(attempt));
@@ -338,15 +349,23 @@ void redraw_duplicates(const SynthOptions& options, const std::filesystem::path&
   }
 }
 
-// Parts of an earlier, larger run in the same folder would be picked up by prepare.
+// A part file of some synth run: any --id-prefix, 8 digits, .step or .json.
+bool is_synth_part_file(const std::filesystem::path& file) {
+  const std::string stem = file.stem().string();
+  return (file.extension() == ".step" || file.extension() == ".json") && stem.size() > 8 &&
+         std::all_of(stem.end() - 8, stem.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// Parts of an earlier, larger run (or one with another --id-prefix) in the same
+// folder would be picked up by prepare.
 void remove_stale_parts(const std::filesystem::path& parts_dir,
                         const std::vector<SynthPart>& parts) {
   std::set<std::string> ours;
   for (const SynthPart& part : parts) ours.insert(part.file_name());
   for (const auto& entry : std::filesystem::directory_iterator(parts_dir)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("synth_") && (name.ends_with(".step") || name.ends_with(".json")) &&
-        !ours.count(name))
+    if (is_synth_part_file(entry.path()) && !ours.count(name))
       std::filesystem::remove(entry.path());
   }
 }
@@ -468,6 +487,8 @@ nlohmann::json manifest_json(const SynthOptions& options, const SynthReport& rep
                             {{"train", splits["train"].size()},
                              {"validation", splits["validation"].size()},
                              {"test", splits["test"].size()}}}};
+  // Recorded only when set, so that sets made before the option keep their bytes.
+  if (options.id_prefix != SynthOptions{}.id_prefix) option_json["id_prefix"] = options.id_prefix;
   if (!families_only) {
     option_json["kind"] = options.kind;
     option_json["program_share"] = options.program_share;

@@ -164,3 +164,38 @@ TEST(Synth, FamilyOracleOfOneFamilySetIsOneOverTestSize) {
   }
   fs::remove_all(dir);
 }
+
+TEST(Synth, IdPrefixNamesEveryPartAndReplacesAnEarlierPrefix) {
+  synth::SynthOptions options;
+  options.count = 4;
+  options.seed = 3;
+  options.families = {"washer", "spacer"};  // quick to model
+  const fs::path dir = fresh_dir("prefix");
+  synth::write_synth_dataset(options, dir);
+  EXPECT_TRUE(fs::exists(dir / "parts" / "synth_00000000.step"));
+  options.id_prefix = "std_";
+  synth::write_synth_dataset(options, dir);  // the same folder, made again with another prefix
+  std::set<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir / "parts"))
+    files.insert(entry.path().filename().string());
+  EXPECT_EQ(files, (std::set<std::string>{"std_00000000.step", "std_00000001.step",
+                                          "std_00000002.step", "std_00000003.step"}));
+  std::ifstream in(dir / "captions.jsonl");
+  std::string line;
+  while (std::getline(in, line))
+    EXPECT_TRUE(nlohmann::json::parse(line).at("id").get<std::string>().starts_with("std_"));
+  const auto splits = nlohmann::json::parse(read_text_file(dir / "splits.json"));
+  for (const auto& [split, ids] : splits.items())
+    for (const auto& id : ids) EXPECT_TRUE(id.get<std::string>().starts_with("std_")) << split;
+  fs::remove_all(dir);
+
+  for (const char* bad : {"", "std/", "a b"}) {
+    options.id_prefix = bad;
+    try {
+      synth::make_synth_part(options, 0);
+      ADD_FAILURE() << "'" << bad << "' was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--id-prefix"), std::string::npos) << e.what();
+    }
+  }
+}

@@ -30,6 +30,8 @@ struct SynthOptions {
                                         // 10%; families always split 80/10/10)
   std::string caption_units = "units";  // programs' captions: "units" (Text2CAD's normalised
                                         // units, largest side about 0.75) or "mm"
+  std::string id_prefix = "synth_";     // part ids and file names: prefix + 8 digits; another
+                                        // prefix keeps two sets' ids apart when trained together
 };
 
 // The four Text2CAD caption levels and the name level (a few words, as a file
