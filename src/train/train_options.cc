@@ -23,6 +23,10 @@ CADCLIP_OPTION_FIELDS(
     (init,
      "Checkpoint to start from (the released model, a run's best.json) instead of from "
      "scratch; its shape options must match these"),
+    (init_anchor,
+     "With --init: after each step every trainable tensor moves back toward its --init value "
+     "by lr x this strength (L2-SP), so a fine-tune keeps what the starting model knew; a "
+     "tensor drifts about 1/strength at most (0 = off)"),
     (out, "Run folder (checkpoints, metrics, options) (required)"),
     (model, "The model to train: B-Rep tower, heads, text tower folder and precision"),
     (levels, "Caption levels to sample (default: all)"), (epochs, "Passes over the training split"),

@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/model/two_tower.h"
 #include "cadclip/train/checkpointer.h"
+#include "cadclip/train/init_anchor.h"
 #include "cadclip/train/loss_scaler.h"
 #include "cadclip/train/momentum_encoders.h"
 #include "cadclip/train/optimizer.h"
@@ -57,6 +59,13 @@ void check_options(const TrainOptions& options, const Communicator& comm) {
         format("--text-train-layers {} trains text layers, but --text-lr is 0 (the tower "
                "frozen): give the layers a rate, e.g. --text-lr 3e-5",
                options.text_train_layers));
+  if (!(options.init_anchor >= 0 && std::isfinite(options.init_anchor)))
+    throw Error(format("--init-anchor {} must be 0 (off) or positive", options.init_anchor));
+  if (options.init_anchor > 0 && options.init.empty())
+    throw Error(
+        format("--init-anchor {} pulls the weights toward the --init checkpoint's, but no "
+               "--init is given: name the checkpoint to start from, or leave --init-anchor out",
+               options.init_anchor));
   if (options.queue < 0)
     throw Error(format("--queue {} must be 0 (off) or positive", options.queue));
   if (options.queue > 0 && comm.world_size() > 1)
@@ -152,6 +161,7 @@ class Trainer {
   std::vector<at::Tensor> parameters_;  // every trainable tensor, SigLIP's bias included
   at::Tensor siglip_bias_;
   std::unique_ptr<MomentumEncoders> momentum_;
+  std::optional<InitAnchor> anchor_;  // --init-anchor: the --init weights each step pulls toward
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<DynamicLossScaler> scaler_;
   std::optional<SourceMix> mix_;  // --share: each epoch's weighted draw of samples
@@ -217,6 +227,14 @@ void Trainer::build_model() {
   else if (o_.text_train_layers > 0)
     freeze_text_below(o_.text_train_layers);
   set_modes();
+  if (o_.init_anchor > 0) {
+    // Read again when resuming: the anchor is the --init checkpoint, not the last one.
+    const model::BuiltModel start = model::load_model_from_checkpoint(o_.init);
+    anchor_.emplace(*built_.model, *start.model, o_.init_anchor);
+    if (leader_)
+      log::info("train", "anchored to {}: {} tensors pulled back by lr x {} each step", o_.init,
+                anchor_->tensors(), o_.init_anchor);
+  }
   for (const auto& p : built_.model->parameters())
     if (p.requires_grad()) parameters_.push_back(p);
   broadcast_from_rank0(comm_, parameters_);
@@ -398,6 +416,7 @@ TrainSummary Trainer::run() {
   for (const EpochPlan& epoch : plan_->epochs()) {
     for (const int64_t step : epoch.steps) {
       const StepResult result = step_->update(*loader_, epoch.index, step, plan_->global_step());
+      if (anchor_ && result.skip_reason.empty()) anchor_->pull(*optimizer_);
       const AfterStep next = plan_->count(epoch.index, step, result.loss, result.skip_reason);
       reporter_->step(epoch.index, *plan_, result);
       if (next.save_last) save("last", epoch.index, step + 1);
@@ -415,6 +434,9 @@ TrainSummary Trainer::run() {
 void Trainer::end_epoch(int64_t epoch) {
   double validation = -1;
   const bool validating = validation_->active();
+  if (anchor_ && leader_)
+    log::info("train", "epoch {}: the trained weights are {} (root mean square) from --init's",
+              epoch + 1, fixed(anchor_->rms_drift(), 5));
   if (validating && leader_) {
     const ValidationReport report =
         validation_->run(*built_.model, *built_.text.tokenizer, o_.model.text.max_length);

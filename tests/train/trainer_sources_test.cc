@@ -1,11 +1,12 @@
 // A run over several sources: each epoch draws each source's share, each
 // source is validated apart and one picks `best`; --init starts from another
-// checkpoint's weights; the locked text space trains the B-Rep side only; a
-// released model (export_model) loads back to the same model and keeps only
-// the text tensors training changed.
+// checkpoint's weights and --init-anchor keeps a run near them; the locked
+// text space trains the B-Rep side only; a released model (export_model)
+// loads back to the same model and keeps only the text tensors training changed.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -118,6 +119,47 @@ TEST(TrainerSources, InitStartsFromAnotherCheckpointsWeights) {
   other.init = second.init;
   other.model.brep.width = 48;
   EXPECT_THROW(run(other), Error) << "another model shape";
+}
+
+// Root mean square distance between the trained tensors of two runs' models.
+double rms_between(const std::string& a, const std::string& b) {
+  const model::BuiltModel x = model::load_model_from_checkpoint(a);
+  const model::BuiltModel y = model::load_model_from_checkpoint(b);
+  const auto other = y.model->named_parameters();
+  double squares = 0;
+  int64_t count = 0;
+  for (const auto& item : x.model->named_parameters()) {
+    if (item.key().starts_with("text.")) continue;  // frozen in these runs
+    squares += (item.value() - other[item.key()]).square().sum().item<double>();
+    count += item.value().numel();
+  }
+  return std::sqrt(squares / static_cast<double>(count));
+}
+
+TEST(TrainerSources, InitAnchorKeepsAFineTuneNearTheWeightsItStartedFrom) {
+  const fs::path data = source("anchor_data", {0, 1, 2, 3, 4, 5, 6, 7}, 0);
+  TrainOptions first = tiny_run({data}, "anchor_first");
+  run(first);
+  TrainOptions free = tiny_run({data}, "anchor_free");
+  free.init = (fs::path(first.out) / "checkpoints" / "last.json").string();
+  free.seed = 8;
+  free.epochs = 8;  // 16 steps, which take a free run well away from its start
+  run(free);
+  TrainOptions anchored = free;
+  anchored.out = (test_root() / "anchor_held").string();
+  anchored.init_anchor = 200;  // lr 3e-3: 60% of the way back after every step
+  run(anchored);
+  const double moved = rms_between(free.out, first.out);
+  const double held = rms_between(anchored.out, first.out);
+  EXPECT_GT(held, 0) << "the anchored run still learns";
+  EXPECT_LT(held, 0.5 * moved) << "and stays nearer its start";
+
+  TrainOptions alone = tiny_run({data}, "anchor_alone");
+  alone.init_anchor = 10;
+  EXPECT_THROW(run(alone), Error) << "an anchor needs --init";
+  alone.init = free.init;
+  alone.init_anchor = -1;
+  EXPECT_THROW(run(alone), Error);
 }
 
 TEST(TrainerSources, TheLockedTextSpaceTrainsTheBRepSideIntoTheTextTowersSpace) {

@@ -42,6 +42,9 @@ struct TrainOptions {
   // A checkpoint whose weights the model starts from (its shape options must
   // agree, as --resume checks them); "" = from scratch (the text tower pretrained).
   std::string init;
+  // With init: the strength of the pull of every trainable tensor back toward
+  // its --init value after each step (L2-SP, train/init_anchor.h); 0 = none.
+  double init_anchor = 0;
   std::string out;  // run folder: checkpoints/, metrics.jsonl, tensorboard/
   // The model to train (B-Rep tower, heads, text tower folder and precision).
   model::ModelConfig model = default_train_model();
