@@ -47,7 +47,8 @@ double InitAnchor::rms_drift() const {
   double squares = 0;
   int64_t count = 0;
   for (const auto& [impl, anchor] : anchors_) {
-    squares += (anchor.parameter.detach() - anchor.start).to(at::kDouble).square().sum().item<double>();
+    squares +=
+        (anchor.parameter.detach() - anchor.start).to(at::kDouble).square().sum().item<double>();
     count += anchor.parameter.numel();
   }
   return count == 0 ? 0.0 : std::sqrt(squares / static_cast<double>(count));

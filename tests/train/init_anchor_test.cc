@@ -44,17 +44,18 @@ TEST(InitAnchor, PullsEachTensorTowardItsStartByLrTimesStrength) {
   EXPECT_EQ(anchor.tensors(), 2) << "the trained layer's weight and bias only";
   const at::Tensor gap = model.trained->weight.detach() - start.trained->weight;
   const double drift = anchor.rms_drift();
-  EXPECT_NEAR(drift, (at::cat({gap.flatten(), (model.trained->bias - start.trained->bias).flatten()})
-                          .square()
-                          .mean()
-                          .sqrt()
-                          .item<double>()),
+  EXPECT_NEAR(drift,
+              (at::cat({gap.flatten(), (model.trained->bias - start.trained->bias).flatten()})
+                   .square()
+                   .mean()
+                   .sqrt()
+                   .item<double>()),
               1e-6);
 
   auto optimizer = optimizer_of(model, extra, /*lr=*/0.1);  // 0.1 x 5: half the way back
   anchor.pull(*optimizer);
-  EXPECT_TRUE(at::allclose(model.trained->weight.detach() - start.trained->weight, gap * 0.5,
-                           1e-5, 1e-6));
+  EXPECT_TRUE(
+      at::allclose(model.trained->weight.detach() - start.trained->weight, gap * 0.5, 1e-5, 1e-6));
   EXPECT_NEAR(anchor.rms_drift(), drift * 0.5, 1e-6);
   EXPECT_TRUE(at::equal(model.frozen->weight, frozen_before)) << "frozen tensors stay";
   EXPECT_TRUE(at::equal(extra, at::ones({2}))) << "a tensor without an anchor stays";
