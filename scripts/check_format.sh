@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fails when a tracked C++ file differs from what clang-format (.clang-format)
-# would write. Fix with: scripts/check_format.sh --fix
+# Fails when a C++ file of the repository (tracked, or new and not ignored, so
+# that a file not yet added is checked before its commit) differs from what
+# clang-format (.clang-format) would write. Fix with: scripts/check_format.sh --fix
 set -euo pipefail
 cd "$(dirname "$0")/.."
 formatter=$(command -v clang-format-14 || command -v clang-format)
-mapfile -t files < <(git ls-files '*.h' '*.cc' '*.cpp' '*.hpp' | grep -v '^tests/fixtures/')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.h' '*.cc' '*.cpp' '*.hpp' | grep -v '^tests/fixtures/')
 if [ "${1:-}" = "--fix" ]; then
   "$formatter" -i "${files[@]}"
   exit 0
