@@ -106,6 +106,7 @@ void TrainStep::apply(const Forward& f) {
   if (settings_.grad_clip > 0)
     torch::nn::utils::clip_grad_norm_(parts_.parameters, settings_.grad_clip);
   parts_.optimizer.step();
+  if (parts_.anchor != nullptr) parts_.anchor->pull(parts_.optimizer);
   parts_.model.clamp_logit_scale_();
   parts_.scaler.update(false);
   // Only a step that was taken feeds the queue; enqueue refuses NaN/Inf loudly.

@@ -129,8 +129,9 @@ class Trainer {
   void build_model();
   // The optimizer and loss scaler, and the checkpointer that restores their state.
   std::unique_ptr<Checkpointer> build_optimizer();
-  // --init: the weights of another checkpoint, whose model must be this one's.
-  void start_from(const std::string& checkpoint);
+  // --init: the weights of another checkpoint, whose model must be this one's;
+  // returns that checkpoint's model.
+  model::BuiltModel start_from(const std::string& checkpoint);
   // --text-train-layers: every text tower tensor outside its last `layers` layers stays fixed.
   void freeze_text_below(int64_t layers);
   void build_sampling();
@@ -208,6 +209,7 @@ Trainer::Trainer(const TrainOptions& options, Communicator& comm)
 // The model (from the last checkpoint when resuming), its trainable tensors
 // the same on every rank, SigLIP's bias, and the momentum side.
 void Trainer::build_model() {
+  std::optional<model::BuiltModel> init;  // the --init checkpoint's model, once read
   if (resuming_) {
     built_ = model::load_model_from_checkpoint(last_);
     state_ = model::load_training_state(last_);
@@ -219,7 +221,7 @@ void Trainer::build_model() {
       log::warn("train", "--resume: no {} yet, starting from scratch", last_.string());
     torch::manual_seed(o_.seed);
     built_ = model::build_model(o_.model);
-    if (!o_.init.empty()) start_from(o_.init);
+    if (!o_.init.empty()) init.emplace(start_from(o_.init));
   }
   built_.model->to(device_);
   if (frozen_text_)
@@ -228,9 +230,9 @@ void Trainer::build_model() {
     freeze_text_below(o_.text_train_layers);
   set_modes();
   if (o_.init_anchor > 0) {
-    // Read again when resuming: the anchor is the --init checkpoint, not the last one.
-    const model::BuiltModel start = model::load_model_from_checkpoint(o_.init);
-    anchor_.emplace(*built_.model, *start.model, o_.init_anchor);
+    // A resumed run continues from its last checkpoint; its anchor is still --init's.
+    if (!init) init.emplace(model::load_model_from_checkpoint(o_.init));
+    anchor_.emplace(*built_.model, *init->model, o_.init_anchor);
     if (leader_)
       log::info("train", "anchored to {}: {} tensors pulled back by lr x {} each step", o_.init,
                 anchor_->tensors(), o_.init_anchor);
@@ -256,7 +258,7 @@ void Trainer::build_model() {
   }
 }
 
-void Trainer::start_from(const std::string& checkpoint) {
+model::BuiltModel Trainer::start_from(const std::string& checkpoint) {
   const model::ModelConfig saved = checkpoint_config(checkpoint);
   std::vector<std::string> conflicts;
   // The length captions are cut to and the text precision do not shape a weight.
@@ -269,7 +271,7 @@ void Trainer::start_from(const std::string& checkpoint) {
         format("--init {} holds a model made with other options: {}. Start from it with "
                "its values (its config.json), or train without --init",
                checkpoint, join(conflicts)));
-  const model::BuiltModel from = model::load_model_from_checkpoint(checkpoint);
+  model::BuiltModel from = model::load_model_from_checkpoint(checkpoint);
   const auto source = from.model->named_parameters();
   torch::NoGradGuard no_grad;
   int64_t copied = 0;
@@ -283,6 +285,7 @@ void Trainer::start_from(const std::string& checkpoint) {
   if (leader_)
     log::info("train", "starting from the weights of {} ({} tensors, sha256 {})", checkpoint,
               copied, model::checkpoint_identity(checkpoint).substr(0, 12));
+  return from;
 }
 
 void Trainer::freeze_text_below(int64_t layers) {
@@ -385,7 +388,7 @@ void Trainer::build_step() {
   step_ = std::make_unique<TrainStep>(
       StepParts{*built_.model, *text_, text_cache_ ? &*text_cache_ : nullptr,
                 hidden_cache_ ? &*hidden_cache_ : nullptr, momentum_.get(), *optimizer_, *scaler_,
-                *schedule_, parameters_, siglip_bias_, comm_},
+                *schedule_, parameters_, siglip_bias_, comm_, anchor_ ? &*anchor_ : nullptr},
       StepSettings{loss, o_.grad_clip, o_.debug_nan_at_step, o_.debug_nan_count});
 }
 
@@ -416,7 +419,6 @@ TrainSummary Trainer::run() {
   for (const EpochPlan& epoch : plan_->epochs()) {
     for (const int64_t step : epoch.steps) {
       const StepResult result = step_->update(*loader_, epoch.index, step, plan_->global_step());
-      if (anchor_ && result.skip_reason.empty()) anchor_->pull(*optimizer_);
       const AfterStep next = plan_->count(epoch.index, step, result.loss, result.skip_reason);
       reporter_->step(epoch.index, *plan_, result);
       if (next.save_last) save("last", epoch.index, step + 1);

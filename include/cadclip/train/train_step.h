@@ -17,6 +17,7 @@
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/model/two_tower.h"
 #include "cadclip/train/communicator.h"
+#include "cadclip/train/init_anchor.h"
 #include "cadclip/train/loss.h"
 #include "cadclip/train/loss_scaler.h"
 #include "cadclip/train/momentum_encoders.h"
@@ -40,6 +41,7 @@ struct StepParts {
   const std::vector<at::Tensor>& parameters;  // every trainable tensor, SigLIP's bias included
   const at::Tensor& siglip_bias;              // undefined without SigLIP
   Communicator& comm;
+  const InitAnchor* anchor = nullptr;  // --init-anchor: pulls each taken step back; null = off
 };
 
 struct StepSettings {
