@@ -38,7 +38,8 @@ same parts, or every part of FOLDER with gallery=all (the designation test:
 held-out table rows searched among all parts). A part of equal geometry
 counts as the part, and ties count against it, as `cadclip eval` counts
 (so w = 0 gives `cadclip eval`'s R@1). Printed per gallery and caption
-level: R@1 of the embedding alone and with the size block.
+level: R@1 of the embedding alone and with the size block, and how often
+the first answer has the part's size (its three box sides each within 2%).
 """
 import argparse
 import collections
@@ -155,21 +156,24 @@ class Gallery:
         gallery_ids = list(data.ids) if opts.get("gallery") == "all" else query_ids
         graphs = [data[data.find(i)] for i in gallery_ids]
         self.cad = model.embed_parts(graphs)
-        self.cad_bins = bin_weights([log_sides(g) for g in graphs], bins)
+        self.sides = torch.tensor([log_sides(g) for g in graphs])
+        self.cad_bins = bin_weights(self.sides.tolist(), bins)
         hashes = [g.geometry_hash for g in graphs]
         captions = data.captions()
-        self.texts, self.levels, correct = [], [], []
+        self.texts, self.levels, correct, own = [], [], [], []
         for pid in query_ids:
             h = hashes[gallery_ids.index(pid)]
             for c in captions.get(pid, []):
                 self.texts.append(c["text"])
                 self.levels.append(c["level"])
+                own.append(gallery_ids.index(pid))
                 correct.append([j for j, hj in enumerate(hashes) if hj == h])
         self.correct = torch.zeros(len(self.texts), len(gallery_ids), dtype=torch.bool)
         for q, js in enumerate(correct):
             self.correct[q, js] = True
         self.embedded = embed_text(self.texts)
         self.semantic = self.embedded @ self.cad.T
+        self.own_sides = self.sides[torch.tensor(own)]
         self.parts = len(gallery_ids)
 
     def size_scores(self, head, only_with_numbers):
@@ -185,6 +189,11 @@ class Gallery:
         best_correct = s.masked_fill(~self.correct, -math.inf).max(1).values
         beaten = (s >= best_correct.unsqueeze(1)) & ~self.correct
         return beaten.sum(1) == 0
+
+    def first_has_size(self, w):
+        """Whether the first answer's three box sides are each within 2% of the part's."""
+        first = (self.semantic + w * self.size).argmax(1)
+        return (self.sides[first] - self.own_sides).abs().max(1).values < math.log10(1.02)
 
 
 def main():
@@ -249,11 +258,13 @@ def main():
 
     weights = [best_w] + [w for w in args.report_w if w != best_w]
     print("gallery        parts  level                 queries  R@1 alone  " +
-          "  ".join(f"w={w:<6g}" for w in weights))
+          "  ".join(f"w={w:<6g}" for w in weights) +
+          f"  size first: alone  w={best_w:<6g}")
     for spec in args.gallery:
         g = Gallery(spec, model, embed_text, bins)
         g.size_scores(head, args.only_with_numbers)
         alone, withs = g.hits(0.0), [g.hits(w) for w in weights]
+        sized = [g.first_has_size(0.0), g.first_has_size(best_w)]
         by_level = collections.defaultdict(list)
         for i, lv in enumerate(g.levels):
             by_level[lv].append(i)
@@ -261,7 +272,8 @@ def main():
             idx = torch.tensor(by_level[lv])
             pct = lambda t: f"{100 * float(t[idx].float().mean()):8.1f}%"
             print(f"{g.name:14s} {g.parts:5d}  {lv:21s} {len(idx):7d} {pct(alone)}  "
-                  + "  ".join(pct(h) for h in withs), flush=True)
+                  + "  ".join(pct(h) for h in withs) + "      " + "  ".join(pct(h) for h in sized),
+                  flush=True)
 
 
 if __name__ == "__main__":
