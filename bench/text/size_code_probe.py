@@ -5,7 +5,7 @@
                        [--checkpoint models/default.json] [--bins-per-decade 25]
                        [--epochs 60] [--seed 1] [--threads 2]
 
-    SPEC = NAME=FOLDER[,split=S][,subset=SPLITS_JSON][,gallery=all]
+    SPEC = NAME=FOLDER[,split=S][,subset=SPLITS_JSON][,gallery=all][,groups=MANIFEST]
 
 A measurement, not a product path. The released model's embedding finds a
 standard part's group almost always but its size seldom (docs/RESULTS.md,
@@ -39,7 +39,9 @@ held-out table rows searched among all parts). A part of equal geometry
 counts as the part, and ties count against it, as `cadclip eval` counts
 (so w = 0 gives `cadclip eval`'s R@1). Printed per gallery and caption
 level: R@1 of the embedding alone and with the size block, and how often
-the first answer has the part's size (its three box sides each within 2%).
+the first answer has the part's size (its three box sides each within 2%);
+with groups=MANIFEST (a synth set's manifest.json) also per `family` of
+the query's part, all levels together, at the chosen w.
 """
 import argparse
 import collections
@@ -160,13 +162,17 @@ class Gallery:
         self.cad_bins = bin_weights(self.sides.tolist(), bins)
         hashes = [g.geometry_hash for g in graphs]
         captions = data.captions()
-        self.texts, self.levels, correct, own = [], [], [], []
+        self.texts, self.levels, correct, own, self.groups = [], [], [], [], []
+        group_of = {}
+        if "groups" in opts:
+            group_of = {p["id"]: p["family"] for p in json.load(open(opts["groups"]))["parts"]}
         for pid in query_ids:
             h = hashes[gallery_ids.index(pid)]
             for c in captions.get(pid, []):
                 self.texts.append(c["text"])
                 self.levels.append(c["level"])
                 own.append(gallery_ids.index(pid))
+                self.groups.append(group_of.get(pid.split("/")[-1], "?"))
                 correct.append([j for j, hj in enumerate(hashes) if hj == h])
         self.correct = torch.zeros(len(self.texts), len(gallery_ids), dtype=torch.bool)
         for q, js in enumerate(correct):
@@ -274,6 +280,15 @@ def main():
             print(f"{g.name:14s} {g.parts:5d}  {lv:21s} {len(idx):7d} {pct(alone)}  "
                   + "  ".join(pct(h) for h in withs) + "      " + "  ".join(pct(h) for h in sized),
                   flush=True)
+        if any(group != "?" for group in g.groups):
+            by_group = collections.defaultdict(list)
+            for i, group in enumerate(g.groups):
+                by_group[group].append(i)
+            for group, rows in sorted(by_group.items(), key=lambda kv: -len(kv[1])):
+                idx = torch.tensor(rows)
+                pct = lambda t: f"{100 * float(t[idx].float().mean()):8.1f}%"
+                print(f"{g.name:14s} {g.parts:5d}  {group:21s} {len(idx):7d} {pct(alone)}  "
+                      f"{pct(withs[0])}      {pct(sized[0])}  {pct(sized[1])}", flush=True)
 
 
 if __name__ == "__main__":
