@@ -166,6 +166,7 @@ void add_data_options(CLI::App& command, const std::shared_ptr<train::TrainOptio
   add_field(command, "--select-by", *o, o->select_by)->capture_default_str();
   add_field(command, "--init", *o, o->init);
   add_field(command, "--init-anchor", *o, o->init_anchor)->capture_default_str();
+  add_switch(command, "--init-new-text-head", *o, o->init_new_text_head);
   add_field(command, "--out", *o, o->out);
   add_field(command, "--text-model", o->model, o->model.text_folder)->capture_default_str();
   add_field(command, "--levels", *o, o->levels)->delimiter(',');

@@ -11,7 +11,8 @@
 
 namespace cadclip::train {
 
-InitAnchor::InitAnchor(torch::nn::Module& model, const torch::nn::Module& start, double strength)
+InitAnchor::InitAnchor(torch::nn::Module& model, const torch::nn::Module& start, double strength,
+                       bool (*may_start_fresh)(const std::string& name))
     : strength_(strength) {
   if (!(strength > 0 && std::isfinite(strength)))
     throw Error(format("--init-anchor {} must be a positive number", strength));
@@ -19,7 +20,9 @@ InitAnchor::InitAnchor(torch::nn::Module& model, const torch::nn::Module& start,
   for (auto& item : model.named_parameters()) {
     if (!item.value().requires_grad()) continue;
     const at::Tensor* value = source.find(item.key());
-    if (value == nullptr || value->sizes() != item.value().sizes())
+    const bool differs = value == nullptr || value->sizes() != item.value().sizes();
+    if (differs && may_start_fresh != nullptr && may_start_fresh(item.key())) continue;
+    if (differs)
       throw Error(format(
           "--init-anchor: tensor {} of the model is not in the --init checkpoint, or has another "
           "shape there: anchor to the checkpoint the run started from",

@@ -23,6 +23,11 @@ CADCLIP_OPTION_FIELDS(
     (init,
      "Checkpoint to start from (the released model, a run's best.json) instead of from "
      "scratch; its shape options must match these"),
+    (init_new_text_head,
+     "With --init: the text head may differ from the checkpoint's (--text-head-hidden, "
+     "--quantity-width); its tensors of another shape start fresh (in the residual space, "
+     "at no correction), the B-Rep tower, the text tower and the rest come from the "
+     "checkpoint"),
     (init_anchor,
      "With --init: after each step every trainable tensor moves back toward its --init value "
      "by lr x this strength (L2-SP), so a fine-tune keeps what the starting model knew; a "

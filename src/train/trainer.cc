@@ -66,6 +66,10 @@ void check_options(const TrainOptions& options, const Communicator& comm) {
         format("--init-anchor {} pulls the weights toward the --init checkpoint's, but no "
                "--init is given: name the checkpoint to start from, or leave --init-anchor out",
                options.init_anchor));
+  if (options.init_new_text_head && options.init.empty())
+    throw Error(
+        "--init-new-text-head keeps an --init checkpoint's weights under a new text head, but "
+        "no --init is given: name the checkpoint to start from, or leave the flag out");
   if (options.queue < 0)
     throw Error(format("--queue {} must be 0 (off) or positive", options.queue));
   if (options.queue > 0 && comm.world_size() > 1)
@@ -116,6 +120,13 @@ bool open_run_folder(const TrainOptions& o, const fs::path& last, bool leader) {
     write_text_atomic(fs::path(o.out) / "options.json", nlohmann::json(o).dump(2) + "\n");
   }
   return resuming;
+}
+
+// The tensors --init-new-text-head lets start fresh: the text head's and the
+// quantity branch's (model::TwoTowerImpl's text_hidden, text_head, quantity).
+bool in_text_head(const std::string& name) {
+  return name.starts_with("text_hidden.") || name.starts_with("text_head.") ||
+         name.starts_with("quantity.");
 }
 
 // One run: the parts are built in the constructor, in an order that keeps the
@@ -232,7 +243,8 @@ void Trainer::build_model() {
   if (o_.init_anchor > 0) {
     // A resumed run continues from its last checkpoint; its anchor is still --init's.
     if (!init) init.emplace(model::load_model_from_checkpoint(o_.init));
-    anchor_.emplace(*built_.model, *init->model, o_.init_anchor);
+    anchor_.emplace(*built_.model, *init->model, o_.init_anchor,
+                    o_.init_new_text_head ? in_text_head : nullptr);
     if (leader_)
       log::info("train", "anchored to {}: {} tensors pulled back by lr x {} each step", o_.init,
                 anchor_->tensors(), o_.init_anchor);
@@ -261,30 +273,44 @@ void Trainer::build_model() {
 model::BuiltModel Trainer::start_from(const std::string& checkpoint) {
   const model::ModelConfig saved = checkpoint_config(checkpoint);
   std::vector<std::string> conflicts;
-  // The length captions are cut to and the text precision do not shape a weight.
-  for (const std::string& c : resume_conflicts(o_.model, saved))
+  // The length captions are cut to and the text precision do not shape a weight;
+  // with --init-new-text-head the head's own options may differ too.
+  for (const std::string& c : resume_conflicts(o_.model, saved)) {
+    const bool head_option =
+        c.starts_with("--text-head-hidden") || c.starts_with("--quantity-width");
     if (!c.starts_with("--max-text-length") && !c.starts_with("--precision") &&
-        !c.starts_with("--brep-dropout"))
+        !c.starts_with("--brep-dropout") && !(head_option && o_.init_new_text_head))
       conflicts.push_back(c);
+  }
   if (!conflicts.empty())
     throw Error(
         format("--init {} holds a model made with other options: {}. Start from it with "
-               "its values (its config.json), or train without --init",
-               checkpoint, join(conflicts)));
+               "its values (its config.json), or train without --init{}",
+               checkpoint, join(conflicts),
+               o_.init_new_text_head ? "" : " (--init-new-text-head lets the text head differ)"));
   model::BuiltModel from = model::load_model_from_checkpoint(checkpoint);
   const auto source = from.model->named_parameters();
   torch::NoGradGuard no_grad;
   int64_t copied = 0;
+  std::vector<std::string> fresh;
   for (auto& item : built_.model->named_parameters()) {
     const at::Tensor* value = source.find(item.key());
-    CADCLIP_CHECK(value != nullptr && value->sizes() == item.value().sizes(),
-                  "--init: tensor {} of the same configuration differs", item.key());
+    if (value == nullptr || value->sizes() != item.value().sizes()) {
+      CADCLIP_CHECK(o_.init_new_text_head && in_text_head(item.key()),
+                    "--init: tensor {} of the same configuration differs", item.key());
+      fresh.push_back(item.key());
+      continue;
+    }
     item.value().copy_(*value);
     ++copied;
   }
-  if (leader_)
+  if (leader_) {
     log::info("train", "starting from the weights of {} ({} tensors, sha256 {})", checkpoint,
               copied, model::checkpoint_identity(checkpoint).substr(0, 12));
+    if (o_.init_new_text_head)
+      log::info("train", "--init-new-text-head: {} tensors start fresh{}{}", fresh.size(),
+                fresh.empty() ? "" : ": ", join(fresh));
+  }
   return from;
 }
 

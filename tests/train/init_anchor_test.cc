@@ -9,6 +9,7 @@
 #include <torch/optim/adamw.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cadclip/core/error.h"
@@ -73,6 +74,22 @@ TEST(InitAnchor, RefusesAMissingTensorAndAStrengthThatIsNotPositive) {
   TwoLayers start;
   EXPECT_THROW(InitAnchor(model, start, 0.0), Error);
   EXPECT_THROW(InitAnchor(model, start, -2.0), Error);
+}
+
+TEST(InitAnchor, LeavesATensorThatMayStartFreshWithoutAnAnchor) {
+  TwoLayers model;
+  // A start that holds "trained.bias" and no "trained.weight".
+  struct Bias : torch::nn::Module {
+    Bias() { register_parameter("bias", at::zeros({3})); }
+  };
+  struct OnlyTheBias : torch::nn::Module {
+    OnlyTheBias() { register_module("trained", std::make_shared<Bias>()); }
+  } start;
+  auto weight_may_be_new = [](const std::string& name) { return name == "trained.weight"; };
+  const InitAnchor anchor(model, start, 1.0, weight_may_be_new);
+  EXPECT_EQ(anchor.tensors(), 1) << "the bias is anchored, the new weight is not";
+  auto nothing_may_be_new = [](const std::string&) { return false; };
+  EXPECT_THROW(InitAnchor(model, start, 1.0, nothing_may_be_new), Error);
 }
 
 }  // namespace

@@ -121,6 +121,50 @@ TEST(TrainerSources, InitStartsFromAnotherCheckpointsWeights) {
   EXPECT_THROW(run(other), Error) << "another model shape";
 }
 
+TEST(TrainerSources, InitNewTextHeadKeepsEverythingElseOfTheCheckpoint) {
+  const fs::path data = source("new_head_data", {0, 1, 2, 3, 4, 5, 6, 7}, 0);
+  TrainOptions first = tiny_run({data}, "new_head_first");
+  first.validation_split = std::nullopt;
+  run(first);
+  TrainOptions wider = tiny_run({data}, "new_head_wider");
+  wider.validation_split = std::nullopt;
+  wider.init = (fs::path(first.out) / "checkpoints" / "last.json").string();
+  wider.model.two_tower.text_head_hidden = first.model.two_tower.text_head_hidden + 24;
+  wider.lr = 0;  // nothing moves: what --init copied stays, the new head stays as built
+  wider.epochs = 1;
+  EXPECT_THROW(run(wider), Error) << "a wider text head is another model without the flag";
+  wider.init_new_text_head = true;
+  run(wider);
+  const testing::TensorBytes a = testing::weight_bytes(first.out);
+  const testing::TensorBytes b = testing::weight_bytes(wider.out);
+  int64_t fresh = 0;
+  for (const auto& [name, bytes] : b) {
+    // Names are "<file>:<tensor>" (weight_bytes).
+    const bool head = name.find(":text_hidden.") != std::string::npos ||
+                      name.find(":text_head.") != std::string::npos;
+    if (head) {
+      ++fresh;
+      EXPECT_FALSE(a.at(name) == bytes) << name << " is of the new, wider head";
+    } else {
+      EXPECT_TRUE(a.at(name) == bytes) << name << " comes from the checkpoint";
+    }
+  }
+  EXPECT_EQ(fresh, 3) << "text_hidden's weight and bias, text_head's weight";
+
+  TrainOptions anchored = wider;
+  anchored.out = (test_root() / "new_head_anchored").string();
+  anchored.init_anchor = 10;
+  EXPECT_NO_THROW(run(anchored)) << "the new head has no anchor; the rest keeps one";
+
+  TrainOptions other = wider;
+  other.out = (test_root() / "new_head_other").string();
+  other.model.brep.width = 48;
+  EXPECT_THROW(run(other), Error) << "only the text head may differ";
+  TrainOptions alone = tiny_run({data}, "new_head_alone");
+  alone.init_new_text_head = true;
+  EXPECT_THROW(run(alone), Error) << "the flag needs --init";
+}
+
 // Root mean square distance between the trained tensors of two runs' models.
 double rms_between(const std::string& a, const std::string& b) {
   const model::BuiltModel x = model::load_model_from_checkpoint(a);

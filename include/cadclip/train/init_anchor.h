@@ -11,6 +11,7 @@
 // where it started, and one whose update changes sign stays nearer.
 #pragma once
 
+#include <string>
 #include <unordered_map>
 
 #include <ATen/core/Tensor.h>
@@ -23,8 +24,11 @@ class InitAnchor {
  public:
   // `start`: the --init checkpoint's model, whose every tensor of `model`'s
   // trainable ones (by name) is copied to `model`'s device. Throws when one is
-  // missing or of another shape; strength must be positive.
-  InitAnchor(torch::nn::Module& model, const torch::nn::Module& start, double strength);
+  // missing or of another shape, unless `may_start_fresh` says its name may
+  // (a new text head, --init-new-text-head): that tensor has no anchor.
+  // strength must be positive.
+  InitAnchor(torch::nn::Module& model, const torch::nn::Module& start, double strength,
+             bool (*may_start_fresh)(const std::string& name) = nullptr);
 
   // After optimizer.step(): moves each anchored tensor of the optimizer's
   // groups toward its start by its group's lr times the strength (at most all

@@ -45,6 +45,11 @@ struct TrainOptions {
   // With init: the strength of the pull of every trainable tensor back toward
   // its --init value after each step (L2-SP, train/init_anchor.h); 0 = none.
   double init_anchor = 0;
+  // With init: the text head may be shaped otherwise than the checkpoint's
+  // (text_head_hidden, quantity_width); the tensors of the head and the
+  // quantity branch that the checkpoint lacks or holds in another shape start
+  // as in a new run, every other tensor comes from the checkpoint.
+  bool init_new_text_head = false;
   std::string out;  // run folder: checkpoints/, metrics.jsonl, tensorboard/
   // The model to train (B-Rep tower, heads, text tower folder and precision).
   model::ModelConfig model = default_train_model();
