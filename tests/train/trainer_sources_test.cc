@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cadclip/core/error.h"
@@ -99,16 +100,26 @@ TEST(TrainerSources, EachSourceFillsItsShareAndIsValidatedApart) {
   EXPECT_THROW(run(unknown), Error);
 }
 
-TEST(TrainerSources, InitStartsFromAnotherCheckpointsWeights) {
-  const fs::path data = source("init_data", {0, 1, 2, 3, 4, 5, 6, 7}, 0);
-  TrainOptions first = tiny_run({data}, "first");
+// A tiny run trained into `first_run`, and the options of a one-epoch run
+// `second_run` that starts from its last checkpoint at learning rate 0, so
+// that nothing moves: its weights stay the ones --init loaded (or built).
+std::pair<TrainOptions, TrainOptions> first_and_init(const fs::path& data,
+                                                     const std::string& first_run,
+                                                     const std::string& second_run) {
+  TrainOptions first = tiny_run({data}, first_run);
   first.validation_split = std::nullopt;
   run(first);
-  TrainOptions second = tiny_run({data}, "second");
+  TrainOptions second = tiny_run({data}, second_run);
   second.validation_split = std::nullopt;
   second.init = (fs::path(first.out) / "checkpoints" / "last.json").string();
-  second.lr = 0;  // nothing moves: the weights stay the ones --init loaded
+  second.lr = 0;
   second.epochs = 1;
+  return {first, second};
+}
+
+TEST(TrainerSources, InitStartsFromAnotherCheckpointsWeights) {
+  const fs::path data = source("init_data", {0, 1, 2, 3, 4, 5, 6, 7}, 0);
+  const auto [first, second] = first_and_init(data, "first", "second");
   run(second);
   const testing::TensorBytes a = testing::weight_bytes(first.out);
   const testing::TensorBytes b = testing::weight_bytes(second.out);
@@ -123,15 +134,8 @@ TEST(TrainerSources, InitStartsFromAnotherCheckpointsWeights) {
 
 TEST(TrainerSources, InitNewTextHeadKeepsEverythingElseOfTheCheckpoint) {
   const fs::path data = source("new_head_data", {0, 1, 2, 3, 4, 5, 6, 7}, 0);
-  TrainOptions first = tiny_run({data}, "new_head_first");
-  first.validation_split = std::nullopt;
-  run(first);
-  TrainOptions wider = tiny_run({data}, "new_head_wider");
-  wider.validation_split = std::nullopt;
-  wider.init = (fs::path(first.out) / "checkpoints" / "last.json").string();
+  auto [first, wider] = first_and_init(data, "new_head_first", "new_head_wider");
   wider.model.two_tower.text_head_hidden = first.model.two_tower.text_head_hidden + 24;
-  wider.lr = 0;  // nothing moves: what --init copied stays, the new head stays as built
-  wider.epochs = 1;
   EXPECT_THROW(run(wider), Error) << "a wider text head is another model without the flag";
   wider.init_new_text_head = true;
   run(wider);
