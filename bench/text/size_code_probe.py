@@ -64,10 +64,16 @@ class TextEmbeddings:
     """The checkpoint's text embeddings, kept in a file per list of texts when
     CADCLIP_PROBE_CACHE names a folder (most of a run's time is this)."""
 
-    def __init__(self, model, checkpoint):
+    def __init__(self, model):
         self.model = model
         self.folder = os.environ.get("CADCLIP_PROBE_CACHE", "")
-        self.key = hashlib.sha256(open(checkpoint, "rb").read()).hexdigest()
+        # The weights themselves: runs' `last.json` pointers can read alike.
+        weights = hashlib.sha256()
+        for root, _, files in sorted(os.walk(model.checkpoint)):
+            for name in sorted(files):
+                if name.endswith(".safetensors"):
+                    weights.update(open(os.path.join(root, name), "rb").read())
+        self.key = weights.hexdigest()
 
     def __call__(self, texts):
         if not self.folder:
@@ -161,19 +167,22 @@ class Gallery:
         self.sides = torch.tensor([log_sides(g) for g in graphs])
         self.cad_bins = bin_weights(self.sides.tolist(), bins)
         hashes = [g.geometry_hash for g in graphs]
+        twins = collections.defaultdict(list)  # geometry hash -> gallery rows
+        for j, h in enumerate(hashes):
+            twins[h].append(j)
         captions = data.captions()
         self.texts, self.levels, correct, own, self.groups = [], [], [], [], []
         group_of = {}
         if "groups" in opts:
             group_of = {p["id"]: p["family"] for p in json.load(open(opts["groups"]))["parts"]}
+        row_of = {pid: j for j, pid in enumerate(gallery_ids)}
         for pid in query_ids:
-            h = hashes[gallery_ids.index(pid)]
             for c in captions.get(pid, []):
                 self.texts.append(c["text"])
                 self.levels.append(c["level"])
-                own.append(gallery_ids.index(pid))
+                own.append(row_of[pid])
                 self.groups.append(group_of.get(pid.split("/")[-1], "?"))
-                correct.append([j for j, hj in enumerate(hashes) if hj == h])
+                correct.append(twins[hashes[row_of[pid]]])
         self.correct = torch.zeros(len(self.texts), len(gallery_ids), dtype=torch.bool)
         for q, js in enumerate(correct):
             self.correct[q, js] = True
@@ -221,7 +230,7 @@ def main():
     torch.set_num_threads(args.threads)
     bins = int(round((LOG_HI - LOG_LO) * args.bins_per_decade)) + 1
     model = cadclip.Model.load(args.checkpoint, threads=args.threads)
-    embed_text = TextEmbeddings(model, args.checkpoint)
+    embed_text = TextEmbeddings(model)
 
     texts, sides = [], []
     for folder in args.train:

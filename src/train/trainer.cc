@@ -273,21 +273,25 @@ void Trainer::build_model() {
 model::BuiltModel Trainer::start_from(const std::string& checkpoint) {
   const model::ModelConfig saved = checkpoint_config(checkpoint);
   std::vector<std::string> conflicts;
+  bool head_differs = false;
   // The length captions are cut to and the text precision do not shape a weight;
   // with --init-new-text-head the head's own options may differ too.
   for (const std::string& c : resume_conflicts(o_.model, saved)) {
     const bool head_option =
         c.starts_with("--text-head-hidden") || c.starts_with("--quantity-width");
+    head_differs = head_differs || head_option;
     if (!c.starts_with("--max-text-length") && !c.starts_with("--precision") &&
         !c.starts_with("--brep-dropout") && !(head_option && o_.init_new_text_head))
       conflicts.push_back(c);
   }
   if (!conflicts.empty())
     throw Error(
-        format("--init {} holds a model made with other options: {}. Start from it with "
-               "its values (its config.json), or train without --init{}",
+        format("--init {} holds a model made with other options: {}. Start from it with its values "
+               "(its config.json), or train without --init{}",
                checkpoint, join(conflicts),
-               o_.init_new_text_head ? "" : " (--init-new-text-head lets the text head differ)"));
+               head_differs && !o_.init_new_text_head
+                   ? " (--init-new-text-head lets the text head's options differ)"
+                   : ""));
   model::BuiltModel from = model::load_model_from_checkpoint(checkpoint);
   const auto source = from.model->named_parameters();
   torch::NoGradGuard no_grad;
