@@ -78,14 +78,17 @@ class Model {
         std::vector<const data::BRepGraph*> pointers;
         for (size_t i = begin; i < end; ++i) pointers.push_back(held[i].get());
         parts.push_back(
-            built_.model->encode_brep(std::span<const data::BRepGraph* const>(pointers)));
+            built_.model->embed_parts(std::span<const data::BRepGraph* const>(pointers)));
       }
     }
     if (parts.empty()) return at::empty({0, embed_dim()}, at::kFloat);
     return at::cat(parts).clone();
   }
 
-  int64_t embed_dim() const { return built_.model->options().embed_dim; }
+  int64_t embed_dim() const { return built_.model->search_dim(); }
+  int64_t size_block() const {
+    return built_.model->search_dim() - built_.model->options().embed_dim;
+  }
   std::string folder() const { return folder_.string(); }
   py::object config() const {
     return py::module_::import("json").attr("loads")(nlohmann::json(built_.config).dump());
@@ -305,20 +308,27 @@ Model.load(checkpoint) takes a checkpoint pointer (RUN/checkpoints/best.json), a
 checkpoint folder, or a run folder (then its last checkpoint); Model.load() the
 released model (models/default.json, or $CADCLIP_MODEL). The weights are
 health-checked (no NaN/Inf) and their sha256 compared with what the pointer
-recorded. Embeddings are unit rows of float32 on the CPU.)")
+recorded. Embeddings are float32 on the CPU: unit rows of the shared space,
+then, for a model with a size block (`cadclip fit-sizes`), its size_block
+columns, so that text @ parts.T is what search ranks by.)")
       .def_static("load", &Model::load, py::arg("checkpoint") = py::none(),
                   py::arg("threads") = py::none(),
                   "Loads a checkpoint; threads, when given, sets LibTorch's intra-op threads "
                   "(torch.set_num_threads does the same).")
       .def("embed_text", &Model::embed_text, py::arg("texts"), py::arg("batch_size") = 32,
-           "texts (list of str) -> [n, embed_dim] float32, unit rows: the text tower, the quantity "
+           "texts (list of str) -> [n, embed_dim] float32 (see the class): the text tower, the "
+           "quantity "
            "branch and the head, shortest texts first in passes of batch_size. Equal, bit for "
            "bit, to `cadclip embed --checkpoint C --batch-size B` on the same texts.")
       .def("embed_parts", &Model::embed_parts, py::arg("graphs"), py::arg("batch_size") = 64,
-           "graphs (a sequence of BRepGraph) -> [n, embed_dim] float32, unit rows, in passes of "
+           "graphs (a sequence of BRepGraph) -> [n, embed_dim] float32 (see the class), in passes "
+           "of "
            "batch_size graphs in the given order (the passes `cadclip index` makes over a "
            "prepared folder in id order, so the vectors are the index's).")
-      .def_property_readonly("embed_dim", &Model::embed_dim, "Size of the shared embedding space.")
+      .def_property_readonly("embed_dim", &Model::embed_dim,
+                             "Width of the embeddings: the shared space and the size block.")
+      .def_property_readonly("size_block", &Model::size_block,
+                             "Width of the size block at the end of each embedding; 0 = none.")
       .def_property_readonly("checkpoint", &Model::folder, "The checkpoint folder loaded.")
       .def_property_readonly("config", &Model::config,
                              "The model config (the checkpoint's config.json) as a dict.")

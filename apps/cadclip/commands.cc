@@ -6,6 +6,7 @@ void define_check(CLI::App& command, Runner& run);
 void define_embed(CLI::App& command, Runner& run);
 void define_eval(CLI::App& command, Runner& run);
 void define_export(CLI::App& command, Runner& run);
+void define_fit_sizes(CLI::App& command, Runner& run);
 void define_train(CLI::App& command, Runner& run);
 void define_index(CLI::App& command, Runner& run);
 void define_merge(CLI::App& command, Runner& run);
@@ -28,6 +29,9 @@ std::span<const Command> commands() {
        define_eval},
       {"export", "A checkpoint as a released model: what training changed, text tower by checksum",
        define_export},
+      {"fit-sizes",
+       "Fit a trained model's size block: the sizes captions state, matched to part boxes",
+       define_fit_sizes},
       {"merge", "One prepared folder over many (the parts of a sharded prepare), shards not copied",
        define_merge},
       {"train", "Contrastive training of the two-tower model on a prepared dataset", define_train},

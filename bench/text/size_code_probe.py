@@ -230,6 +230,9 @@ def main():
     torch.set_num_threads(args.threads)
     bins = int(round((LOG_HI - LOG_LO) * args.bins_per_decade)) + 1
     model = cadclip.Model.load(args.checkpoint, threads=args.threads)
+    if model.size_block:
+        raise SystemExit(f"{args.checkpoint} has a size block (cadclip fit-sizes) already; "
+                         "probe the checkpoint it was fitted to")
     embed_text = TextEmbeddings(model)
 
     texts, sides = [], []

@@ -8,7 +8,7 @@
 
 namespace cadclip::eval {
 
-void diagnose(EvalReport& report, const at::Tensor& text) {
+void diagnose(EvalReport& report, const at::Tensor& text, int64_t embed_dim) {
   report.cad_to_cad_ok = report.cad_to_cad.r1 == 1.0;
   if (!report.cad_to_cad_ok) {
     log::warn("eval",
@@ -19,8 +19,8 @@ void diagnose(EvalReport& report, const at::Tensor& text) {
               static_cast<int64_t>(std::llround((1.0 - report.cad_to_cad.r1) * report.gallery)),
               report.gallery);
   }
-  report.brep = diagnose_embeddings(report.embeddings.brep);
-  report.text = diagnose_embeddings(text);
+  report.brep = diagnose_embeddings(report.embeddings.brep.narrow(1, 0, embed_dim));
+  report.text = diagnose_embeddings(text.narrow(1, 0, embed_dim));
   if (report.brep.collapsed) {
     log::warn("eval", "B-REP EMBEDDINGS COLLAPSED: {}", report.brep.summary());
   }

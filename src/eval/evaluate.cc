@@ -111,8 +111,13 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
   report.distinct_geometry = groups.count();
   const Scorer scorer(queries, groups, report.embeddings.brep, report.embeddings.text);
   report.levels = level_reports(scorer, queries, rows, max_text_length);
-  report.cad_to_cad = scorer.cad_to_cad();
-  diagnose(report, text);
+  // Parts compare with parts by shape alone: a search by part leaves its
+  // size block out (TwoTowerImpl::as_part_query).
+  const int64_t embed_dim = model.options().embed_dim;
+  report.cad_to_cad = Scorer(queries, groups, report.embeddings.brep.narrow(1, 0, embed_dim),
+                             report.embeddings.text.narrow(1, 0, embed_dim))
+                          .cad_to_cad();
+  diagnose(report, text, embed_dim);
 
   const Clock::time_point end = Clock::now();
   report.seconds = std::chrono::duration<double>(end - start).count();

@@ -59,7 +59,7 @@ GalleryEmbeddings Gallery::embed(model::TwoTowerImpl& model, int64_t batch_size,
       out.ids.push_back(graphs.back().id);
       out.hashes.push_back(graphs.back().geometry_hash);
     }
-    parts.push_back(model.encode_brep(graphs).to(at::kCPU, at::kFloat));
+    parts.push_back(model.embed_parts(graphs).to(at::kCPU, at::kFloat));
     progress.advance(end - begin, {{"tower", "brep"}});
   }
   out.brep = at::cat(parts).contiguous();

@@ -300,7 +300,7 @@ void Embedder::flush() {
   at::Tensor emb;  // [b, d]
   {
     c10::InferenceMode inference;
-    emb = model_.encode_brep(graphs).contiguous();
+    emb = model_.embed_parts(graphs).contiguous();
   }
   for (size_t i = 0; i < batch_.size(); ++i) {
     Item& item = batch_[i].part->item;
@@ -608,11 +608,10 @@ IndexSummary build_index(const IndexOptions& o) {
   settle_outcomes(changes, std::move(redone), existing, *catalog, out, summary, warnings, failures);
   write_listed(out / "failures.jsonl", std::move(failures));
   write_listed(out / "warnings.jsonl", std::move(warnings));
-  summary.version =
-      finish_version(writer, catalog, out, o,
-                     {identity, checkpoint, library.path, built.config.two_tower.embed_dim,
-                      start_empty ? fs::path() : *current},
-                     summary);
+  summary.version = finish_version(writer, catalog, out, o,
+                                   {identity, checkpoint, library.path, built.model->search_dim(),
+                                    start_empty ? fs::path() : *current},
+                                   summary);
   return summary;
 }
 

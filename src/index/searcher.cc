@@ -19,6 +19,8 @@
 #include "cadclip/data/part_facts.h"
 #include "cadclip/index/query_facts.h"
 #include "cadclip/model/checkpoint_io.h"
+#include "cadclip/model/model_config.h"
+#include "cadclip/model/size_head.h"
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/text/length_groups.h"
 #include "cadclip/text/matmul_precision.h"
@@ -47,7 +49,8 @@ struct Searcher::State {
   detail::VectorIndex vectors;
   std::vector<Item> items;  // in vector row order (by id)
   std::unordered_map<std::string, int64_t> row_of;
-  at::Tensor embeddings;                      // [N, d] fp32, the catalog's copy of the vectors
+  at::Tensor embeddings;   // [N, d] fp32, the catalog's copy of the vectors
+  int64_t size_block = 0;  // the vectors' last columns that are the size block (model/size_head.h)
   detail::FilterColumns columns;              // the items' facts, for filters
   mutable detail::SelectionCache selections;  // the rows of recent filters
 };
@@ -154,6 +157,17 @@ std::shared_ptr<const Searcher::State> Searcher::open_state(
         std::make_shared<model::BuiltModel>(model::load_model_from_checkpoint(checkpoint));
     state->model.folder = checkpoint;
   }
+  // A search by part leaves the size block out: the model's, or its config's
+  // when opened without it.
+  if (state->built) {
+    state->size_block =
+        state->built->model->search_dim() - state->built->model->options().embed_dim;
+  } else if (fs::exists(checkpoint / "config.json")) {
+    const model::TwoTowerOptions towers =
+        model::read_model_config(checkpoint / "config.json").two_tower;
+    if (towers.size_bins_per_decade > 0)
+      state->size_block = 3 * model::size_bins(towers.size_bins_per_decade);
+  }
 
   const fs::path vectors_file = version / detail::kVectorsFile;
   if (const std::optional<std::string> expected = catalog.meta("vectors_sha256")) {
@@ -250,7 +264,14 @@ at::Tensor Searcher::embed_graph(const data::BRepGraph& graph) const {
   need_model(state_->built, state_->folder);
   c10::InferenceMode inference;
   const std::vector<data::BRepGraph> graphs = {graph};
-  return state_->built->model->encode_brep(data::collate(graphs))[0].contiguous();
+  return part_query(state_->built->model->embed_parts(graphs)[0]);
+}
+
+at::Tensor Searcher::part_query(const at::Tensor& row) const {
+  if (state_->size_block == 0) return row.contiguous();
+  at::Tensor out = row.clone();
+  out.narrow(0, dim() - state_->size_block, state_->size_block).zero_();
+  return out;
 }
 
 std::vector<Hit> Searcher::search(const at::Tensor& query, int64_t k) const {
@@ -289,7 +310,7 @@ std::vector<Hit> Searcher::search_like_item(std::string_view id, int64_t k) cons
   const auto it = state_->row_of.find(std::string(id));
   if (it == state_->row_of.end())
     throw Error(format("no part '{}' in the index {}", id, state_->folder.string()));
-  return search(state_->embeddings[it->second].contiguous(), k);
+  return search(part_query(state_->embeddings[it->second]), k);
 }
 
 std::vector<Hit> Searcher::search_like_file(const fs::path& path, int64_t k) const {
@@ -584,7 +605,7 @@ SearchResult Searcher::query_item(std::string_view id, const SearchOptions& opti
     throw Error(format("no part '{}' in the index {}", id, state_->folder.string()));
   const Item& item = state_->items[it->second];
   QueryPart part{item.sorted_size_mm(), item.faces, item.shape};
-  return run(state_->embeddings[it->second], options, options.filter, &part);
+  return run(part_query(state_->embeddings[it->second]), options, options.filter, &part);
 }
 
 SearchResult Searcher::query_graph(const data::BRepGraph& graph,

@@ -73,7 +73,10 @@ CADCLIP_OPTION_FIELDS(
      "How texts land in the shared space: head (a trained head over the pooled features), "
      "locked (the pretrained sentence embedding itself; needs --embed-dim of the tower's width, "
      "384 for MiniLM), residual (the pretrained embedding plus a trained correction that starts "
-     "at zero; same width)"))
+     "at zero; same width)"),
+    (size_bins_per_decade,
+     "Bins per decade of the size block that search appends (cadclip fit-sizes); 0 = none"),
+    (size_weight, "Weight of the size block beside the cosine"))
 CADCLIP_FIELD_HELP(ModelConfig, (brep, "The B-Rep tower"),
                    (two_tower, "Heads, temperature, text precision"),
                    (text_folder,

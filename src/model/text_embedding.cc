@@ -67,8 +67,8 @@ at::Tensor TextEmbedder::pool(const text::TokenRows& rows, const text::LengthGro
 at::Tensor TextEmbedder::embed(std::span<const std::string> texts, const text::TokenRows& rows,
                                const text::LengthGrouping& grouping, PooledTextCache* cache,
                                const PassDone& done) const {
-  if (texts.empty()) return at::empty({0, model_.options().embed_dim}, at::kFloat);
-  return text::forward_in_length_groups(
+  if (texts.empty()) return at::empty({0, model_.search_dim()}, at::kFloat);
+  const at::Tensor embedded = text::forward_in_length_groups(
       rows, tokenizer_.pad_id(), grouping, device(),
       [&](const at::Tensor& ids, const at::Tensor& mask, std::span<const int64_t> pass) {
         const std::vector<std::string> group = texts_at(texts, pass);
@@ -76,6 +76,7 @@ at::Tensor TextEmbedder::embed(std::span<const std::string> texts, const text::T
         if (done) done(static_cast<int64_t>(pass.size()));
         return embedded;
       });
+  return model_.with_text_sizes(embedded, texts);
 }
 
 // From the cache when it holds every text of the pass, else from the tower.

@@ -60,6 +60,17 @@ void TwoTowerOptions::validate() const {
         "positive",
         quantity_width));
   }
+  if (size_bins_per_decade < 0) {
+    throw Error(format(
+        "TwoTowerOptions.size_bins_per_decade = {} is invalid: it must be 0 (no size block) or "
+        "positive (25 is usual)",
+        size_bins_per_decade));
+  }
+  if (size_bins_per_decade > 0 && !(size_weight > 0 && std::isfinite(size_weight))) {
+    throw Error(format(
+        "TwoTowerOptions.size_weight = {} is invalid: the size block's weight must be positive",
+        size_weight));
+  }
   if (!(init_temperature > 0)) {
     throw Error(
         format("TwoTowerOptions.init_temperature = {} is invalid: it must be positive "
@@ -106,6 +117,10 @@ TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t 
           torch::nn::LinearOptions(brep_->options().width, options_.embed_dim).bias(false)));
   log_logit_scale = register_parameter(
       "log_logit_scale", at::full({}, std::log(1.0 / options_.init_temperature), at::kFloat));
+  if (options_.size_bins_per_decade > 0) {
+    size_head =
+        register_module("size_head", SizeHead(options_.embed_dim, options_.size_bins_per_decade));
+  }
   if (options_.text_space == TextSpace::kLocked) return;  // nothing trained on the text side
   int64_t head_input = text_width_;
   if (options_.quantity_width > 0) {
@@ -146,6 +161,69 @@ torch::Tensor TwoTowerImpl::encode_brep(const std::vector<data::BRepGraph>& grap
   pointers.reserve(graphs.size());
   for (const data::BRepGraph& g : graphs) pointers.push_back(&g);
   return encode_brep(std::span<const data::BRepGraph* const>(pointers));
+}
+
+void TwoTowerImpl::add_size_head(int64_t bins_per_decade, double weight) {
+  TwoTowerOptions changed = options_;
+  changed.size_bins_per_decade = bins_per_decade;
+  changed.size_weight = weight;
+  changed.validate();
+  SizeHead head(changed.embed_dim, bins_per_decade);
+  head->to(brep_head->weight.device());
+  size_head = size_head ? replace_module("size_head", head) : register_module("size_head", head);
+  options_ = changed;
+}
+
+void TwoTowerImpl::set_size_weight(double weight) {
+  TwoTowerOptions changed = options_;
+  changed.size_weight = weight;
+  changed.validate();
+  options_ = changed;
+}
+
+int64_t TwoTowerImpl::search_dim() const {
+  return options_.embed_dim + (size_head ? size_head->block_width() : 0);
+}
+
+torch::Tensor TwoTowerImpl::embed_parts(std::span<const data::BRepGraph* const> graphs) {
+  const torch::Tensor embedded = encode_brep(graphs);
+  if (!size_head) return embedded;
+  NoAutocast fp32;
+  at::Tensor sides = at::empty({static_cast<int64_t>(graphs.size()), 3}, at::kFloat);
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    const std::array<float, 3> s = log_box_sides(*graphs[i]);
+    for (int64_t k = 0; k < 3; ++k) sides[static_cast<int64_t>(i)][k] = s[k];
+  }
+  const at::Tensor block = size_bin_weights(sides, size_head->bins()).to(embedded.device());
+  return at::cat({embedded, std::sqrt(options_.size_weight) * block}, 1);
+}
+
+torch::Tensor TwoTowerImpl::embed_parts(const std::vector<data::BRepGraph>& graphs) {
+  std::vector<const data::BRepGraph*> pointers;
+  pointers.reserve(graphs.size());
+  for (const data::BRepGraph& g : graphs) pointers.push_back(&g);
+  return embed_parts(std::span<const data::BRepGraph* const>(pointers));
+}
+
+torch::Tensor TwoTowerImpl::with_text_sizes(const torch::Tensor& embedded,
+                                            std::span<const std::string> texts) {
+  if (!size_head) return embedded;
+  CADCLIP_CHECK(embedded.dim() == 2 && embedded.size(0) == static_cast<int64_t>(texts.size()) &&
+                    embedded.size(1) == options_.embed_dim,
+                "with_text_sizes: one embedding of embed_dim per text");
+  NoAutocast fp32;
+  const at::Tensor numbers = size_number_features(texts).to(embedded.device());
+  const at::Tensor stated = numbers.select(1, 0).unsqueeze(1);  // the first number's presence
+  const at::Tensor block = size_head->probabilities(at::cat({embedded.to(at::kFloat), numbers}, 1));
+  return at::cat({embedded, std::sqrt(options_.size_weight) * block * stated}, 1);
+}
+
+torch::Tensor TwoTowerImpl::as_part_query(const torch::Tensor& parts) const {
+  if (!size_head) return parts;
+  CADCLIP_CHECK(parts.size(-1) == search_dim(), "as_part_query: rows of search_dim");
+  at::Tensor out = parts.clone();
+  out.narrow(-1, options_.embed_dim, size_head->block_width()).zero_();
+  return out;
 }
 
 torch::Tensor TwoTowerImpl::pool_text(const torch::Tensor& input_ids,

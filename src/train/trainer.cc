@@ -311,6 +311,11 @@ model::BuiltModel Trainer::start_from(const std::string& checkpoint) {
   if (leader_) {
     log::info("train", "starting from the weights of {} ({} tensors, sha256 {})", checkpoint,
               copied, model::checkpoint_identity(checkpoint).substr(0, 12));
+    if (saved.two_tower.size_bins_per_decade > 0)
+      log::info("train",
+                "{} has a size block; training leaves it out (fit one to the trained model with "
+                "`cadclip fit-sizes`)",
+                checkpoint);
     if (o_.init_new_text_head)
       log::info("train", "--init-new-text-head: {} tensors start fresh{}{}", fresh.size(),
                 fresh.empty() ? "" : ": ", join(fresh));

@@ -126,6 +126,59 @@ TEST_F(IndexTest, ExactSearchRanksEqualEval) {
   EXPECT_THROW(searcher.search_like_item("nope", 3), Error);
 }
 
+// A model with a size block (model/size_head.h): the index holds each part's
+// embedding and block, a text query with numbers ranks as eval scores it
+// (cosine + w * size match), and a part query compares shapes alone.
+TEST_F(IndexTest, ASizeBlockModelRanksTextsAsEvalAndPartsByShape) {
+  torch::manual_seed(0);
+  model::BuiltModel sized = model::build_model(cadclip::testing::tiny_model_config());
+  sized.model->add_size_head(25, 0.5);
+  sized.config.two_tower.size_bins_per_decade = 25;
+  sized.config.two_tower.size_weight = 0.5;
+  model::save_checkpoint(root_ / "sized", "last", sized, {});
+  IndexOptions o = options(root_ / "prepared", root_ / "index");
+  o.checkpoint = (root_ / "sized").string();
+  build_index(o);
+  const Searcher searcher = Searcher::open(root_ / "index", {.text_matmul = "fp32"});
+  const int64_t d = sized.model->options().embed_dim;
+  ASSERT_EQ(searcher.dim(), sized.model->search_dim());
+  ASSERT_GT(searcher.dim(), d);
+
+  model::BuiltModel built = model::load_model_from_checkpoint(root_ / "sized");
+  const data::Dataset dataset = data::Dataset::open(root_ / "prepared");
+  const data::CaptionFile captions = data::read_captions(root_ / "prepared" / "captions.jsonl", {});
+  const eval::EvalReport report =
+      eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
+                     captions.captions, dataset.ids(), {});
+  const eval::EvalEmbeddings& e = report.embeddings;
+  EXPECT_EQ(report.cad_to_cad.r1, 1.0);
+  const at::Tensor scores = e.text.matmul(e.brep.t());
+  int64_t with_block = 0;
+  for (int64_t q = 0; q < e.text.size(0); ++q) {
+    const std::string& text = captions.captions[q].text;
+    with_block += e.text[q].narrow(0, d, searcher.dim() - d).abs().sum().item<float>() > 0;
+    const std::vector<Hit> hits = searcher.search_text(text, 8);
+    const at::Tensor order = std::get<1>(scores[q].sort(/*dim=*/0, /*descending=*/true));
+    for (int64_t r = 0; r < 8; ++r) {
+      EXPECT_EQ(hits[r].item->id, e.gallery_ids[order[r].item<int64_t>()]) << text << " " << r;
+      EXPECT_NEAR(hits[r].score, scores[q][order[r]].item<float>(), 1e-5);
+    }
+  }
+  EXPECT_GE(with_block, 4) << "captions that state a size have a size block";
+  // A part as a query: its unit embedding against the parts' (cosine alone).
+  const at::Tensor units = e.brep.narrow(1, 0, d);
+  const int64_t m5 =
+      std::find(e.gallery_ids.begin(), e.gallery_ids.end(), "m5") - e.gallery_ids.begin();
+  const std::vector<Hit> like = searcher.search_like_item("m5", 3);
+  EXPECT_EQ(like.front().item->id, "m5");
+  EXPECT_NEAR(like.front().score, 1.0, 1e-5);
+  for (const Hit& h : like) {
+    const int64_t g =
+        std::find(e.gallery_ids.begin(), e.gallery_ids.end(), h.item->id) - e.gallery_ids.begin();
+    EXPECT_NEAR(h.score, at::dot(units[m5], units[g]).item<float>(), 1e-5) << h.item->id;
+  }
+}
+
 // `cadclip search` as a person reads it: per result the name, the size in
 // millimetres, the face count and the caption; --json the same for scripts.
 TEST_F(IndexTest, SearchCommandShowsSizeFacesAndCaption) {

@@ -11,7 +11,8 @@ namespace cadclip::eval {
 
 // Reads report.cad_to_cad and report.embeddings.brep, and `text`, the
 // embeddings of the distinct caption texts [T, d]; fills cad_to_cad_ok,
-// brep and text.
-void diagnose(EvalReport& report, const at::Tensor& text);
+// brep and text. Collapse is judged on the first embed_dim columns, the
+// unit embeddings (a size block may follow them: model/size_head.h).
+void diagnose(EvalReport& report, const at::Tensor& text, int64_t embed_dim);
 
 }  // namespace cadclip::eval

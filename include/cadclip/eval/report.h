@@ -28,10 +28,10 @@ struct LevelReport {
 struct EvalEmbeddings {
   std::vector<std::string> gallery_ids;     // [G]
   std::vector<std::string> gallery_hashes;  // [G] geometry hashes (may be empty strings)
-  at::Tensor brep;                          // [G, d] fp32 CPU, unit rows
+  at::Tensor brep;                          // [G, d] fp32 CPU: unit rows, then any size block
   std::vector<std::string> query_ids;       // [Q] the model each caption describes
   std::vector<std::string> query_levels;    // [Q]
-  at::Tensor text;                          // [Q, d] fp32 CPU, unit rows
+  at::Tensor text;                          // [Q, d] fp32 CPU, as brep
 };
 
 struct EvalReport {

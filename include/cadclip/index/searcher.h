@@ -133,13 +133,16 @@ class Searcher {
   std::string_view text_matmul() const;  // "fp32" or "bf16": what query encoding runs in
   const Item* find(std::string_view id) const;
 
-  // Unit-row query embeddings: [d] fp32.
+  // Query embeddings [d] fp32: the unit embedding, then the size block when
+  // the model has one (model::TwoTowerImpl::search_dim).
   at::Tensor embed_text(std::string_view text) const;
   // Several texts at once: [n, d] fp32, row i equal to embed_text(texts[i])
   // up to rounding. Texts of similar token length share a forward pass (each
   // group padded to its own longest), which costs less per text than n single
   // calls: what the server's query batching is for.
   at::Tensor embed_texts(const std::vector<std::string>& texts) const;
+  // A part as a query for other parts: [d] fp32, its size block zeroed
+  // (parts compare by shape; SearchOptions::same_size compares sizes).
   at::Tensor embed_graph(const data::BRepGraph& graph) const;
 
   // The k best parts (k clipped to max_k and size()), best first.
@@ -190,6 +193,8 @@ class Searcher {
   std::string version() const;
 
  private:
+  // A part's stored row [d] as a query: its size block zeroed.
+  at::Tensor part_query(const at::Tensor& row) const;
   struct State;
   struct QueryPart;
   // Opens the current version of `folder`, reusing `model` when it holds the

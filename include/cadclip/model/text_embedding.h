@@ -73,7 +73,9 @@ class TextEmbedder {
   // caller's grad mode. Pooled features [n, text_width]:
   at::Tensor pool(const text::TokenRows& rows, const text::LengthGrouping& grouping,
                   const PassDone& done = {}) const;
-  // Embeddings [n, embed_dim], unit rows, of `texts` tokenized as `rows`. A
+  // Embeddings [n, search_dim] of `texts` tokenized as `rows`: unit rows of
+  // embed_dim, then the size block when the model has a size head
+  // (TwoTowerImpl::with_text_sizes). A
   // pass whose texts `cache` (may be null) holds all reads their pooled
   // features from it; the others pool and add theirs.
   at::Tensor embed(std::span<const std::string> texts, const text::TokenRows& rows,
@@ -91,8 +93,8 @@ class TextEmbedder {
   mutable std::atomic<int64_t> truncated_ = 0;
 };
 
-// texts -> [n, embed_dim] fp32 on the CPU, unit rows, in input order ([0,
-// embed_dim] for none): TextEmbedder(built).embed in inference mode, in the
+// texts -> [n, search_dim] fp32 on the CPU (TextEmbedder::embed), in input order ([0,
+// search_dim] for none): TextEmbedder(built).embed in inference mode, in the
 // groups `grouping` makes. The searcher, `cadclip embed --checkpoint` and the
 // Python module's Model.embed_text; the same texts and grouping give the same bits.
 at::Tensor embed_texts(BuiltModel& built, std::span<const std::string> texts,

@@ -18,6 +18,7 @@
 #include "cadclip/model/brep_encoder.h"
 #include "cadclip/model/pooled_text.h"
 #include "cadclip/model/quantity_encoder.h"
+#include "cadclip/model/size_head.h"
 #include "cadclip/text/quantities.h"
 
 namespace cadclip::model {
@@ -53,6 +54,11 @@ struct TwoTowerOptions {
   // (autocast on the input's device). The B-Rep tower and both heads are fp32.
   c10::ScalarType text_precision = c10::kFloat;
   TextSpace text_space = TextSpace::kHead;  // how texts map into the shared space
+  // > 0: the size block (model/size_head.h) with bins of 1/this decade: what
+  // search compares is the embedding and the block, search_dim() wide. 0:
+  // none. `cadclip fit-sizes` fits it on a trained model; training leaves it out.
+  int64_t size_bins_per_decade = 0;
+  double size_weight = 0.2;  // the block's weight beside the cosine (chosen on validation)
 
   // Throws cadclip::Error naming the field when a value is out of range.
   void validate() const;
@@ -107,6 +113,26 @@ class TwoTowerImpl : public torch::nn::Module {
   TwoTowerOutput forward(const data::BRepBatch& batch, const torch::Tensor& input_ids,
                          const torch::Tensor& attention_mask,
                          const text::QuantityBatch& quantities = {});
+  // What search compares, parts and texts alike: the embedding, then the size
+  // block scaled by sqrt(size_weight) when a size head is built (so that
+  // the inner product is cosine + size_weight * p . q). search_dim() is
+  // embed_dim plus the block's width.
+  int64_t search_dim() const;
+  // graphs -> [B, search_dim()]: encode_brep and the size block of their boxes.
+  torch::Tensor embed_parts(std::span<const data::BRepGraph* const> graphs);
+  torch::Tensor embed_parts(const std::vector<data::BRepGraph>& graphs);
+  // Text embeddings [n, embed_dim] of `texts` (in order) -> [n, search_dim()]:
+  // the size block the head reads from each text and its embedding, zeros for
+  // a text that states no number. Without a size head, `embedded` itself.
+  torch::Tensor with_text_sizes(const torch::Tensor& embedded, std::span<const std::string> texts);
+  // Parts' search rows [n, search_dim()] as queries for other parts: the size
+  // block zeroed, so that parts compare by shape (search's --same-size
+  // compares sizes).
+  torch::Tensor as_part_query(const torch::Tensor& parts) const;
+  // Gives the model a fresh size head (replacing one it has) with bins of
+  // 1/bins_per_decade decade, and sets the block's weight (train/size_fit.h).
+  void add_size_head(int64_t bins_per_decade, double weight);
+  void set_size_weight(double weight);
   // Whether encode_text needs the texts' quantities (a quantity branch is built).
   bool reads_quantities() const { return static_cast<bool>(quantity); }
 
@@ -130,6 +156,7 @@ class TwoTowerImpl : public torch::nn::Module {
   // (text_head_hidden, or text_width + 2 * quantity_width) -> embed_dim, no bias
   torch::nn::Linear text_head{nullptr};
   torch::Tensor log_logit_scale;  // [] initialised at ln(1 / init_temperature)
+  SizeHead size_head{nullptr};    // null unless size_bins_per_decade > 0
 
  private:
   PooledTextImpl& split_text() const;  // the tower as a PooledText, or a clear error

@@ -1,0 +1,62 @@
+// Fits a trained model's size block (model/size_head.h): `cadclip fit-sizes`.
+//
+// The towers stay as they are; the size head learns, from the train split's
+// captions of each prepared folder, where each caption puts its part's three
+// box sides (by their likelihood, on the captions' fixed embeddings), and
+// the block's weight beside the cosine is chosen on the folders' validation
+// splits (the mean of their text->CAD R@1 over every caption). A caption
+// that states no number gets no block, so whatever the weight, a gallery
+// searched without numbers ranks as before.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "cadclip/model/model_config.h"
+
+namespace cadclip::train {
+
+struct SizeFitOptions {
+  std::vector<std::string> data;  // prepared folders: train splits fit, validation splits choose
+  int64_t bins_per_decade = 25;
+  // Candidate weights of the block beside the cosine; the best on validation is kept.
+  std::vector<double> weights = {0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0};
+  int64_t epochs = 60;       // passes over the training captions
+  int64_t batch_size = 128;  // captions per step
+  double lr = 1e-3;          // AdamW
+  double weight_decay = 0.01;
+  uint64_t seed = 1;
+  int64_t text_batch = 64;  // captions per text tower pass
+
+  // Throws cadclip::Error naming the option when a value is out of range.
+  void validate() const;
+};
+
+// R@1 of one validation split at one weight.
+struct SizeWeightScore {
+  double weight = 0;
+  std::vector<double> r1;  // per --data folder, text->CAD R@1 over all its captions
+  double mean = 0;
+};
+
+struct SizeFitReport {
+  int64_t captions = 0;                 // training captions
+  int64_t captions_with_numbers = 0;    // of them, those stating a number
+  std::vector<double> nll;              // mean negative log likelihood after each epoch
+  double alone_mean = 0;                // validation R@1 without the block (weight 0)
+  std::vector<SizeWeightScore> scores;  // per candidate weight
+  double weight = 0;                    // the one chosen
+  double seconds = 0;
+};
+void to_json(nlohmann::json& json, const SizeFitReport& report);
+
+// Gives `built` a size head fitted on options.data and the chosen weight
+// (built.config records both); `built` must have none yet. Throws
+// cadclip::Error naming the folder when one has no captioned train or
+// validation parts.
+SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& options);
+
+}  // namespace cadclip::train

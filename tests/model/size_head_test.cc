@@ -1,0 +1,200 @@
+// The size block (model/size_head.h): the numbers a caption states, the
+// part side's bins, the head's probabilities, and how the two-tower model
+// appends the block to what search compares.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include "cadclip/core/error.h"
+#include "cadclip/model/checkpoint_io.h"
+#include "cadclip/model/model_config.h"
+#include "cadclip/model/size_head.h"
+#include "cadclip/model/text_embedding.h"
+#include "random_graph.h"
+#include "tiny_model.h"
+
+namespace cadclip::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The k-th number's log10 as the features hold it (its second feature is log10 / 3).
+double number_at(const at::Tensor& features, int64_t row, int64_t k) {
+  return 3 * features[row][k * kSizeNumberFeatures + 1].item<double>();
+}
+bool number_present(const at::Tensor& features, int64_t row, int64_t k) {
+  return features[row][k * kSizeNumberFeatures].item<float>() == 1.0f;
+}
+
+TEST(SizeNumbers, ReadsSizesInOrderAndNotTheDimensionalityOfA3DShape) {
+  const std::vector<std::string> texts = {"The 3D shape is a plate 40 mm by 12.5 mm",
+                                          "DIN 912 M8x1.25", "a 3-D part, 2d sketch", "no sizes"};
+  const at::Tensor f = size_number_features(texts);
+  ASSERT_EQ(f.sizes(), (at::IntArrayRef{4, kSizeNumbers * kSizeNumberFeatures}));
+  EXPECT_NEAR(number_at(f, 0, 0), std::log10(40.0), 1e-6);
+  EXPECT_NEAR(number_at(f, 0, 1), std::log10(12.5), 1e-6);
+  EXPECT_FALSE(number_present(f, 0, 2));
+  EXPECT_NEAR(number_at(f, 1, 0), std::log10(912.0), 1e-6);
+  EXPECT_NEAR(number_at(f, 1, 1), std::log10(8.0), 1e-6);
+  EXPECT_NEAR(number_at(f, 1, 2), std::log10(1.25), 1e-6);
+  EXPECT_EQ(f[2].abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(f[3].abs().sum().item<float>(), 0.0f);
+  EXPECT_TRUE(states_a_number("M8 nut"));
+  EXPECT_TRUE(states_a_number("a 13D mystery"));  // 13 is a number: "3D" must be a word
+  EXPECT_FALSE(states_a_number("The 3D shape is a ring"));
+}
+
+TEST(SizeNumbers, KeepsTheFirstEightNumbers) {
+  const at::Tensor f = size_number_features(std::vector<std::string>{"1 2 3 4 5 6 7 8 9 10"});
+  for (int64_t k = 0; k < kSizeNumbers; ++k)
+    EXPECT_NEAR(number_at(f, 0, k), std::log10(static_cast<double>(k + 1)), 1e-6);
+}
+
+TEST(SizeBins, PutsASideOnItsBinAndSplitsOneBetweenTwo) {
+  const int64_t bins = size_bins(25);
+  EXPECT_EQ(bins, 114);
+  const double step = (kSizeLogHigh - kSizeLogLow) / static_cast<double>(bins - 1);
+  // Side 0 on the centre of bin 10, side 1 a quarter of the way from bin 50 to 51,
+  // side 2 beyond the last bin.
+  const at::Tensor sides = at::tensor({static_cast<float>(kSizeLogLow + 10 * step),
+                                       static_cast<float>(kSizeLogLow + 50.25 * step), 7.0f})
+                               .view({1, 3});
+  const at::Tensor w = size_bin_weights(sides, bins).view({3, bins});
+  for (int64_t s = 0; s < 3; ++s) EXPECT_NEAR(w[s].norm().item<double>(), 1.0, 1e-5);
+  EXPECT_NEAR(w[0][10].item<double>(), 1.0, 1e-4);
+  EXPECT_NEAR(w[1][50].item<double>() / w[1][51].item<double>(), 3.0, 1e-3);
+  EXPECT_NEAR(w[2][bins - 1].item<double>(), 1.0, 1e-5);
+}
+
+TEST(SizeBins, ReadTheSortedSidesOfTheBoundingBox) {
+  data::BRepGraph g = testing::random_graph(4, 1);
+  g.bbox_mm = {-5, 0, 10, 35, 8, 30};  // sides 40, 8, 20
+  const std::array<float, 3> s = log_box_sides(g);
+  EXPECT_NEAR(s[0], std::log10(8.0), 1e-6);
+  EXPECT_NEAR(s[1], std::log10(20.0), 1e-6);
+  EXPECT_NEAR(s[2], std::log10(40.0), 1e-6);
+}
+
+TEST(SizeHead, GivesEachSideAProbabilityOverTheBinsAroundItsMean) {
+  torch::manual_seed(0);
+  SizeHead head(8, 25);
+  const at::Tensor inputs = at::randn({5, 8 + kSizeNumbers * kSizeNumberFeatures});
+  const at::Tensor p = head->probabilities(inputs).view({5, 3, head->bins()});
+  EXPECT_TRUE(at::allclose(p.sum(-1), at::ones({5, 3}), 1e-5, 1e-5));
+  const auto [mean, log_spread] = head->forward(inputs);
+  const double step = (kSizeLogHigh - kSizeLogLow) / static_cast<double>(head->bins() - 1);
+  const at::Tensor peak = kSizeLogLow + p.argmax(-1).to(at::kDouble) * step;
+  const at::Tensor inside = mean.to(at::kDouble).clamp(kSizeLogLow, kSizeLogHigh);
+  EXPECT_LE((peak - inside).abs().max().item<double>(), step);
+  // The likelihood is lowest where the sides are the means.
+  EXPECT_LT(head->nll(inputs, mean.detach()).item<double>(),
+            head->nll(inputs, mean.detach() + 0.5).item<double>());
+}
+
+TEST(SizeHead, RefusesBinsPerDecadeBelowOne) {
+  EXPECT_THROW(size_bins(0), Error);
+  TwoTowerOptions o;
+  o.size_bins_per_decade = -1;
+  EXPECT_THROW(o.validate(), Error);
+  o.size_bins_per_decade = 25;
+  o.size_weight = 0;
+  EXPECT_THROW(o.validate(), Error);
+}
+
+class SizeBlock : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    torch::manual_seed(3);
+    built_ = build_model(testing::tiny_model_config());
+    built_.model->eval();
+  }
+  BuiltModel built_;
+};
+
+TEST_F(SizeBlock, AModelWithoutASizeHeadSearchesItsEmbeddingsAsTheyAre) {
+  EXPECT_EQ(built_.model->search_dim(), built_.model->options().embed_dim);
+  const std::vector<data::BRepGraph> graphs = {testing::random_graph(4, 2)};
+  c10::InferenceMode inference;
+  EXPECT_TRUE(at::equal(built_.model->embed_parts(graphs), built_.model->encode_brep(graphs)));
+}
+
+TEST_F(SizeBlock, InnerProductsAreTheCosinePlusTheWeightedSizeMatch) {
+  built_.model->add_size_head(25, 0.3);
+  const int64_t d = built_.model->options().embed_dim;
+  const int64_t b = built_.model->size_head->block_width();
+  ASSERT_EQ(built_.model->search_dim(), d + b);
+  std::vector<data::BRepGraph> graphs = {testing::random_graph(4, 2), testing::random_graph(5, 3)};
+  graphs[0].bbox_mm = {0, 0, 0, 8, 8, 40};
+  graphs[1].bbox_mm = {0, 0, 0, 100, 60, 5};
+  const std::vector<std::string> texts = {"an M8 bolt 40 mm long", "a plain washer"};
+  c10::InferenceMode inference;
+  const at::Tensor parts = built_.model->embed_parts(graphs);
+  const at::Tensor text = embed_texts(built_, texts, {});
+  ASSERT_EQ(parts.sizes(), (at::IntArrayRef{2, d + b}));
+  ASSERT_EQ(text.sizes(), (at::IntArrayRef{2, d + b}));
+  EXPECT_TRUE(at::allclose(parts.narrow(1, 0, d), built_.model->encode_brep(graphs)));
+
+  const at::Tensor unit_text = text.narrow(1, 0, d);
+  EXPECT_TRUE(at::allclose(unit_text.norm(2, 1), at::ones({2}), 1e-5, 1e-5));
+  // The text that states no number has no block.
+  EXPECT_EQ(text[1].narrow(0, d, b).abs().sum().item<float>(), 0.0f);
+  // cosine + w * sum over sides of p . q
+  const at::Tensor p =
+      built_.model->size_head->probabilities(at::cat({unit_text, size_number_features(texts)}, 1));
+  at::Tensor sides = at::empty({2, 3});
+  for (int64_t i = 0; i < 2; ++i) {
+    const std::array<float, 3> s = log_box_sides(graphs[static_cast<size_t>(i)]);
+    for (int64_t k = 0; k < 3; ++k) sides[i][k] = s[k];
+  }
+  const at::Tensor q = size_bin_weights(sides, built_.model->size_head->bins());
+  const at::Tensor expected = at::matmul(unit_text, parts.narrow(1, 0, d).t()) +
+                              0.3 * at::matmul(p, q.t()) * at::tensor({1.0f, 0.0f}).view({2, 1});
+  EXPECT_TRUE(at::allclose(at::matmul(text, parts.t()), expected, 1e-5, 1e-5));
+
+  // A part as a query for parts: its block zeroed.
+  const at::Tensor query = built_.model->as_part_query(parts);
+  EXPECT_TRUE(at::equal(query.narrow(1, 0, d), parts.narrow(1, 0, d)));
+  EXPECT_EQ(query.narrow(1, d, b).abs().sum().item<float>(), 0.0f);
+}
+
+TEST_F(SizeBlock, ACheckpointKeepsTheSizeHeadAndItsSettings) {
+  built_.model->add_size_head(10, 0.5);
+  built_.config.two_tower.size_bins_per_decade = 10;
+  built_.config.two_tower.size_weight = 0.5;
+  const fs::path run = fs::temp_directory_path() / "cadclip_size_block_checkpoint";
+  fs::remove_all(run);
+  save_checkpoint(run, "last", built_, {});
+  BuiltModel loaded = load_model_from_checkpoint(run);
+  ASSERT_TRUE(loaded.model->size_head);
+  EXPECT_EQ(loaded.model->options().size_bins_per_decade, 10);
+  EXPECT_DOUBLE_EQ(loaded.model->options().size_weight, 0.5);
+  std::vector<data::BRepGraph> graphs = {testing::random_graph(4, 7)};
+  graphs[0].bbox_mm = {0, 0, 0, 3, 4, 5};
+  c10::InferenceMode inference;
+  EXPECT_TRUE(at::allclose(loaded.model->embed_parts(graphs), built_.model->embed_parts(graphs)));
+  const std::vector<std::string> texts = {"a 45 mm shaft"};
+  EXPECT_TRUE(at::allclose(embed_texts(loaded, texts, {}), embed_texts(built_, texts, {})));
+  fs::remove_all(run);
+}
+
+TEST(SizeBlockConfig, OlderConfigsHaveNoSizeBlock) {
+  ModelConfig config;
+  from_json(nlohmann::json::parse(R"({"two_tower": {"embed_dim": 16}})"), config);
+  EXPECT_EQ(config.two_tower.size_bins_per_decade, 0);
+  config.two_tower.size_bins_per_decade = 25;
+  config.two_tower.size_weight = 0.2;
+  ModelConfig back;
+  from_json(nlohmann::json(config), back);
+  EXPECT_EQ(back.two_tower.size_bins_per_decade, 25);
+  EXPECT_DOUBLE_EQ(back.two_tower.size_weight, 0.2);
+}
+
+}  // namespace
+}  // namespace cadclip::model

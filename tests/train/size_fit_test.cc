@@ -1,0 +1,136 @@
+// cadclip fit-sizes (train/size_fit.h): a size block fitted to an untrained
+// tiny model finds parts that differ only in the size their captions state.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include <c10/core/InferenceMode.h>
+
+#include "../model/random_graph.h"
+#include "../model/tiny_model.h"
+#include "cadclip/core/error.h"
+#include "cadclip/core/file.h"
+#include "cadclip/core/format.h"
+#include "cadclip/data/captions.h"
+#include "cadclip/data/shard.h"
+#include "cadclip/data/splits.h"
+#include "cadclip/model/checkpoint_io.h"
+#include "cadclip/model/text_embedding.h"
+#include "cadclip/train/size_fit.h"
+
+namespace cadclip::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Parts of one shape in many sizes: part i is a cube whose side is
+// log-uniform from 2 mm to 2 m; its caption states the side. Every fourth
+// part validates, so validation sizes lie between trained ones.
+fs::path write_sized_parts(const std::string& name, int parts) {
+  const fs::path folder = fs::temp_directory_path() / name;
+  fs::remove_all(folder);
+  fs::create_directories(folder / "shards");
+  data::ShardWriter writer;
+  std::vector<data::Caption> captions;
+  data::Splits splits;
+  for (int i = 0; i < parts; ++i) {
+    data::BRepGraph g = testing::random_graph(4, 11);
+    const double side = 2.0 * std::pow(1000.0, static_cast<double>(i) / (parts - 1));
+    const auto s = static_cast<float>(side);
+    g.bbox_mm = {0, 0, 0, s, s, s};
+    g.id = format("p{:03d}", i);
+    g.geometry_hash = format("hash{:03d}", i);
+    writer.add(g);
+    captions.push_back({g.id, "abstract", format("a cube block {} mm wide", fixed(side, 1))});
+    (i % 4 == 2 ? splits.validation : splits.train).push_back(g.id);
+  }
+  writer.write(folder / "shards" / "shard-00000.safetensors");
+  write_text_atomic(
+      folder / "manifest.json",
+      nlohmann::json{
+          {"format", "cadclip.prepared"},
+          {"manifest_version", 1},
+          {"shard_schema_version", data::kShardSchemaVersion},
+          {"counts", {{"inputs", parts}, {"prepared", parts}, {"failed", 0}}},
+          {"shards", {{{"file", "shards/shard-00000.safetensors"}, {"models", writer.size()}}}}}
+          .dump(1));
+  data::write_captions_jsonl(folder / "captions.jsonl", captions);
+  data::write_splits(folder / "splits.json", splits);
+  return folder;
+}
+
+TEST(SizeFit, FindsPartsThatDifferOnlyInTheSizeTheirCaptionsState) {
+  const fs::path data = write_sized_parts("cadclip_size_fit_parts", 160);
+  torch::manual_seed(5);
+  model::BuiltModel built = model::build_model(testing::tiny_model_config(24));
+  SizeFitOptions o;
+  o.data = {data.string()};
+  o.epochs = 150;
+  o.batch_size = 16;
+  o.weights = {0.5, 2.0};
+  const SizeFitReport report = fit_size_head(built, o);
+
+  EXPECT_EQ(report.captions, 120);
+  EXPECT_EQ(report.captions_with_numbers, 120);
+  ASSERT_EQ(report.nll.size(), 150u);
+  EXPECT_LT(report.nll.back(), report.nll.front() - 1.0);
+  // Forty parts of one shape: the towers alone cannot tell them apart.
+  EXPECT_LT(report.alone_mean, 0.3);
+  ASSERT_EQ(report.scores.size(), 2u);
+  const double chosen = std::max(report.scores[0].mean, report.scores[1].mean);
+  EXPECT_GT(chosen, 0.6) << "validation R@1 with the block";
+  EXPECT_EQ(built.config.two_tower.size_bins_per_decade, 25);
+  EXPECT_DOUBLE_EQ(built.config.two_tower.size_weight, report.weight);
+  EXPECT_DOUBLE_EQ(built.model->options().size_weight, report.weight);
+
+  // Fitting twice is refused: the head would be fitted to its own block.
+  EXPECT_THROW(fit_size_head(built, o), Error);
+  fs::remove_all(data);
+}
+
+TEST(SizeFit, AReleasedModelKeepsItsSizeBlock) {
+  const fs::path data = write_sized_parts("cadclip_size_fit_release", 40);
+  torch::manual_seed(6);
+  model::BuiltModel built = model::build_model(testing::tiny_model_config(24));
+  SizeFitOptions o;
+  o.data = {data.string()};
+  o.epochs = 2;
+  fit_size_head(built, o);
+  const fs::path run = fs::temp_directory_path() / "cadclip_size_fit_run";
+  const fs::path models = fs::temp_directory_path() / "cadclip_size_fit_models";
+  fs::remove_all(run);
+  fs::remove_all(models);
+  model::save_checkpoint(run, "last", built, {});
+  const fs::path pointer =
+      model::export_model(run, models, {.text_base = "tests/fixtures/text/bert", .name = "sized"});
+  model::BuiltModel released = model::load_model_from_checkpoint(pointer);
+  ASSERT_TRUE(released.model->size_head);
+  EXPECT_EQ(released.model->search_dim(), built.model->search_dim());
+  const std::vector<std::string> texts = {"a cube block 12 mm wide", "a cube block"};
+  c10::InferenceMode inference;
+  const at::Tensor a = model::embed_texts(built, texts, {});
+  const at::Tensor b = model::embed_texts(released, texts, {});
+  // fp16 storage: close, not equal.
+  EXPECT_LT((a - b).abs().max().item<double>(), 0.02);
+  fs::remove_all(run);
+  fs::remove_all(models);
+  fs::remove_all(data);
+}
+
+TEST(SizeFit, RefusesAFolderWithoutATrainSplitAndBadOptions) {
+  SizeFitOptions o;
+  EXPECT_THROW(o.validate(), Error);  // no --data
+  o.data = {"x"};
+  o.weights = {0.2, -1};
+  EXPECT_THROW(o.validate(), Error);
+  o.weights = {0.2};
+  o.epochs = 0;
+  EXPECT_THROW(o.validate(), Error);
+}
+
+}  // namespace
+}  // namespace cadclip::train
