@@ -77,15 +77,20 @@ class TextEmbeddings:
 
     def __call__(self, texts):
         if not self.folder:
-            return self.model.embed_text(texts)
+            return unit_part(self.model, self.model.embed_text(texts))
         digest = hashlib.sha256("\n".join([self.key] + texts).encode()).hexdigest()[:24]
         path = f"{self.folder}/{digest}.pt"
         if os.path.exists(path):
             return torch.load(path)
-        out = self.model.embed_text(texts)
+        out = unit_part(self.model, self.model.embed_text(texts))
         os.makedirs(self.folder, exist_ok=True)
         torch.save(out, path)
         return out
+
+
+def unit_part(model, rows):
+    """The unit embeddings of rows: a model's own size block (cadclip fit-sizes) left out."""
+    return rows[:, :model.embed_dim - model.size_block]
 
 
 def log_sides(graph):
@@ -163,7 +168,7 @@ class Gallery:
             query_ids = [i for i in query_ids if i in keep or i.split("/")[-1] in keep]
         gallery_ids = list(data.ids) if opts.get("gallery") == "all" else query_ids
         graphs = [data[data.find(i)] for i in gallery_ids]
-        self.cad = model.embed_parts(graphs)
+        self.cad = unit_part(model, model.embed_parts(graphs))
         self.sides = torch.tensor([log_sides(g) for g in graphs])
         self.cad_bins = bin_weights(self.sides.tolist(), bins)
         hashes = [g.geometry_hash for g in graphs]
@@ -230,9 +235,6 @@ def main():
     torch.set_num_threads(args.threads)
     bins = int(round((LOG_HI - LOG_LO) * args.bins_per_decade)) + 1
     model = cadclip.Model.load(args.checkpoint, threads=args.threads)
-    if model.size_block:
-        raise SystemExit(f"{args.checkpoint} has a size block (cadclip fit-sizes) already; "
-                         "probe the checkpoint it was fitted to")
     embed_text = TextEmbeddings(model)
 
     texts, sides = [], []
