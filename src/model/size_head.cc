@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
+#include <cstddef>
 
 #include <ATen/ATen.h>
 #include <torch/nn/modules/activation.h>
@@ -11,6 +11,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/text/quantities.h"
 
 namespace cadclip::model {
 
@@ -28,30 +29,36 @@ bool dimensionality_at(std::string_view t, size_t i) {
   return j + 1 >= t.size() || !word_char(t[j + 1]);
 }
 
-// The numbers of a text in order, at most `count`: digit runs with an
-// optional decimal part ("M8x1.25" -> 8, 1.25).
-std::vector<double> stated_numbers(std::string_view t, size_t count) {
-  std::vector<double> out;
-  size_t i = 0;
-  while (i < t.size() && out.size() < count) {
-    if (!digit(t[i])) {
-      ++i;
-      continue;
-    }
-    if (dimensionality_at(t, i)) {
-      i += 2;
-      continue;
-    }
-    size_t end = i;
-    while (end < t.size() && digit(t[end])) ++end;
-    if (end + 1 < t.size() && t[end] == '.' && digit(t[end + 1])) {
-      ++end;
-      while (end < t.size() && digit(t[end])) ++end;
-    }
-    out.push_back(std::strtod(std::string(t.substr(i, end - i)).c_str(), nullptr));
-    i = end;
+// The text with its dimensionality words ("3D", "2-D") blanked.
+std::string without_dimensionality(std::string_view t) {
+  std::string out(t);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!digit(out[i]) || !dimensionality_at(out, i)) continue;
+    const size_t end = out[i + 1] == '-' ? i + 3 : i + 2;
+    std::fill(out.begin() + static_cast<std::ptrdiff_t>(i),
+              out.begin() + static_cast<std::ptrdiff_t>(end), ' ');
   }
   return out;
+}
+
+// The sizes and counts a text states, in order: its quantities
+// (text::extract_quantities: digits, number words, lengths in millimetres)
+// but its angles.
+std::vector<text::Quantity> stated_numbers(std::string_view t) {
+  std::vector<text::Quantity> out = text::extract_quantities(without_dimensionality(t), 64);
+  std::erase_if(out, [](const text::Quantity& q) { return q.kind == text::QuantityKind::kAngle; });
+  return out;
+}
+
+// Presence, log10 / 3, and sin and cos of pi and 2 pi times log10 of `value`.
+void put_value(double value, float* f) {
+  const double v = std::log10(std::max(value, 1e-3));
+  f[0] = 1.0f;
+  f[1] = static_cast<float>(v / 3);
+  f[2] = static_cast<float>(std::sin(M_PI * v));
+  f[3] = static_cast<float>(std::cos(M_PI * v));
+  f[4] = static_cast<float>(std::sin(2 * M_PI * v));
+  f[5] = static_cast<float>(std::cos(2 * M_PI * v));
 }
 
 }  // namespace
@@ -66,26 +73,27 @@ int64_t size_bins(int64_t bins_per_decade) {
 
 at::Tensor size_number_features(std::span<const std::string> texts) {
   const auto n = static_cast<int64_t>(texts.size());
-  at::Tensor out = at::zeros({n, kSizeNumbers * kSizeNumberFeatures}, at::kFloat);
+  at::Tensor out = at::zeros({n, kSizeNumberInputs}, at::kFloat);
   float* row = out.data_ptr<float>();
   for (const std::string& text : texts) {
-    const std::vector<double> values = stated_numbers(text, kSizeNumbers);
-    for (size_t k = 0; k < values.size(); ++k) {
-      const double v = std::log10(std::max(values[k], 1e-3));
-      float* f = row + k * kSizeNumberFeatures;
-      f[0] = 1.0f;
-      f[1] = static_cast<float>(v / 3);
-      f[2] = static_cast<float>(std::sin(M_PI * v));
-      f[3] = static_cast<float>(std::cos(M_PI * v));
-      f[4] = static_cast<float>(std::sin(2 * M_PI * v));
-      f[5] = static_cast<float>(std::cos(2 * M_PI * v));
+    std::vector<text::Quantity> numbers = stated_numbers(text);
+    for (size_t k = 0; k < numbers.size() && k < kSizeNumbers; ++k) {
+      float* f = row + k * kSizeInOrderFeatures;
+      put_value(numbers[k].value, f);
+      f[6] = numbers[k].kind == text::QuantityKind::kLength ? 1.0f : 0.0f;
     }
-    row += kSizeNumbers * kSizeNumberFeatures;
+    // The largest first, wherever the sentence put them: a box's sides.
+    std::sort(numbers.begin(), numbers.end(),
+              [](const text::Quantity& a, const text::Quantity& b) { return a.value > b.value; });
+    for (size_t k = 0; k < numbers.size() && k < kSizeLargest; ++k)
+      put_value(numbers[k].value,
+                row + kSizeNumbers * kSizeInOrderFeatures + k * kSizeValueFeatures);
+    row += kSizeNumberInputs;
   }
   return out;
 }
 
-bool states_a_number(std::string_view text) { return !stated_numbers(text, 1).empty(); }
+bool states_a_number(std::string_view text) { return !stated_numbers(text).empty(); }
 
 std::array<float, 3> log_box_sides(const data::BRepGraph& graph) {
   std::array<float, 3> sides{};
@@ -112,9 +120,8 @@ SizeHeadImpl::SizeHeadImpl(int64_t embed_dim, int64_t bins_per_decade)
     : bins_(size_bins(bins_per_decade)) {
   namespace nn = torch::nn;
   net = register_module(
-      "net",
-      nn::Sequential(nn::Linear(embed_dim + kSizeNumbers * kSizeNumberFeatures, kHidden),
-                     nn::GELU(), nn::Linear(kHidden, kHidden), nn::GELU(), nn::Linear(kHidden, 6)));
+      "net", nn::Sequential(nn::Linear(embed_dim + kSizeNumberInputs, kHidden), nn::GELU(),
+                            nn::Linear(kHidden, kHidden), nn::GELU(), nn::Linear(kHidden, 6)));
 }
 
 std::pair<at::Tensor, at::Tensor> SizeHeadImpl::forward(const at::Tensor& inputs) {

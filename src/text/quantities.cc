@@ -76,6 +76,9 @@ std::pair<QuantityKind, double> unit_after(std::string_view text, size_t pos) {
   if (micro) start = i + 2;
   size_t end = start;
   while (end < text.size() && is_letter(text[end])) ++end;
+  // A word that runs into digits is a designation, not a unit: "DIN 912 M8"
+  // is no 912 metres.
+  if (end < text.size() && is_digit(text[end])) return {QuantityKind::kBare, 1.0};
   const std::string_view word = text.substr(start, end - start);
   if (micro) {
     return equals_lower(word, "m") ? std::pair{QuantityKind::kLength, 0.001}

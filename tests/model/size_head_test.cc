@@ -25,36 +25,59 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The k-th number's log10 as the features hold it (its second feature is log10 / 3).
+// The k-th number in order: its log10 as the features hold it (log10 / 3),
+// whether it is there, and whether a length unit followed it.
 double number_at(const at::Tensor& features, int64_t row, int64_t k) {
-  return 3 * features[row][k * kSizeNumberFeatures + 1].item<double>();
+  return 3 * features[row][k * kSizeInOrderFeatures + 1].item<double>();
 }
 bool number_present(const at::Tensor& features, int64_t row, int64_t k) {
-  return features[row][k * kSizeNumberFeatures].item<float>() == 1.0f;
+  return features[row][k * kSizeInOrderFeatures].item<float>() == 1.0f;
+}
+bool number_is_length(const at::Tensor& features, int64_t row, int64_t k) {
+  return features[row][k * kSizeInOrderFeatures + 6].item<float>() == 1.0f;
+}
+// The k-th largest number's log10.
+double largest_at(const at::Tensor& features, int64_t row, int64_t k) {
+  return 3 * features[row][kSizeNumbers * kSizeInOrderFeatures + k * kSizeValueFeatures + 1]
+                 .item<double>();
 }
 
 TEST(SizeNumbers, ReadsSizesInOrderAndNotTheDimensionalityOfA3DShape) {
   const std::vector<std::string> texts = {"The 3D shape is a plate 40 mm by 12.5 mm",
                                           "DIN 912 M8x1.25", "a 3-D part, 2d sketch", "no sizes"};
   const at::Tensor f = size_number_features(texts);
-  ASSERT_EQ(f.sizes(), (at::IntArrayRef{4, kSizeNumbers * kSizeNumberFeatures}));
+  ASSERT_EQ(f.sizes(), (at::IntArrayRef{4, kSizeNumberInputs}));
   EXPECT_NEAR(number_at(f, 0, 0), std::log10(40.0), 1e-6);
   EXPECT_NEAR(number_at(f, 0, 1), std::log10(12.5), 1e-6);
+  EXPECT_TRUE(number_is_length(f, 0, 0));
   EXPECT_FALSE(number_present(f, 0, 2));
   EXPECT_NEAR(number_at(f, 1, 0), std::log10(912.0), 1e-6);
   EXPECT_NEAR(number_at(f, 1, 1), std::log10(8.0), 1e-6);
   EXPECT_NEAR(number_at(f, 1, 2), std::log10(1.25), 1e-6);
+  EXPECT_FALSE(number_is_length(f, 1, 1));
   EXPECT_EQ(f[2].abs().sum().item<float>(), 0.0f);
   EXPECT_EQ(f[3].abs().sum().item<float>(), 0.0f);
   EXPECT_TRUE(states_a_number("M8 nut"));
   EXPECT_TRUE(states_a_number("a 13D mystery"));  // 13 is a number: "3D" must be a word
   EXPECT_FALSE(states_a_number("The 3D shape is a ring"));
+  EXPECT_FALSE(states_a_number("bent at 45 degrees"));  // an angle is no size
+}
+
+TEST(SizeNumbers, ReadsUnitsNumberWordsAndTheLargestNumbersWhereverTheyStand) {
+  const std::vector<std::string> texts = {"a pipe, 2 inch", "two holes in a plate 5 by 250 by 200"};
+  const at::Tensor f = size_number_features(texts);
+  EXPECT_NEAR(number_at(f, 0, 0), std::log10(50.8), 1e-6);  // in millimetres
+  EXPECT_NEAR(number_at(f, 1, 0), std::log10(2.0), 1e-6);   // "two"
+  EXPECT_NEAR(largest_at(f, 1, 0), std::log10(250.0), 1e-6);
+  EXPECT_NEAR(largest_at(f, 1, 1), std::log10(200.0), 1e-6);
+  EXPECT_NEAR(largest_at(f, 1, 2), std::log10(5.0), 1e-6);
 }
 
 TEST(SizeNumbers, KeepsTheFirstEightNumbers) {
   const at::Tensor f = size_number_features(std::vector<std::string>{"1 2 3 4 5 6 7 8 9 10"});
   for (int64_t k = 0; k < kSizeNumbers; ++k)
     EXPECT_NEAR(number_at(f, 0, k), std::log10(static_cast<double>(k + 1)), 1e-6);
+  EXPECT_NEAR(largest_at(f, 0, 0), 1.0, 1e-6);
 }
 
 TEST(SizeBins, PutsASideOnItsBinAndSplitsOneBetweenTwo) {
@@ -85,7 +108,7 @@ TEST(SizeBins, ReadTheSortedSidesOfTheBoundingBox) {
 TEST(SizeHead, GivesEachSideAProbabilityOverTheBinsAroundItsMean) {
   torch::manual_seed(0);
   SizeHead head(8, 25);
-  const at::Tensor inputs = at::randn({5, 8 + kSizeNumbers * kSizeNumberFeatures});
+  const at::Tensor inputs = at::randn({5, 8 + kSizeNumberInputs});
   const at::Tensor p = head->probabilities(inputs).view({5, 3, head->bins()});
   EXPECT_TRUE(at::allclose(p.sum(-1), at::ones({5, 3}), 1e-5, 1e-5));
   const auto [mean, log_spread] = head->forward(inputs);

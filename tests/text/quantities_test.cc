@@ -41,6 +41,13 @@ TEST(Quantities, ConvertsLengthsToMillimetres) {
                     {{45, Kind::kAngle}, {30, Kind::kAngle}, {90, Kind::kAngle}});
 }
 
+TEST(Quantities, ADesignationAfterANumberIsNoUnit) {
+  // "M8" is a thread, not metres; "4 M6 holes" four of them.
+  expect_quantities("DIN 912 M8x20", {{912, Kind::kBare}, {8, Kind::kBare}, {20, Kind::kBare}});
+  expect_quantities("4 M6 holes, 2 m long",
+                    {{4, Kind::kBare}, {6, Kind::kBare}, {2000, Kind::kLength}});
+}
+
 TEST(Quantities, ReadsThousandsDecimalsAndNumberWords) {
   expect_quantities(
       "1,200 mm and 150, 90 and .5",

@@ -71,6 +71,7 @@ TEST(SizeFit, FindsPartsThatDifferOnlyInTheSizeTheirCaptionsState) {
   o.data = {data.string()};
   o.epochs = 150;
   o.batch_size = 16;
+  o.lr = 3e-4;
   o.weights = {0.5, 2.0};
   const SizeFitReport report = fit_size_head(built, o);
 

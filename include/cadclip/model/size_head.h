@@ -38,18 +38,28 @@ namespace cadclip::model {
 // The bins span 0.3 mm to 10 m of log10 size; sides beyond sit in the end bins.
 inline constexpr double kSizeLogLow = -0.5228787452803376;  // log10(0.3)
 inline constexpr double kSizeLogHigh = 4.0;                 // log10(10000)
-// The numbers of a caption the head reads, in order, and features per number.
+// What the head reads of a caption's numbers: the first kSizeNumbers in
+// order (kSizeInOrderFeatures each) and the kSizeLargest largest
+// (kSizeValueFeatures each).
 inline constexpr int64_t kSizeNumbers = 8;
-inline constexpr int64_t kSizeNumberFeatures = 6;
+inline constexpr int64_t kSizeLargest = 3;
+inline constexpr int64_t kSizeValueFeatures = 6;
+inline constexpr int64_t kSizeInOrderFeatures = kSizeValueFeatures + 1;
+inline constexpr int64_t kSizeNumberInputs =
+    kSizeNumbers * kSizeInOrderFeatures + kSizeLargest * kSizeValueFeatures;
 
 // Bins over [kSizeLogLow, kSizeLogHigh] at this many per decade (centres at
 // both ends): 114 at 25 per decade.
 int64_t size_bins(int64_t bins_per_decade);
 
-// The numbers a caption states, as the head reads them: [kSizeNumbers *
-// kSizeNumberFeatures] per text (presence, log10 / 3, sin and cos of pi and
-// 2 pi times log10 of each of the first kSizeNumbers numbers; zeros past the
-// last). "3D" and "2-D" state no number. -> [n, 48] fp32.
+// The numbers a caption states, as the head reads them -> [n,
+// kSizeNumberInputs] fp32. Its sizes and counts (text::extract_quantities:
+// digits, number words, lengths converted to millimetres; not its angles,
+// and "3D" or "2-D" is no number). For each of the first kSizeNumbers in
+// order: presence, log10 / 3, sin and cos of pi and 2 pi times log10, and
+// whether a length unit followed; then the same but the unit for the
+// kSizeLargest largest, largest first (a box's sides, in whatever order
+// the sentence put them). Zeros where a text has fewer.
 at::Tensor size_number_features(std::span<const std::string> texts);
 // Whether a caption states a number (the first feature above).
 bool states_a_number(std::string_view text);
@@ -71,7 +81,7 @@ class SizeHeadImpl : public torch::nn::Module {
   int64_t bins() const { return bins_; }
   int64_t block_width() const { return 3 * bins_; }
 
-  // inputs [n, embed_dim + 48] (a text embedding and size_number_features)
+  // inputs [n, embed_dim + kSizeNumberInputs] (a text embedding and size_number_features)
   // -> per side the Gaussian's mean and log spread, each [n, 3], log10 mm.
   std::pair<at::Tensor, at::Tensor> forward(const at::Tensor& inputs);
   // Mean negative log likelihood of the true log10 sides [n, 3] (sum over sides).
