@@ -75,6 +75,17 @@ std::string required_meta(const detail::Catalog& catalog, const fs::path& folder
   return *value;
 }
 
+// The columns of the index's vectors that are the model's size block
+// (model/size_head.h), which a search by part leaves out: the model's, or
+// its config's when the index is opened without it.
+int64_t size_block_width(const model::BuiltModel* built, const fs::path& checkpoint) {
+  if (built) return built->model->search_dim() - built->model->options().embed_dim;
+  if (!fs::exists(checkpoint / "config.json")) return 0;
+  const model::TwoTowerOptions towers =
+      model::read_model_config(checkpoint / "config.json").two_tower;
+  return towers.size_bins_per_decade > 0 ? 3 * model::size_bins(towers.size_bins_per_decade) : 0;
+}
+
 std::string version_name(const fs::path& index, const fs::path& version) {
   if (version == index) return "";
   return version.lexically_relative(index).generic_string();
@@ -157,17 +168,7 @@ std::shared_ptr<const Searcher::State> Searcher::open_state(
         std::make_shared<model::BuiltModel>(model::load_model_from_checkpoint(checkpoint));
     state->model.folder = checkpoint;
   }
-  // A search by part leaves the size block out: the model's, or its config's
-  // when opened without it.
-  if (state->built) {
-    state->size_block =
-        state->built->model->search_dim() - state->built->model->options().embed_dim;
-  } else if (fs::exists(checkpoint / "config.json")) {
-    const model::TwoTowerOptions towers =
-        model::read_model_config(checkpoint / "config.json").two_tower;
-    if (towers.size_bins_per_decade > 0)
-      state->size_block = 3 * model::size_bins(towers.size_bins_per_decade);
-  }
+  state->size_block = size_block_width(state->built.get(), checkpoint);
 
   const fs::path vectors_file = version / detail::kVectorsFile;
   if (const std::optional<std::string> expected = catalog.meta("vectors_sha256")) {
