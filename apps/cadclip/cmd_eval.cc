@@ -183,12 +183,7 @@ void define_eval(CLI::App& command, Runner& run) {
   auto o = std::make_shared<EvalCommandOptions>();
   const ConfigFlags config(command, o);
   add_field(command, "checkpoint", *o, o->checkpoint)->required()->check(CLI::ExistingPath);
-  add_field(command, "--data", *o, o->data)
-      ->required()
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::ExistingPath);
+  add_repeated(command, "--data", *o, o->data)->required()->check(CLI::ExistingPath);
   command
       .add_option_function<std::string>(
           "--split", [o](const std::string& name) { o->split = data::parse_split(name); },

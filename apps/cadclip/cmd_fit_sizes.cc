@@ -85,12 +85,7 @@ void define_fit_sizes(CLI::App& command, Runner& run) {
   auto o = std::make_shared<FitSizesCommandOptions>();
   const ConfigFlags config(command, o);
   add_field(command, "checkpoint", *o, o->checkpoint)->required()->check(CLI::ExistingPath);
-  add_field(command, "--data", *o, o->data)
-      ->required()
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::ExistingPath);
+  add_repeated(command, "--data", *o, o->data)->required()->check(CLI::ExistingPath);
   add_field(command, "--out", *o, o->out)->required();
   add_field(command, "--bins-per-decade", *o, o->bins_per_decade)->capture_default_str();
   add_field(command, "--weights", *o, o->weights)->delimiter(',');

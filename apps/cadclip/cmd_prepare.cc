@@ -111,17 +111,9 @@ void add_input_flags(CLI::App& command, cad::PrepareOptions& o) {
   add_field(command, "inputs", o, o.inputs);
   add_field(command, "--inputs-from", o, o.inputs_from)->check(CLI::ExistingFile);
   // One value per flag (repeat it, or use commas), so that no option swallows the inputs after it.
-  add_field(command, "--extensions", o, o.extensions)
-      ->delimiter(',')
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->capture_default_str();
+  add_repeated(command, "--extensions", o, o.extensions)->delimiter(',')->capture_default_str();
   add_field(command, "--out", o, o.out)->required();
-  add_field(command, "--captions", o, o.captions)
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_repeated(command, "--captions", o, o.captions);
   add_field(command, "--caption-format", o, o.caption.format)
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "text2cad", "jsonl", "csv"}));

@@ -149,10 +149,7 @@ void add_share(train::TrainOptions& o, const std::string& pair) {
 // start, the run folder, the text tower and its captions.
 void add_data_options(CLI::App& command, const std::shared_ptr<train::TrainOptions>& o) {
   // Required, but possibly from --config: train() says when one is missing.
-  add_field(command, "--data", *o, o->data)
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_repeated(command, "--data", *o, o->data);
   command
       .add_option_function<std::vector<std::string>>(
           "--share",

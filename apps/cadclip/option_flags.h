@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "cadclip/core/json_fields.h"
 #include "command.h"
@@ -32,6 +33,17 @@ template <class Options, class T>
 CLI::Option* add_field(CLI::App& command, const std::string& flag, const Options& options,
                        T& field) {
   return command.add_option(flag, field, help(options, field, flag));
+}
+
+// A flag given once per value ("--data A --data B"), bound to the list
+// `field`: each occurrence takes one value, none swallows the next argument.
+template <class Options>
+CLI::Option* add_repeated(CLI::App& command, const std::string& flag, const Options& options,
+                          std::vector<std::string>& field) {
+  return add_field(command, flag, options, field)
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 // A switch bound to the bool `field` ("!--no-x" sets it false).

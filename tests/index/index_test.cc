@@ -59,6 +59,14 @@ class IndexTest : public ::testing::Test {
     return o;
   }
 
+  // `cadclip eval` of the checkpoint `run` on every part of the prepared folder.
+  eval::EvalReport evaluate_prepared(const fs::path& run, const data::CaptionFile& captions) const {
+    model::BuiltModel built = model::load_model_from_checkpoint(run);
+    const data::Dataset dataset = data::Dataset::open(root_ / "prepared");
+    return eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
+                          captions.captions, dataset.ids(), {});
+  }
+
   fs::path root_;
 };
 
@@ -73,12 +81,8 @@ TEST_F(IndexTest, ExactSearchRanksEqualEval) {
   ASSERT_EQ(searcher.size(), 8);
   EXPECT_EQ(searcher.find("m3")->caption, testing::caption_texts()[3]);
 
-  model::BuiltModel built = model::load_model_from_checkpoint(root_ / "run");
-  const data::Dataset dataset = data::Dataset::open(root_ / "prepared");
   const data::CaptionFile captions = data::read_captions(root_ / "prepared" / "captions.jsonl", {});
-  const eval::EvalReport report =
-      eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
-                     captions.captions, dataset.ids(), {});
+  const eval::EvalReport report = evaluate_prepared(root_ / "run", captions);
   const eval::EvalEmbeddings& e = report.embeddings;
   ASSERT_EQ(e.text.size(0), 8);
   const at::Tensor scores = e.text.matmul(e.brep.t());  // [Q, G]
@@ -144,12 +148,8 @@ TEST_F(IndexTest, ASizeBlockModelRanksTextsAsEvalAndPartsByShape) {
   ASSERT_EQ(searcher.dim(), sized.model->search_dim());
   ASSERT_GT(searcher.dim(), d);
 
-  model::BuiltModel built = model::load_model_from_checkpoint(root_ / "sized");
-  const data::Dataset dataset = data::Dataset::open(root_ / "prepared");
   const data::CaptionFile captions = data::read_captions(root_ / "prepared" / "captions.jsonl", {});
-  const eval::EvalReport report =
-      eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, dataset,
-                     captions.captions, dataset.ids(), {});
+  const eval::EvalReport report = evaluate_prepared(root_ / "sized", captions);
   const eval::EvalEmbeddings& e = report.embeddings;
   EXPECT_EQ(report.cad_to_cad.r1, 1.0);
   const at::Tensor scores = e.text.matmul(e.brep.t());

@@ -4,16 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include <c10/core/InferenceMode.h>
 
-#include "../model/random_graph.h"
 #include "../model/tiny_model.h"
 #include "cadclip/core/error.h"
-#include "cadclip/core/file.h"
 #include "cadclip/core/format.h"
 #include "cadclip/data/captions.h"
 #include "cadclip/data/shard.h"
@@ -21,6 +18,7 @@
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/train/size_fit.h"
+#include "tiny_prepared.h"
 
 namespace cadclip::train {
 namespace {
@@ -33,7 +31,6 @@ namespace fs = std::filesystem;
 fs::path write_sized_parts(const std::string& name, int parts) {
   const fs::path folder = fs::temp_directory_path() / name;
   fs::remove_all(folder);
-  fs::create_directories(folder / "shards");
   data::ShardWriter writer;
   std::vector<data::Caption> captions;
   data::Splits splits;
@@ -48,18 +45,7 @@ fs::path write_sized_parts(const std::string& name, int parts) {
     captions.push_back({g.id, "abstract", format("a cube block {} mm wide", fixed(side, 1))});
     (i % 4 == 2 ? splits.validation : splits.train).push_back(g.id);
   }
-  writer.write(folder / "shards" / "shard-00000.safetensors");
-  write_text_atomic(
-      folder / "manifest.json",
-      nlohmann::json{
-          {"format", "cadclip.prepared"},
-          {"manifest_version", 1},
-          {"shard_schema_version", data::kShardSchemaVersion},
-          {"counts", {{"inputs", parts}, {"prepared", parts}, {"failed", 0}}},
-          {"shards", {{{"file", "shards/shard-00000.safetensors"}, {"models", writer.size()}}}}}
-          .dump(1));
-  data::write_captions_jsonl(folder / "captions.jsonl", captions);
-  data::write_splits(folder / "splits.json", splits);
+  testing::write_prepared_folder(folder, writer, captions, splits);
   return folder;
 }
 

@@ -28,10 +28,33 @@ namespace cadclip::testing {
 // number order), 3 to 6 faces, one caption, in the train split.
 inline std::string tiny_id(int i) { return (i < 10 ? "m0" : "m") + std::to_string(i); }
 
+// What `cadclip prepare` writes of graphs in `writer` (all of them in one
+// shard), their captions and splits, into `folder`.
+inline void write_prepared_folder(const std::filesystem::path& folder, data::ShardWriter& writer,
+                                  const std::vector<data::Caption>& captions,
+                                  const data::Splits& splits) {
+  std::filesystem::create_directories(folder / "shards");
+  const auto count = writer.size();
+  nlohmann::json shards = nlohmann::json::array();
+  if (count > 0) {
+    shards.push_back({{"file", "shards/shard-00000.safetensors"}, {"models", count}});
+    writer.write(folder / "shards" / "shard-00000.safetensors");
+  }
+  write_text_atomic(
+      folder / "manifest.json",
+      nlohmann::json{{"format", "cadclip.prepared"},
+                     {"manifest_version", 1},
+                     {"shard_schema_version", data::kShardSchemaVersion},
+                     {"counts", {{"inputs", count}, {"prepared", count}, {"failed", 0}}},
+                     {"shards", shards}}
+          .dump(1));
+  data::write_captions_jsonl(folder / "captions.jsonl", captions);
+  data::write_splits(folder / "splits.json", splits);
+}
+
 // A prepared folder holding the models `models` (numbers, in id order).
 inline void write_tiny_prepared(const std::filesystem::path& folder,
                                 const std::vector<int>& models) {
-  std::filesystem::create_directories(folder / "shards");
   data::ShardWriter writer;
   std::vector<data::Caption> captions;
   data::Splits splits;
@@ -44,22 +67,7 @@ inline void write_tiny_prepared(const std::filesystem::path& folder,
     captions.push_back({g.id, "abstract", format("a {} number {}", shapes[i % 8], i)});
     splits.train.push_back(g.id);
   }
-  nlohmann::json shards = nlohmann::json::array();
-  if (writer.size() > 0) {
-    shards.push_back({{"file", "shards/shard-00000.safetensors"}, {"models", writer.size()}});
-    writer.write(folder / "shards" / "shard-00000.safetensors");
-  }
-  write_text_atomic(
-      folder / "manifest.json",
-      nlohmann::json{
-          {"format", "cadclip.prepared"},
-          {"manifest_version", 1},
-          {"shard_schema_version", data::kShardSchemaVersion},
-          {"counts", {{"inputs", models.size()}, {"prepared", models.size()}, {"failed", 0}}},
-          {"shards", shards}}
-          .dump(1));
-  data::write_captions_jsonl(folder / "captions.jsonl", captions);
-  data::write_splits(folder / "splits.json", splits);
+  write_prepared_folder(folder, writer, captions, splits);
 }
 
 // The options of the trainer tests' runs: the tiny BERT of
