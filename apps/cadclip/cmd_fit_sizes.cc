@@ -31,6 +31,8 @@ struct FitSizesCommandOptions {
   int64_t bins_per_decade = 25;
   std::vector<double> weights = train::SizeFitOptions{}.weights;
   int64_t epochs = 60;
+  int64_t batch_size = 128;
+  double lr = 1e-3;
   uint64_t seed = 1;
   int threads = 0;  // LibTorch intra-op threads; 0: its default
 };
@@ -44,7 +46,8 @@ CADCLIP_OPTION_FIELDS(
     (out, "Run folder to write: checkpoints/last.json and size_fit.json"),
     (bins_per_decade, "Bins of the size block per decade of size"),
     (weights, "Candidate weights of the size block beside the cosine; the best on validation wins"),
-    (epochs, "Passes over the training captions"), (seed, "Seed of the head's start and order"),
+    (epochs, "Passes over the training captions"), (batch_size, "Captions per step"),
+    (lr, "AdamW learning rate of the size head"), (seed, "Seed of the head's start and order"),
     (threads, "LibTorch threads (0: its default)"))
 
 int run_fit_sizes(const FitSizesCommandOptions& o) {
@@ -58,6 +61,8 @@ int run_fit_sizes(const FitSizesCommandOptions& o) {
   options.bins_per_decade = o.bins_per_decade;
   options.weights = o.weights;
   options.epochs = o.epochs;
+  options.batch_size = o.batch_size;
+  options.lr = o.lr;
   options.seed = o.seed;
   const train::SizeFitReport report = train::fit_size_head(built, options);
   model::save_checkpoint(out, "last", built, {});
@@ -90,6 +95,8 @@ void define_fit_sizes(CLI::App& command, Runner& run) {
   add_field(command, "--bins-per-decade", *o, o->bins_per_decade)->capture_default_str();
   add_field(command, "--weights", *o, o->weights)->delimiter(',');
   add_field(command, "--epochs", *o, o->epochs)->capture_default_str();
+  add_field(command, "--batch-size", *o, o->batch_size)->capture_default_str();
+  add_field(command, "--lr", *o, o->lr)->capture_default_str();
   add_field(command, "--seed", *o, o->seed)->capture_default_str();
   add_field(command, "--threads", *o, o->threads)->check(CLI::NonNegativeNumber);
   run = config.or_print([o] { return run_fit_sizes(*o); });
