@@ -100,9 +100,11 @@ ValidationRows validation_rows(model::BuiltModel& built, const data::PreparedDat
         format("fit-sizes: {} has an empty validation split, which chooses the size "
                "block's weight; prepare it with a validation share",
                folder.string()));
+  eval::EvalOptions options;
+  options.split = "validation";
   const eval::EvalReport report =
       eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, prepared.dataset,
-                     prepared.captions.captions, ids, {.split = "validation"});
+                     prepared.captions.captions, ids, options);
   const eval::EvalEmbeddings& e = report.embeddings;
   const int64_t d = built.model->options().embed_dim;
   const int64_t b = built.model->search_dim() - d;
