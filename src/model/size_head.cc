@@ -41,12 +41,18 @@ std::string without_dimensionality(std::string_view t) {
   return out;
 }
 
-// The sizes and counts a text states, in order: its quantities
+// The numbers a text states that may be sizes, in order: its quantities
 // (text::extract_quantities: digits, number words, lengths in millimetres)
-// but its angles.
+// but its angles and its counts in words. People write sizes in digits and
+// counts in words ("two holes", "one face"): of the 945 real descriptions of
+// cadfusion-val, 605 state no digit but a number word, and a size guessed
+// from a count only moves their part down the list.
 std::vector<text::Quantity> stated_numbers(std::string_view t) {
   std::vector<text::Quantity> out = text::extract_quantities(without_dimensionality(t), 64);
-  std::erase_if(out, [](const text::Quantity& q) { return q.kind == text::QuantityKind::kAngle; });
+  std::erase_if(out, [](const text::Quantity& q) {
+    return q.kind == text::QuantityKind::kAngle ||
+           (q.spelled && q.kind == text::QuantityKind::kBare);
+  });
   return out;
 }
 

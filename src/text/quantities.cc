@@ -134,7 +134,7 @@ std::vector<Quantity> extract_quantities(std::string_view text, size_t max_count
         }
       }
       const auto [kind, to_mm] = unit_after(text, i);
-      out.push_back({value * to_mm, kind});
+      out.push_back({value * to_mm, kind, false});
       continue;
     }
     if (is_letter(c) && (i == 0 || !is_letter(text[i - 1]))) {
@@ -143,7 +143,7 @@ std::vector<Quantity> extract_quantities(std::string_view text, size_t max_count
       const std::string_view word = text.substr(i, end - i);
       if (const auto value = number_word(word)) {
         const auto [kind, to_mm] = unit_after(text, end);
-        out.push_back({*value * to_mm, kind});
+        out.push_back({*value * to_mm, kind, true});
       }
       i = end;
       continue;

@@ -64,13 +64,24 @@ TEST(SizeNumbers, ReadsSizesInOrderAndNotTheDimensionalityOfA3DShape) {
 }
 
 TEST(SizeNumbers, ReadsUnitsNumberWordsAndTheLargestNumbersWhereverTheyStand) {
-  const std::vector<std::string> texts = {"a pipe, 2 inch", "two holes in a plate 5 by 250 by 200"};
+  const std::vector<std::string> texts = {"a pipe, 2 inch", "two holes in a plate 5 by 250 by 200",
+                                          "a ten mm thick plate"};
   const at::Tensor f = size_number_features(texts);
   EXPECT_NEAR(number_at(f, 0, 0), std::log10(50.8), 1e-6);  // in millimetres
-  EXPECT_NEAR(number_at(f, 1, 0), std::log10(2.0), 1e-6);   // "two"
+  EXPECT_NEAR(number_at(f, 1, 0), std::log10(5.0), 1e-6);   // "two" counts holes
   EXPECT_NEAR(largest_at(f, 1, 0), std::log10(250.0), 1e-6);
   EXPECT_NEAR(largest_at(f, 1, 1), std::log10(200.0), 1e-6);
   EXPECT_NEAR(largest_at(f, 1, 2), std::log10(5.0), 1e-6);
+  EXPECT_NEAR(number_at(f, 2, 0), std::log10(10.0), 1e-6);  // a word with a unit is a size
+  EXPECT_TRUE(number_is_length(f, 2, 0));
+}
+
+TEST(SizeNumbers, ACountInWordsIsNoSize) {
+  EXPECT_FALSE(states_a_number("a plate with two holes and one slot"));
+  EXPECT_FALSE(states_a_number("The 3D shape is a five-sided prism"));
+  EXPECT_TRUE(states_a_number("a plate with 2 holes"));  // digits may be a size
+  EXPECT_EQ(size_number_features(std::vector<std::string>{"four bolts"}).abs().sum().item<float>(),
+            0.0f);
 }
 
 TEST(SizeNumbers, KeepsTheFirstEightNumbers) {

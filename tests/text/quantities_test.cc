@@ -57,6 +57,12 @@ TEST(Quantities, ReadsThousandsDecimalsAndNumberWords) {
   expect_quantities("an M8 thread, -5 offset, version 2.",
                     {{8, Kind::kBare}, {5, Kind::kBare}, {2, Kind::kBare}});
   expect_quantities("no numbers here", {});
+  const std::vector<Quantity> mixed = extract_quantities("two 5 mm holes, ten mm apart");
+  ASSERT_EQ(mixed.size(), 3u);
+  EXPECT_TRUE(mixed[0].spelled);  // a count in words
+  EXPECT_FALSE(mixed[1].spelled);
+  EXPECT_TRUE(mixed[2].spelled);
+  EXPECT_EQ(mixed[2].kind, Kind::kLength);
   EXPECT_EQ(extract_quantities("1 2 3 4 5", 3).size(), 3u);
 }
 

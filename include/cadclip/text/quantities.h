@@ -25,6 +25,7 @@ inline constexpr int64_t kQuantityKinds = 3;
 struct Quantity {
   double value = 0;  // >= 0; lengths converted to millimetres
   QuantityKind kind = QuantityKind::kBare;
+  bool spelled = false;  // written as a word ("two"), not in digits
 };
 
 // The numbers of `text` in the order they appear, at most `max_count` (the
