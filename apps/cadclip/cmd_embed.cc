@@ -106,8 +106,15 @@ int run_embed_checkpoint(const EmbedOptions& options, const std::vector<std::str
   const at::Tensor vectors =
       model::embed_texts(built, texts, text::LengthGrouping{.max_rows = options.batch_size});
   const std::string folder = model::resolve_checkpoint(options.checkpoint).string();
-  std::printf("# %s: two-tower text embeddings, %lld dimensions, L2-normalised\n", folder.c_str(),
-              static_cast<long long>(vectors.size(1)));
+  const int64_t unit = built.model->options().embed_dim;
+  if (vectors.size(1) == unit)
+    std::printf("# %s: two-tower text embeddings, %lld dimensions, L2-normalised\n", folder.c_str(),
+                static_cast<long long>(unit));
+  else  // docs/MODEL.md, "The size block"
+    std::printf(
+        "# %s: two-tower text embeddings, %lld dimensions: %lld L2-normalised, then the size "
+        "block (zeros where a text states no number)\n",
+        folder.c_str(), static_cast<long long>(vectors.size(1)), static_cast<long long>(unit));
   print_vectors(options, texts, vectors, {{"checkpoint", folder}});
   return kExitOk;
 }
