@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Standard parts found by their designations, with and without the facts.
 
-    designation_eval.py SYNTH_DIR INDEX [--split test] [--cadclip BIN]
+    designation_eval.py SYNTH_DIR INDEX [--split test] [--cadclip BIN] [--by-group]
 
 SYNTH_DIR is a `cadclip synth --kind standard` (or `--kind mixed`) set and
 INDEX holds all of its parts (`cadclip index PREPARED --out INDEX`). Every
@@ -21,6 +21,10 @@ ranker can beat on average by the words alone: per caption, 1 / the number
 of parts of the gallery that have everything it states (the four M14x90 hex
 bolts share "M14x90 hex bolt", so a ranker picks the one it was written
 for a quarter of the time).
+
+--by-group adds, per group (all levels together), R@1 and how often the
+first answer has the part's size, with the facts and by the embedding
+alone: where a model loses sizes.
 """
 import argparse
 import collections
@@ -73,6 +77,7 @@ def main():
     parser.add_argument("index")
     parser.add_argument("--split", default="test")
     parser.add_argument("--cadclip", default="build/dev/apps/cadclip")
+    parser.add_argument("--by-group", action="store_true", help="a table per group as well")
     args = parser.parse_args()
     manifest = json.load(open(f"{args.synth_dir}/manifest.json"))
     parts = {p["id"]: p for p in manifest["parts"]}
@@ -94,6 +99,7 @@ def main():
           f"captions of the {len(chosen)} standard parts of split {args.split}")
     print("level          queries  bound  facts read | with facts:  R@1   R@10  MedR  group   size   says | "
           "embedding alone:  R@1   R@10  MedR  group   size   says")
+    by_group = collections.defaultdict(lambda: [0, 0, 0, 0, 0])  # n, r1 and size with facts, alone
     for level, rows in sorted(by_level.items()):
         texts = [" ".join(r["text"].split()) for r in rows]
         n = len(rows)
@@ -106,9 +112,13 @@ def main():
                 ranks.append(found.index(row["id"]) + 1 if row["id"] in found else gallery + 1)
                 read += bool(answer.get("facts"))
                 first = parts.get(found[0]) if found else None
+                tally = by_group[parts[row["id"]]["family"]]
+                tally[0] += facts
+                tally[1 if facts else 3] += ranks[-1] == 1
                 if first is not None:
                     group += first["family"] == parts[row["id"]]["family"]
                     size += size_key(first) == size_key(parts[row["id"]])
+                    tally[2 if facts else 4] += size_key(first) == size_key(parts[row["id"]])
                     says += found[0] == row["id"] or has_all(stated, found[0], row.get("facts") or {})
             cells.append((read, 100 * sum(r == 1 for r in ranks) / n,
                           100 * sum(r <= 10 for r in ranks) / n, statistics.median(ranks),
@@ -116,6 +126,12 @@ def main():
         (read, *on), (_, *off) = cells
         bound = r1_bound(stated, parts.keys(), rows)
         print(f"{level:<14} {n:>7} {bound:5.1f}% {read:>11} | {'':>11} {row_text(on)} | {'':>16} {row_text(off)}")
+    if args.by_group:
+        print("\ngroup                      queries | with facts:  R@1   size | embedding alone:  R@1   size")
+        for name, (n, r1_on, size_on, r1_off, size_off) in sorted(by_group.items()):
+            cells = [100 * x / n for x in (r1_on, size_on, r1_off, size_off)]
+            print(f"{name:<26} {n:>7} | {'':>11} {cells[0]:5.1f}% {cells[1]:5.1f}% | "
+                  f"{'':>16} {cells[2]:5.1f}% {cells[3]:5.1f}%")
 
 
 if __name__ == "__main__":
