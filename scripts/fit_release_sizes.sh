@@ -13,6 +13,8 @@
 # (environment):
 #   SIZES_EXPORT (models)   where the model is exported; "" = not exported
 #   SIZES_DATA (DIR/data)   the prepared data
+#   SIZES_BORE (1)          1: the block's fourth side, the central bore
+#                           (`fit-sizes --bore`); 0: the box alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 checkpoint=${1:?usage: scripts/fit_release_sizes.sh CHECKPOINT [DIR]}
@@ -22,6 +24,8 @@ cadclip=${CADCLIP_BIN:-build/release/apps/cadclip}
 [ -x "$cadclip" ] || { echo "$0: build cadclip first (make build, or set CADCLIP_BIN)" >&2; exit 1; }
 export_to=${SIZES_EXPORT-models}
 data=${SIZES_DATA:-$dir/data}
+bore_flag=()
+[ "${SIZES_BORE:-1}" = 1 ] && bore_flag=(--bore)
 real=../shared/data/real/cadfusion-val
 threads=$(nproc)
 export OMP_WAIT_POLICY=PASSIVE
@@ -49,7 +53,7 @@ fi
 stage "fit the size block"
 rm -rf "$dir/fit"
 "$cadclip" fit-sizes "$checkpoint" --data "$data/demo" --data "$data/std" --data "$data/real" \
-  --out "$dir/fit" --threads "$threads"
+  --out "$dir/fit" --threads "$threads" "${bore_flag[@]}"
 fitted=$dir/fit/checkpoints/last.json
 stage "measure: the real fold, the demo's and the standard set's test splits, the shared parts"
 python3 scripts/split_by_kind.py "$dir" "$data/demo-parts"

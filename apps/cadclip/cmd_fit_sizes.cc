@@ -29,6 +29,7 @@ struct FitSizesCommandOptions {
   std::vector<std::string> data;  // prepared folders
   std::string out;                // run folder written: checkpoints/last.json, size_fit.json
   int64_t bins_per_decade = 25;
+  bool bore = false;
   std::vector<double> weights = train::SizeFitOptions{}.weights;
   int64_t epochs = 60;
   int64_t batch_size = 128;
@@ -45,6 +46,10 @@ CADCLIP_OPTION_FIELDS(
      "validation split chooses the weight"),
     (out, "Run folder to write: checkpoints/last.json and size_fit.json"),
     (bins_per_decade, "Bins of the size block per decade of size"),
+    (bore,
+     "A fourth side: the part's central bore (the smallest round hole on an axis through the "
+     "box's centre), and the head reads 3-4 digit codes' last digits (a 6005 bearing's 25 mm "
+     "bore)"),
     (weights, "Candidate weights of the size block beside the cosine; the best on validation wins"),
     (epochs, "Passes over the training captions"), (batch_size, "Captions per step"),
     (lr, "AdamW learning rate of the size head"), (seed, "Seed of the head's start and order"),
@@ -59,6 +64,7 @@ int run_fit_sizes(const FitSizesCommandOptions& o) {
   train::SizeFitOptions options;
   options.data = o.data;
   options.bins_per_decade = o.bins_per_decade;
+  options.bore = o.bore;
   options.weights = o.weights;
   options.epochs = o.epochs;
   options.batch_size = o.batch_size;
@@ -70,11 +76,13 @@ int run_fit_sizes(const FitSizesCommandOptions& o) {
   json["checkpoint"] = o.checkpoint;
   json["data"] = o.data;
   json["bins_per_decade"] = o.bins_per_decade;
+  json["bore"] = o.bore;
   write_text_atomic(out / "size_fit.json", json.dump(2) + "\n");
   std::printf(
-      "size block fitted on %lld captions: weight %s, validation R@1 %s%% (without it %s%%); "
+      "size block fitted on %lld captions: weight %s%s, validation R@1 %s%% (without it %s%%); "
       "wrote %s\n",
       static_cast<long long>(report.captions), fixed(report.weight, 2).c_str(),
+      o.bore ? (", bore weight " + fixed(report.bore_weight, 2)).c_str() : "",
       fixed(100 * std::max_element(report.scores.begin(), report.scores.end(),
                                    [](const auto& a, const auto& b) { return a.mean < b.mean; })
                       ->mean,
@@ -93,6 +101,7 @@ void define_fit_sizes(CLI::App& command, Runner& run) {
   add_repeated(command, "--data", *o, o->data)->required()->check(CLI::ExistingPath);
   add_field(command, "--out", *o, o->out)->required();
   add_field(command, "--bins-per-decade", *o, o->bins_per_decade)->capture_default_str();
+  add_switch(command, "--bore", *o, o->bore);
   add_field(command, "--weights", *o, o->weights)->delimiter(',');
   add_field(command, "--epochs", *o, o->epochs)->capture_default_str();
   add_field(command, "--batch-size", *o, o->batch_size)->capture_default_str();

@@ -413,6 +413,27 @@ PartFacts part_facts(const BRepGraph& graph) {
   return facts;
 }
 
+std::optional<double> central_bore_mm(const BRepGraph& graph) {
+  Vec sides;
+  for (int i = 0; i < 3; ++i) sides[i] = graph.bbox_mm[3 + i] - graph.bbox_mm[i];
+  // The sample points are about the box centre, so a piece's `centre` (its
+  // axis line's point closest to the box centre) is that line's distance from it.
+  const double tolerance = 0.01 * std::max({sides[0], sides[1], sides[2]}) + 0.01;
+  std::optional<double> bore;
+  for (const RoundFeature& h : round_features(graph)) {
+    const CylinderPiece& p = h.piece;
+    if (!p.concave || norm(p.centre) > tolerance) continue;
+    // Along at least half the part's extent on its axis: a collar's radial
+    // set screw hole points at the centre too, but runs through the wall only.
+    const double extent = std::abs(p.axis[0]) * sides[0] + std::abs(p.axis[1]) * sides[1] +
+                          std::abs(p.axis[2]) * sides[2];
+    if (p.t1 - p.t0 < 0.5 * extent) continue;
+    const double diameter = 2 * p.radius;
+    if (!bore || diameter < *bore) bore = diameter;
+  }
+  return bore;
+}
+
 bool mirror_images(const ShapeSignature& a, const ShapeSignature& b) {
   if (a.handedness == 0 || b.handedness == 0 || a.handedness == b.handedness) return false;
   for (int i = 0; i < 3; ++i) {

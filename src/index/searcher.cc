@@ -83,7 +83,9 @@ int64_t size_block_width(const model::BuiltModel* built, const fs::path& checkpo
   if (!fs::exists(checkpoint / "config.json")) return 0;
   const model::TwoTowerOptions towers =
       model::read_model_config(checkpoint / "config.json").two_tower;
-  return towers.size_bins_per_decade > 0 ? 3 * model::size_bins(towers.size_bins_per_decade) : 0;
+  return towers.size_bins_per_decade > 0
+             ? model::size_block_width(towers.size_bins_per_decade, towers.size_bore)
+             : 0;
 }
 
 std::string version_name(const fs::path& index, const fs::path& version) {

@@ -76,7 +76,11 @@ CADCLIP_OPTION_FIELDS(
      "at zero; same width)"),
     (size_bins_per_decade,
      "Bins per decade of the size block that search appends (cadclip fit-sizes); 0 = none"),
-    (size_weight, "Weight of the size block beside the cosine"))
+    (size_weight, "Weight of the size block beside the cosine"),
+    (size_bore,
+     "Whether the size block places the part's central bore as well as its box (cadclip "
+     "fit-sizes --bore)"),
+    (size_bore_weight, "Weight of the size block's bore side beside the cosine"))
 CADCLIP_FIELD_HELP(ModelConfig, (brep, "The B-Rep tower"),
                    (two_tower, "Heads, temperature, text precision"),
                    (text_folder,

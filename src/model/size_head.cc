@@ -11,6 +11,7 @@
 
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
+#include "cadclip/data/part_facts.h"
 #include "cadclip/text/quantities.h"
 
 namespace cadclip::model {
@@ -67,6 +68,33 @@ void put_value(double value, float* f) {
   f[5] = static_cast<float>(std::cos(2 * M_PI * v));
 }
 
+// A number as a code (see kSizeCodeFeatures): an integer of 3 or 4 digits
+// written in digits without a unit -> its last digit and last two digits.
+void put_code(const text::Quantity& q, float* f) {
+  const double v = q.value;
+  if (q.spelled || q.kind != text::QuantityKind::kBare || v < 100 || v >= 10000 ||
+      v != std::floor(v))
+    return;
+  const auto code = static_cast<int64_t>(v);
+  f[0] = 1.0f;
+  put_value(static_cast<double>(code % 10), f + 1);
+  put_value(static_cast<double>(code % 100), f + 1 + kSizeValueFeatures);
+}
+
+// log10 sizes [n, k] -> [n, k, bins]: each split between its two nearest
+// bins, unit length (a size beyond the ends sits in the end bin).
+at::Tensor unit_bins(const at::Tensor& log_sizes, int64_t bins) {
+  const at::Tensor x = ((log_sizes.to(at::kFloat) - kSizeLogLow) / (kSizeLogHigh - kSizeLogLow) *
+                        static_cast<double>(bins - 1))
+                           .clamp(0, static_cast<double>(bins - 1));
+  const at::Tensor low = x.floor().to(at::kLong).clamp_max(bins - 2);
+  const at::Tensor high_share = x - low.to(at::kFloat);
+  at::Tensor w = at::zeros({x.size(0), x.size(1), bins}, x.options());
+  w.scatter_(-1, low.unsqueeze(-1), (1 - high_share).unsqueeze(-1));
+  w.scatter_add_(-1, (low + 1).unsqueeze(-1), high_share.unsqueeze(-1));
+  return w / w.norm(2, -1, /*keepdim=*/true);
+}
+
 }  // namespace
 
 int64_t size_bins(int64_t bins_per_decade) {
@@ -77,9 +105,15 @@ int64_t size_bins(int64_t bins_per_decade) {
   return static_cast<int64_t>(std::lround((kSizeLogHigh - kSizeLogLow) * bins_per_decade)) + 1;
 }
 
-at::Tensor size_number_features(std::span<const std::string> texts) {
+int64_t size_block_width(int64_t bins_per_decade, bool bore) {
+  const int64_t bins = size_bins(bins_per_decade);
+  return 3 * bins + (bore ? bins + 1 : 0);
+}
+
+at::Tensor size_number_features(std::span<const std::string> texts, bool codes) {
   const auto n = static_cast<int64_t>(texts.size());
-  at::Tensor out = at::zeros({n, kSizeNumberInputs}, at::kFloat);
+  const int64_t width = size_number_inputs(codes);
+  at::Tensor out = at::zeros({n, width}, at::kFloat);
   float* row = out.data_ptr<float>();
   for (const std::string& text : texts) {
     std::vector<text::Quantity> numbers = stated_numbers(text);
@@ -87,6 +121,7 @@ at::Tensor size_number_features(std::span<const std::string> texts) {
       float* f = row + k * kSizeInOrderFeatures;
       put_value(numbers[k].value, f);
       f[6] = numbers[k].kind == text::QuantityKind::kLength ? 1.0f : 0.0f;
+      if (codes) put_code(numbers[k], row + kSizeNumberInputs + k * kSizeCodeFeatures);
     }
     // The largest first, wherever the sentence put them: a box's sides.
     std::sort(numbers.begin(), numbers.end(),
@@ -94,7 +129,7 @@ at::Tensor size_number_features(std::span<const std::string> texts) {
     for (size_t k = 0; k < numbers.size() && k < kSizeLargest; ++k)
       put_value(numbers[k].value,
                 row + kSizeNumbers * kSizeInOrderFeatures + k * kSizeValueFeatures);
-    row += kSizeNumberInputs;
+    row += width;
   }
   return out;
 }
@@ -111,44 +146,92 @@ std::array<float, 3> log_box_sides(const data::BRepGraph& graph) {
 
 at::Tensor size_bin_weights(const at::Tensor& log_sides, int64_t bins) {
   CADCLIP_CHECK(log_sides.dim() == 2 && log_sides.size(1) == 3, "size_bin_weights: [n, 3] sides");
-  const at::Tensor x = ((log_sides.to(at::kFloat) - kSizeLogLow) / (kSizeLogHigh - kSizeLogLow) *
-                        static_cast<double>(bins - 1))
-                           .clamp(0, static_cast<double>(bins - 1));
-  const at::Tensor low = x.floor().to(at::kLong).clamp_max(bins - 2);
-  const at::Tensor high_share = x - low.to(at::kFloat);
-  at::Tensor w = at::zeros({x.size(0), 3, bins}, x.options());
-  w.scatter_(-1, low.unsqueeze(-1), (1 - high_share).unsqueeze(-1));
-  w.scatter_add_(-1, (low + 1).unsqueeze(-1), high_share.unsqueeze(-1));
-  return (w / w.norm(2, -1, /*keepdim=*/true)).reshape({x.size(0), 3 * bins});
+  return unit_bins(log_sides, bins).reshape({log_sides.size(0), 3 * bins});
 }
 
-SizeHeadImpl::SizeHeadImpl(int64_t embed_dim, int64_t bins_per_decade)
-    : bins_(size_bins(bins_per_decade)) {
+std::array<float, 2> log_bore(const data::BRepGraph& graph) {
+  const std::optional<double> bore = data::central_bore_mm(graph);
+  if (!bore) return {0.0f, 0.0f};
+  return {static_cast<float>(std::log10(std::max(*bore, 1e-3))), 1.0f};
+}
+
+at::Tensor bore_bin_weights(const at::Tensor& bores, int64_t bins) {
+  CADCLIP_CHECK(bores.dim() == 2 && bores.size(1) == 2, "bore_bin_weights: [n, 2] bores");
+  const at::Tensor has = bores.select(1, 1).to(at::kFloat).unsqueeze(1);
+  const at::Tensor sized = unit_bins(bores.narrow(1, 0, 1), bins).select(1, 0);
+  return at::cat({sized * has, 1 - has}, 1);
+}
+
+at::Tensor part_size_block(std::span<const data::BRepGraph* const> graphs, int64_t bins,
+                           bool bore) {
+  const auto n = static_cast<int64_t>(graphs.size());
+  at::Tensor sides = at::empty({n, 3}, at::kFloat);
+  at::Tensor bores = at::zeros({n, 2}, at::kFloat);
+  for (int64_t i = 0; i < n; ++i) {
+    const data::BRepGraph& g = *graphs[static_cast<size_t>(i)];
+    const std::array<float, 3> s = log_box_sides(g);
+    for (int64_t k = 0; k < 3; ++k) sides[i][k] = s[k];
+    if (bore) {
+      const std::array<float, 2> b = log_bore(g);
+      bores[i][0] = b[0];
+      bores[i][1] = b[1];
+    }
+  }
+  const at::Tensor block = size_bin_weights(sides, bins);
+  return bore ? at::cat({block, bore_bin_weights(bores, bins)}, 1) : block;
+}
+
+SizeHeadImpl::SizeHeadImpl(int64_t embed_dim, int64_t bins_per_decade, bool bore)
+    : bins_(size_bins(bins_per_decade)),
+      bore_(bore),
+      input_width_(embed_dim + size_number_inputs(bore)) {
   namespace nn = torch::nn;
-  net = register_module(
-      "net", nn::Sequential(nn::Linear(embed_dim + kSizeNumberInputs, kHidden), nn::GELU(),
-                            nn::Linear(kHidden, kHidden), nn::GELU(), nn::Linear(kHidden, 6)));
+  net = register_module("net", nn::Sequential(nn::Linear(input_width_, kHidden), nn::GELU(),
+                                              nn::Linear(kHidden, kHidden), nn::GELU(),
+                                              nn::Linear(kHidden, 2 * sides() + (bore ? 1 : 0))));
 }
 
-std::pair<at::Tensor, at::Tensor> SizeHeadImpl::forward(const at::Tensor& inputs) {
-  const at::Tensor out = net->forward(inputs).view({-1, 3, 2});
+SizeHeadImpl::Prediction SizeHeadImpl::forward(const at::Tensor& inputs) {
+  CADCLIP_CHECK(inputs.dim() == 2 && inputs.size(1) == input_width_,
+                "SizeHead: inputs of input_width()");
+  const at::Tensor out = net->forward(inputs);
+  const at::Tensor pairs = out.narrow(1, 0, 2 * sides()).view({-1, sides(), 2});
   // Centred on 10 mm at the start; the spread between a micrometre and 100 decades.
-  return {out.select(-1, 0) + 1.0, out.select(-1, 1).clamp(-6, 2)};
+  Prediction p{pairs.select(-1, 0) + 1.0, pairs.select(-1, 1).clamp(-6, 2), {}};
+  if (bore_) p.bore_logit = out.select(1, 2 * sides());
+  return p;
 }
 
-at::Tensor SizeHeadImpl::nll(const at::Tensor& inputs, const at::Tensor& log_sides) {
-  const auto [mean, log_spread] = forward(inputs);
-  return (log_spread + 0.5 * ((log_sides - mean) / log_spread.exp()).pow(2)).sum(-1).mean();
+at::Tensor SizeHeadImpl::nll(const at::Tensor& inputs, const at::Tensor& log_sides,
+                             const at::Tensor& bores) {
+  CADCLIP_CHECK(bores.defined() == bore_, "SizeHead::nll: bores exactly when the head has a bore");
+  const Prediction p = forward(inputs);
+  auto gaussian = [](const at::Tensor& x, const at::Tensor& mean, const at::Tensor& log_spread) {
+    return log_spread + 0.5 * ((x - mean) / log_spread.exp()).pow(2);
+  };
+  at::Tensor loss =
+      gaussian(log_sides, p.mean.narrow(1, 0, 3), p.log_spread.narrow(1, 0, 3)).sum(-1);
+  if (bore_) {
+    const at::Tensor has = bores.select(1, 1).to(at::kFloat);
+    loss = loss +
+           at::binary_cross_entropy_with_logits(p.bore_logit, has, {}, {}, at::Reduction::None) +
+           has * gaussian(bores.select(1, 0), p.mean.select(1, 3), p.log_spread.select(1, 3));
+  }
+  return loss.mean();
 }
 
 at::Tensor SizeHeadImpl::probabilities(const at::Tensor& inputs) {
-  const auto [mean, log_spread] = forward(inputs);
+  const Prediction p = forward(inputs);
   const double half_bin = 0.5 * (kSizeLogHigh - kSizeLogLow) / static_cast<double>(bins_ - 1);
   const at::Tensor centres =
       at::linspace(kSizeLogLow, kSizeLogHigh, bins_, inputs.options()).view({1, 1, -1});
-  const at::Tensor spread = log_spread.exp().clamp_min(half_bin);
-  const at::Tensor z = (centres - mean.unsqueeze(-1)) / spread.unsqueeze(-1);
-  return (-0.5 * z * z).softmax(-1).reshape({inputs.size(0), 3 * bins_});
+  const at::Tensor spread = p.log_spread.exp().clamp_min(half_bin);
+  const at::Tensor z = (centres - p.mean.unsqueeze(-1)) / spread.unsqueeze(-1);
+  const at::Tensor each = (-0.5 * z * z).softmax(-1);  // [n, sides, bins]
+  const at::Tensor box = each.narrow(1, 0, 3).reshape({inputs.size(0), 3 * bins_});
+  if (!bore_) return box;
+  const at::Tensor has = p.bore_logit.sigmoid().unsqueeze(1);
+  return at::cat({box, each.select(1, 3) * has, 1 - has}, 1);
 }
 
 }  // namespace cadclip::model

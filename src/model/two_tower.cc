@@ -71,6 +71,16 @@ void TwoTowerOptions::validate() const {
         "TwoTowerOptions.size_weight = {} is invalid: the size block's weight must be positive",
         size_weight));
   }
+  if (size_bore && !(size_bore_weight > 0 && std::isfinite(size_bore_weight))) {
+    throw Error(format(
+        "TwoTowerOptions.size_bore_weight = {} is invalid: the bore side's weight must be positive",
+        size_bore_weight));
+  }
+  if (size_bore && size_bins_per_decade == 0) {
+    throw Error(
+        "TwoTowerOptions.size_bore is true without a size block: set size_bins_per_decade too "
+        "(cadclip fit-sizes --bore does both)");
+  }
   if (!(init_temperature > 0)) {
     throw Error(
         format("TwoTowerOptions.init_temperature = {} is invalid: it must be positive "
@@ -118,8 +128,9 @@ TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t 
   log_logit_scale = register_parameter(
       "log_logit_scale", at::full({}, std::log(1.0 / options_.init_temperature), at::kFloat));
   if (options_.size_bins_per_decade > 0) {
-    size_head =
-        register_module("size_head", SizeHead(options_.embed_dim, options_.size_bins_per_decade));
+    size_head = register_module(
+        "size_head",
+        SizeHead(options_.embed_dim, options_.size_bins_per_decade, options_.size_bore));
   }
   if (options_.text_space == TextSpace::kLocked) return;  // nothing trained on the text side
   int64_t head_input = text_width_;
@@ -163,22 +174,34 @@ torch::Tensor TwoTowerImpl::encode_brep(const std::vector<data::BRepGraph>& grap
   return encode_brep(std::span<const data::BRepGraph* const>(pointers));
 }
 
-void TwoTowerImpl::add_size_head(int64_t bins_per_decade, double weight) {
+void TwoTowerImpl::add_size_head(int64_t bins_per_decade, double weight, bool bore) {
   TwoTowerOptions changed = options_;
   changed.size_bins_per_decade = bins_per_decade;
   changed.size_weight = weight;
+  changed.size_bore = bore;
+  changed.size_bore_weight = weight;
   changed.validate();
-  SizeHead head(changed.embed_dim, bins_per_decade);
+  SizeHead head(changed.embed_dim, bins_per_decade, bore);
   head->to(brep_head->weight.device());
   size_head = size_head ? replace_module("size_head", head) : register_module("size_head", head);
   options_ = changed;
 }
 
-void TwoTowerImpl::set_size_weight(double weight) {
+void TwoTowerImpl::set_size_weights(double weight, double bore_weight) {
   TwoTowerOptions changed = options_;
   changed.size_weight = weight;
+  changed.size_bore_weight = bore_weight;
   changed.validate();
   options_ = changed;
+}
+
+at::Tensor TwoTowerImpl::block_scale(const at::Device& device) const {
+  const int64_t box = 3 * size_head->bins();
+  at::Tensor scale = at::full({size_head->block_width()}, std::sqrt(options_.size_weight),
+                              at::TensorOptions(at::kFloat).device(device));
+  if (size_head->bore())
+    scale.narrow(0, box, scale.size(0) - box).fill_(std::sqrt(options_.size_bore_weight));
+  return scale;
 }
 
 int64_t TwoTowerImpl::search_dim() const {
@@ -189,13 +212,9 @@ torch::Tensor TwoTowerImpl::embed_parts(std::span<const data::BRepGraph* const> 
   const torch::Tensor embedded = encode_brep(graphs);
   if (!size_head) return embedded;
   NoAutocast fp32;
-  at::Tensor sides = at::empty({static_cast<int64_t>(graphs.size()), 3}, at::kFloat);
-  for (size_t i = 0; i < graphs.size(); ++i) {
-    const std::array<float, 3> s = log_box_sides(*graphs[i]);
-    for (int64_t k = 0; k < 3; ++k) sides[static_cast<int64_t>(i)][k] = s[k];
-  }
-  const at::Tensor block = size_bin_weights(sides, size_head->bins()).to(embedded.device());
-  return at::cat({embedded, std::sqrt(options_.size_weight) * block}, 1);
+  const at::Tensor block =
+      part_size_block(graphs, size_head->bins(), size_head->bore()).to(embedded.device());
+  return at::cat({embedded, block_scale(embedded.device()) * block}, 1);
 }
 
 torch::Tensor TwoTowerImpl::embed_parts(const std::vector<data::BRepGraph>& graphs) {
@@ -212,10 +231,10 @@ torch::Tensor TwoTowerImpl::with_text_sizes(const torch::Tensor& embedded,
                     embedded.size(1) == options_.embed_dim,
                 "with_text_sizes: one embedding of embed_dim per text");
   NoAutocast fp32;
-  const at::Tensor numbers = size_number_features(texts).to(embedded.device());
+  const at::Tensor numbers = size_number_features(texts, size_head->bore()).to(embedded.device());
   const at::Tensor stated = numbers.select(1, 0).unsqueeze(1);  // the first number's presence
   const at::Tensor block = size_head->probabilities(at::cat({embedded.to(at::kFloat), numbers}, 1));
-  return at::cat({embedded, std::sqrt(options_.size_weight) * block * stated}, 1);
+  return at::cat({embedded, block_scale(embedded.device()) * block * stated}, 1);
 }
 
 torch::Tensor TwoTowerImpl::as_part_query(const torch::Tensor& parts) const {

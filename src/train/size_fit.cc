@@ -43,40 +43,52 @@ void SizeFitOptions::validate() const {
 void to_json(nlohmann::json& json, const SizeFitReport& report) {
   nlohmann::json scores = nlohmann::json::array();
   for (const SizeWeightScore& s : report.scores)
-    scores.push_back({{"weight", s.weight}, {"r1", s.r1}, {"mean", s.mean}});
+    scores.push_back(
+        {{"weight", s.weight}, {"bore_weight", s.bore_weight}, {"r1", s.r1}, {"mean", s.mean}});
   json = {{"captions", report.captions},
           {"captions_with_numbers", report.captions_with_numbers},
           {"nll", report.nll},
           {"validation_r1_alone", report.alone_mean},
           {"validation_r1_by_weight", scores},
           {"weight", report.weight},
+          {"bore_weight", report.bore_weight},
           {"seconds", report.seconds}};
 }
 
 namespace {
 
-// The train split's captions of one folder and their parts' log10 box sides.
-struct TrainingCaptions {
-  std::vector<std::string> texts;
-  std::vector<std::array<float, 3>> sides;
+// What the head learns to predict of one part: its log10 box sides, and its
+// central bore as model::log_bore gives it.
+struct PartSize {
+  std::array<float, 3> sides{};
+  std::array<float, 2> bore{};
 };
 
-void add_training_captions(const data::PreparedData& prepared, const fs::path& folder,
+// The train split's captions of one folder and their parts' sizes.
+struct TrainingCaptions {
+  std::vector<std::string> texts;
+  std::vector<PartSize> sizes;
+};
+
+void add_training_captions(const data::PreparedData& prepared, const fs::path& folder, bool bore,
                            TrainingCaptions& out) {
   const std::vector<std::string>& train = prepared.splits.of(data::Split::kTrain);
   const std::unordered_set<std::string> in_train(train.begin(), train.end());
-  std::unordered_map<std::string, std::array<float, 3>> sides_of;
+  std::unordered_map<std::string, PartSize> sizes_of;
   const size_t before = out.texts.size();
   for (const data::Caption& c : prepared.captions.captions) {
     if (!in_train.contains(c.id)) continue;
-    auto it = sides_of.find(c.id);
-    if (it == sides_of.end()) {
+    auto it = sizes_of.find(c.id);
+    if (it == sizes_of.end()) {
       const std::optional<int64_t> row = prepared.dataset.find(c.id);
       if (!row) continue;  // a caption of a part that did not build
-      it = sides_of.emplace(c.id, model::log_box_sides(prepared.dataset.graph(*row))).first;
+      const data::BRepGraph graph = prepared.dataset.graph(*row);
+      PartSize size{model::log_box_sides(graph), {}};
+      if (bore) size.bore = model::log_bore(graph);
+      it = sizes_of.emplace(c.id, size).first;
     }
     out.texts.push_back(c.text);
-    out.sides.push_back(it->second);
+    out.sizes.push_back(it->second);
   }
   if (out.texts.size() == before)
     throw Error(
@@ -85,11 +97,12 @@ void add_training_captions(const data::PreparedData& prepared, const fs::path& f
                folder.string()));
 }
 
-// One validation split's text and part rows: the unit embeddings and the
-// size block at weight 1, and which parts each caption counts as its own.
+// One validation split's scores of every caption against every part: the
+// cosine and the size block's box and bore terms at weight 1, and which
+// parts each caption counts as its own.
 struct ValidationRows {
-  at::Tensor text_unit, text_block, part_unit, part_block;  // [Q, d], [Q, b], [G, d], [G, b]
-  at::Tensor own;                                           // [Q, G] bool: its part or a twin
+  at::Tensor cosine, box, bore;  // [Q, G]; bore undefined without the bore side
+  at::Tensor own;                // [Q, G] bool: its part or a twin
 };
 
 ValidationRows validation_rows(model::BuiltModel& built, const data::PreparedData& prepared,
@@ -106,13 +119,16 @@ ValidationRows validation_rows(model::BuiltModel& built, const data::PreparedDat
       eval::evaluate(*built.model, *built.text.tokenizer, built.text.max_length, prepared.dataset,
                      prepared.captions.captions, ids, options);
   const eval::EvalEmbeddings& e = report.embeddings;
+  // The head was added at weight 1 for both sides, so the block's columns
+  // are p and q themselves.
   const int64_t d = built.model->options().embed_dim;
-  const int64_t b = built.model->search_dim() - d;
-  ValidationRows rows{e.text.narrow(1, 0, d),
-                      e.text.narrow(1, d, b),
-                      e.brep.narrow(1, 0, d),
-                      e.brep.narrow(1, d, b),
-                      {}};
+  const int64_t box = 3 * built.model->size_head->bins();
+  const int64_t bore = built.model->search_dim() - d - box;
+  ValidationRows rows;
+  rows.cosine = at::matmul(e.text.narrow(1, 0, d), e.brep.narrow(1, 0, d).t());
+  rows.box = at::matmul(e.text.narrow(1, d, box), e.brep.narrow(1, d, box).t());
+  if (bore > 0)
+    rows.bore = at::matmul(e.text.narrow(1, d + box, bore), e.brep.narrow(1, d + box, bore).t());
   const auto q = static_cast<int64_t>(e.query_ids.size());
   const auto g = static_cast<int64_t>(e.gallery_ids.size());
   std::unordered_map<std::string, int64_t> part_row;
@@ -128,11 +144,12 @@ ValidationRows validation_rows(model::BuiltModel& built, const data::PreparedDat
   return rows;
 }
 
-// Text->CAD R@1 at `weight`, counted as `cadclip eval` counts: a part of
-// equal geometry is the part, and a tie with another part counts against it.
-double r1_at(const ValidationRows& rows, double weight) {
-  const at::Tensor score = at::matmul(rows.text_unit, rows.part_unit.t()) +
-                           weight * at::matmul(rows.text_block, rows.part_block.t());
+// Text->CAD R@1 at the box's `weight` and the bore's `bore_weight`, counted
+// as `cadclip eval` counts: a part of equal geometry is the part, and a tie
+// with another part counts against it.
+double r1_at(const ValidationRows& rows, double weight, double bore_weight) {
+  at::Tensor score = rows.cosine + weight * rows.box;
+  if (rows.bore.defined()) score = score + bore_weight * rows.bore;
   const at::Tensor best_own = std::get<0>(score.masked_fill(~rows.own, -INFINITY).max(1));
   const at::Tensor beaten = (score >= best_own.unsqueeze(1)).logical_and(~rows.own).any(1);
   return 1.0 - beaten.to(at::kDouble).mean().item<double>();
@@ -152,7 +169,7 @@ SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& o) {
   TrainingCaptions training;
   for (const std::string& folder : o.data) {
     folders.push_back(data::open_prepared({fs::path(folder)}));
-    add_training_captions(folders.back(), folder, training);
+    add_training_captions(folders.back(), folder, o.bore, training);
   }
   report.captions = static_cast<int64_t>(training.texts.size());
   for (const std::string& t : training.texts)
@@ -167,15 +184,22 @@ SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& o) {
     built.model->eval();
     const at::Tensor embedded =
         model::embed_texts(built, training.texts, {.max_rows = o.text_batch});
-    inputs = at::cat({embedded, model::size_number_features(training.texts)}, 1);
+    inputs = at::cat({embedded, model::size_number_features(training.texts, o.bore)}, 1);
   }
   inputs = inputs.clone();  // out of inference mode, for autograd
   at::Tensor sides = at::empty({report.captions, 3}, at::kFloat);
-  for (int64_t i = 0; i < report.captions; ++i)
-    for (int64_t k = 0; k < 3; ++k) sides[i][k] = training.sides[static_cast<size_t>(i)][k];
+  at::Tensor bores = at::empty({report.captions, 2}, at::kFloat);
+  for (int64_t i = 0; i < report.captions; ++i) {
+    const PartSize& size = training.sizes[static_cast<size_t>(i)];
+    for (int64_t k = 0; k < 3; ++k) sides[i][k] = size.sides[k];
+    for (int64_t k = 0; k < 2; ++k) bores[i][k] = size.bore[k];
+  }
+  if (o.bore)
+    log::info("fit-sizes", "{} of the training captions' parts have a central bore",
+              bores.select(1, 1).sum().item<int64_t>());
 
   torch::manual_seed(o.seed);
-  built.model->add_size_head(o.bins_per_decade, 1.0);
+  built.model->add_size_head(o.bins_per_decade, 1.0, o.bore);
   model::SizeHead head = built.model->size_head;
   head->to(at::kCPU);
   head->train();
@@ -187,8 +211,8 @@ SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& o) {
     for (int64_t begin = 0; begin < report.captions; begin += o.batch_size) {
       const at::Tensor batch =
           order.narrow(0, begin, std::min(o.batch_size, report.captions - begin));
-      const at::Tensor loss =
-          head->nll(inputs.index_select(0, batch), sides.index_select(0, batch));
+      const at::Tensor loss = head->nll(inputs.index_select(0, batch), sides.index_select(0, batch),
+                                        o.bore ? bores.index_select(0, batch) : at::Tensor());
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();
@@ -208,33 +232,49 @@ SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& o) {
   std::vector<ValidationRows> validation;
   for (size_t f = 0; f < folders.size(); ++f)
     validation.push_back(validation_rows(built, folders[f], o.data[f]));
-  auto mean_r1 = [&](double weight, std::vector<double>* each) {
+  auto mean_r1 = [&](double weight, double bore_weight, std::vector<double>* each) {
     double sum = 0;
     for (const ValidationRows& rows : validation) {
-      const double r1 = r1_at(rows, weight);
+      const double r1 = r1_at(rows, weight, bore_weight);
       if (each) each->push_back(r1);
       sum += r1;
     }
     return sum / static_cast<double>(validation.size());
   };
-  report.alone_mean = mean_r1(0.0, nullptr);
+  report.alone_mean = mean_r1(0.0, 0.0, nullptr);
+  // With the bore side, every pair of weights: the bore may deserve less
+  // (or more) than the box.
+  const std::vector<double> bore_weights = o.bore ? o.weights : std::vector<double>{0.0};
   double best = -1;
   for (const double w : o.weights) {
-    SizeWeightScore& s = report.scores.emplace_back();
-    s.weight = w;
-    s.mean = mean_r1(w, &s.r1);
-    log::info("fit-sizes", "weight {}: validation R@1 {}% (without the block {}%)", w,
-              fixed(100 * s.mean, 1), fixed(100 * report.alone_mean, 1));
-    if (s.mean > best) {
-      best = s.mean;
-      report.weight = w;
+    SizeWeightScore best_here;
+    best_here.mean = -1;
+    for (const double wb : bore_weights) {
+      SizeWeightScore& s = report.scores.emplace_back();
+      s.weight = w;
+      s.bore_weight = wb;
+      s.mean = mean_r1(w, wb, &s.r1);
+      if (s.mean > best_here.mean) best_here = s;
+      if (s.mean > best) {
+        best = s.mean;
+        report.weight = w;
+        report.bore_weight = wb;
+      }
     }
+    log::info("fit-sizes", "weight {}{}: validation R@1 {}% (without the block {}%)", w,
+              o.bore ? format(", bore weight {}", best_here.bore_weight) : std::string(),
+              fixed(100 * best_here.mean, 1), fixed(100 * report.alone_mean, 1));
   }
-  built.model->set_size_weight(report.weight);
+  if (!o.bore) report.bore_weight = report.weight;
+  built.model->set_size_weights(report.weight, report.bore_weight);
   built.config.two_tower.size_bins_per_decade = o.bins_per_decade;
   built.config.two_tower.size_weight = report.weight;
+  built.config.two_tower.size_bore_weight = report.bore_weight;
+  built.config.two_tower.size_bore = o.bore;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  log::info("fit-sizes", "chose weight {} in {} s", report.weight, fixed(report.seconds, 0));
+  log::info("fit-sizes", "chose weight {}{} in {} s", report.weight,
+            o.bore ? format(", bore weight {}", report.bore_weight) : std::string(),
+            fixed(report.seconds, 0));
   return report;
 }
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <BRepAlgoAPI_Cut.hxx>
 #include <BRepAlgoAPI_Fuse.hxx>
 #include <BRepBuilderAPI_Transform.hxx>
 #include <BRepPrimAPI_MakeBox.hxx>
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,6 +132,56 @@ TEST(PartFacts, HolesAgreeWithTheSynthMeasureForEveryFamily) {
     }
   }
   EXPECT_GE(with_holes, 10);  // the check saw holes, not only parts without
+}
+
+// The central bore is the smallest round hole on an axis through the box's
+// centre: a bearing's bore (not its rings' raceways), a collar's or
+// pulley's bore (not its radial set screw hole), a washer's or nut's hole;
+// a bolt or pin has none, and a hole off the centre is none.
+TEST(PartFacts, TheCentralBoreOfStandardParts) {
+  const auto folder = testing::scratch_folder();
+  const std::vector<std::pair<std::string, std::string>> bored = {
+      {"ball_bearing", "d"}, {"shaft_collar", "d1"}, {"gt2_pulley", "bore"},
+      {"spur_gear", "bore"}, {"plain_washer", "d1"}, {"hex_nut", "D1"}};
+  for (const std::string& family : {std::string("hex_bolt"), std::string("dowel_pin")})
+    for (int64_t i = 0; i < 2; ++i) {
+      SynthOptions options;
+      options.kind = "standard";
+      options.seed = 4;
+      options.families = {family};
+      const SynthPart part = make_synth_part(options, i);
+      const auto file = folder / (part.id + ".step");
+      write_text_atomic(file, part.step);
+      Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
+      ASSERT_TRUE(graph) << part.id << ": " << graph.status().reason();
+      EXPECT_FALSE(data::central_bore_mm(graph.value())) << family << " " << part.id;
+    }
+  for (const auto& [family, key] : bored) {
+    SynthOptions options;
+    options.kind = "standard";
+    options.seed = 4;
+    options.families = {family};
+    for (int64_t i = 0; i < 2; ++i) {
+      const SynthPart part = make_synth_part(options, i);
+      const auto file = folder / (part.id + ".step");
+      write_text_atomic(file, part.step);
+      Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
+      ASSERT_TRUE(graph) << part.id << ": " << graph.status().reason();
+      const std::optional<double> bore = data::central_bore_mm(graph.value());
+      const double expected = part.params.at("dims").at(key).get<double>();
+      ASSERT_TRUE(bore) << family << " " << part.id;
+      EXPECT_NEAR(*bore, expected, 0.01 * expected) << family << " " << part.id;
+    }
+  }
+  EXPECT_NEAR(*data::central_bore_mm(featurize(testing::plate_with_hole(80, 50, 8, 6))), 12, 0.01);
+  // The same hole moved off the plate's centre.
+  const TopoDS_Shape off =
+      BRepAlgoAPI_Cut(
+          testing::box(80, 50, 8),
+          BRepPrimAPI_MakeCylinder(gp_Ax2(gp_Pnt(20, 25, -1), gp_Dir(0, 0, 1)), 6, 10).Shape())
+          .Shape();
+  EXPECT_FALSE(data::central_bore_mm(featurize(off)));
+  EXPECT_FALSE(data::central_bore_mm(featurize(testing::box(10, 20, 30))));
 }
 
 // A gear's teeth, a T-slot profile's slots (three or four of them) and a

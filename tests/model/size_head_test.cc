@@ -91,6 +91,40 @@ TEST(SizeNumbers, KeepsTheFirstEightNumbers) {
   EXPECT_NEAR(largest_at(f, 0, 0), 1.0, 1e-6);
 }
 
+// A code's flag and the log10 of its last digit and last two digits.
+bool code_present(const at::Tensor& features, int64_t row, int64_t k) {
+  return features[row][kSizeNumberInputs + k * kSizeCodeFeatures].item<float>() == 1.0f;
+}
+double code_digits(const at::Tensor& features, int64_t row, int64_t k, int64_t last) {
+  const int64_t at =
+      kSizeNumberInputs + k * kSizeCodeFeatures + 1 + (last - 1) * kSizeValueFeatures;
+  return 3 * features[row][at + 1].item<double>();
+}
+
+TEST(SizeNumbers, WithTheBoreReadsThreeAndFourDigitCodesByTheirLastDigits) {
+  const std::vector<std::string> texts = {"608ZZ bearing", "6005-2RS", "a plate 120 by 4.5 mm",
+                                          "bearing 1200"};
+  const at::Tensor plain = size_number_features(texts);
+  const at::Tensor f = size_number_features(texts, /*codes=*/true);
+  ASSERT_EQ(f.sizes(), (at::IntArrayRef{4, size_number_inputs(true)}));
+  EXPECT_TRUE(at::equal(f.narrow(1, 0, kSizeNumberInputs), plain));
+  EXPECT_TRUE(code_present(f, 0, 0));
+  EXPECT_NEAR(code_digits(f, 0, 0, 1), std::log10(8.0), 1e-6);  // 608: an 8 mm bore
+  EXPECT_NEAR(code_digits(f, 0, 0, 2), std::log10(8.0), 1e-6);
+  EXPECT_TRUE(code_present(f, 1, 0));
+  EXPECT_NEAR(code_digits(f, 1, 0, 2), std::log10(5.0), 1e-6);  // 6005: 5 x 05 = 25 mm
+  EXPECT_TRUE(code_present(f, 2, 0));                           // 120 has three digits...
+  EXPECT_FALSE(code_present(f, 2, 1));                          // ... 4.5 mm is a size
+  EXPECT_TRUE(code_present(f, 3, 0));
+  EXPECT_EQ(f[3][kSizeNumberInputs + 1 + kSizeValueFeatures].item<float>(), 1.0f);  // "00"
+  EXPECT_EQ(
+      f.narrow(1, kSizeNumberInputs + kSizeCodeFeatures, kSizeCodeInputs - kSizeCodeFeatures)[0]
+          .abs()
+          .sum()
+          .item<float>(),
+      0.0f);
+}
+
 TEST(SizeBins, PutsASideOnItsBinAndSplitsOneBetweenTwo) {
   const int64_t bins = size_bins(25);
   EXPECT_EQ(bins, 114);
@@ -122,7 +156,7 @@ TEST(SizeHead, GivesEachSideAProbabilityOverTheBinsAroundItsMean) {
   const at::Tensor inputs = at::randn({5, 8 + kSizeNumberInputs});
   const at::Tensor p = head->probabilities(inputs).view({5, 3, head->bins()});
   EXPECT_TRUE(at::allclose(p.sum(-1), at::ones({5, 3}), 1e-5, 1e-5));
-  const auto [mean, log_spread] = head->forward(inputs);
+  const at::Tensor mean = head->forward(inputs).mean;
   const double step = (kSizeLogHigh - kSizeLogLow) / static_cast<double>(head->bins() - 1);
   const at::Tensor peak = kSizeLogLow + p.argmax(-1).to(at::kDouble) * step;
   const at::Tensor inside = mean.to(at::kDouble).clamp(kSizeLogLow, kSizeLogHigh);
@@ -132,6 +166,51 @@ TEST(SizeHead, GivesEachSideAProbabilityOverTheBinsAroundItsMean) {
             head->nll(inputs, mean.detach() + 0.5).item<double>());
 }
 
+TEST(SizeBins, ABoreSitsInTheBinsAndNoBoreInItsOwnEntry) {
+  const int64_t bins = size_bins(25);
+  const at::Tensor bores =
+      at::tensor({static_cast<float>(std::log10(25.0)), 1.0f, 0.0f, 0.0f}).view({2, 2});
+  const at::Tensor w = bore_bin_weights(bores, bins);
+  ASSERT_EQ(w.sizes(), (at::IntArrayRef{2, bins + 1}));
+  EXPECT_NEAR(w[0].norm().item<double>(), 1.0, 1e-5);
+  EXPECT_EQ(w[0][bins].item<float>(), 0.0f);
+  // The same bins as a box side of 25 mm.
+  const at::Tensor side =
+      size_bin_weights(at::full({1, 3}, static_cast<float>(std::log10(25.0))), bins);
+  EXPECT_TRUE(at::allclose(w[0].narrow(0, 0, bins), side[0].narrow(0, 0, bins)));
+  EXPECT_EQ(w[1][bins].item<float>(), 1.0f);
+  EXPECT_EQ(w[1].narrow(0, 0, bins).abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(size_block_width(25, false), 3 * bins);
+  EXPECT_EQ(size_block_width(25, true), 4 * bins + 1);
+}
+
+TEST(SizeHead, WithTheBoreSharesItsMassBetweenTheBoreAndNone) {
+  torch::manual_seed(0);
+  SizeHead head(8, 25, /*bore=*/true);
+  ASSERT_EQ(head->input_width(), 8 + size_number_inputs(true));
+  const at::Tensor inputs = at::randn({5, head->input_width()});
+  const at::Tensor p = head->probabilities(inputs);
+  const int64_t bins = head->bins();
+  ASSERT_EQ(p.sizes(), (at::IntArrayRef{5, head->block_width()}));
+  EXPECT_TRUE(at::allclose(p.narrow(1, 0, 3 * bins).view({5, 3, bins}).sum(-1), at::ones({5, 3}),
+                           1e-5, 1e-5));
+  const SizeHeadImpl::Prediction pred = head->forward(inputs);
+  const at::Tensor has = pred.bore_logit.sigmoid();
+  EXPECT_TRUE(at::allclose(p.narrow(1, 3 * bins, bins).sum(-1), has, 1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(p.select(1, 4 * bins), 1 - has, 1e-5, 1e-5));
+  // The likelihood: of a bore where the head puts one, and of its absence.
+  const at::Tensor sides = pred.mean.narrow(1, 0, 3).detach();
+  const at::Tensor at_mean = at::stack({pred.mean.select(1, 3).detach(), at::ones({5})}, 1);
+  const at::Tensor off_mean = at_mean + at::tensor({0.5f, 0.0f});
+  EXPECT_LT(head->nll(inputs, sides, at_mean).item<double>(),
+            head->nll(inputs, sides, off_mean).item<double>());
+  // No bore: the cross entropy of its absence alone, whatever the bore's Gaussian.
+  const at::Tensor none = at::zeros({5, 2});
+  const at::Tensor none_far = at::tensor({9.0f, 0.0f}).expand({5, 2});
+  EXPECT_NEAR(head->nll(inputs, sides, none).item<double>(),
+              head->nll(inputs, sides, none_far).item<double>(), 1e-5);
+}
+
 TEST(SizeHead, RefusesBinsPerDecadeBelowOne) {
   EXPECT_THROW(size_bins(0), Error);
   TwoTowerOptions o;
@@ -139,6 +218,13 @@ TEST(SizeHead, RefusesBinsPerDecadeBelowOne) {
   EXPECT_THROW(o.validate(), Error);
   o.size_bins_per_decade = 25;
   o.size_weight = 0;
+  EXPECT_THROW(o.validate(), Error);
+  TwoTowerOptions bore_alone;
+  bore_alone.size_bore = true;  // a bore side without a block
+  EXPECT_THROW(bore_alone.validate(), Error);
+  o.size_weight = 0.2;
+  o.size_bore = true;
+  o.size_bore_weight = -1;
   EXPECT_THROW(o.validate(), Error);
 }
 
@@ -198,6 +284,39 @@ TEST_F(SizeBlock, InnerProductsAreTheCosinePlusTheWeightedSizeMatch) {
   EXPECT_EQ(query.narrow(1, d, b).abs().sum().item<float>(), 0.0f);
 }
 
+TEST_F(SizeBlock, WithTheBoreInnerProductsAddTheBoreSide) {
+  built_.model->add_size_head(25, 1.0, /*bore=*/true);
+  built_.model->set_size_weights(0.4, 0.1);
+  const int64_t d = built_.model->options().embed_dim;
+  const int64_t bins = built_.model->size_head->bins();
+  const int64_t b = built_.model->size_head->block_width();
+  ASSERT_EQ(b, 4 * bins + 1);
+  ASSERT_EQ(built_.model->search_dim(), d + b);
+  std::vector<data::BRepGraph> graphs = {testing::random_graph(4, 2)};
+  graphs[0].bbox_mm = {0, 0, 0, 22, 22, 7};
+  const std::vector<std::string> texts = {"608ZZ bearing 8x22x7"};
+  c10::InferenceMode inference;
+  const at::Tensor parts = built_.model->embed_parts(graphs);
+  const at::Tensor text = embed_texts(built_, texts, {});
+  const at::Tensor unit_text = text.narrow(1, 0, d);
+  const at::Tensor p = built_.model->size_head->probabilities(
+      at::cat({unit_text, size_number_features(texts, true)}, 1));
+  const std::array<float, 2> bore = log_bore(graphs[0]);
+  const at::Tensor q = part_size_block(std::vector<const data::BRepGraph*>{&graphs[0]}, bins, true);
+  EXPECT_TRUE(at::allclose(parts.narrow(1, d, 3 * bins), std::sqrt(0.4) * q.narrow(1, 0, 3 * bins),
+                           1e-6, 1e-6));
+  EXPECT_TRUE(at::allclose(parts.narrow(1, d + 3 * bins, bins + 1),
+                           std::sqrt(0.1) * q.narrow(1, 3 * bins, bins + 1), 1e-6, 1e-6));
+  // A random graph has no round hole: its bore side is the "none" entry.
+  EXPECT_EQ(bore[1], 0.0f);
+  EXPECT_EQ(q[0][4 * bins].item<float>(), 1.0f);
+  const at::Tensor expected =
+      at::matmul(unit_text, parts.narrow(1, 0, d).t()) +
+      0.4 * at::matmul(p.narrow(1, 0, 3 * bins), q.narrow(1, 0, 3 * bins).t()) +
+      0.1 * at::matmul(p.narrow(1, 3 * bins, bins + 1), q.narrow(1, 3 * bins, bins + 1).t());
+  EXPECT_TRUE(at::allclose(at::matmul(text, parts.t()), expected, 1e-5, 1e-5));
+}
+
 TEST_F(SizeBlock, ACheckpointKeepsTheSizeHeadAndItsSettings) {
   built_.model->add_size_head(10, 0.5);
   built_.config.two_tower.size_bins_per_decade = 10;
@@ -222,12 +341,17 @@ TEST(SizeBlockConfig, OlderConfigsHaveNoSizeBlock) {
   ModelConfig config;
   from_json(nlohmann::json::parse(R"({"two_tower": {"embed_dim": 16}})"), config);
   EXPECT_EQ(config.two_tower.size_bins_per_decade, 0);
+  EXPECT_FALSE(config.two_tower.size_bore);
   config.two_tower.size_bins_per_decade = 25;
   config.two_tower.size_weight = 0.2;
+  config.two_tower.size_bore = true;
+  config.two_tower.size_bore_weight = 0.05;
   ModelConfig back;
   from_json(nlohmann::json(config), back);
   EXPECT_EQ(back.two_tower.size_bins_per_decade, 25);
   EXPECT_DOUBLE_EQ(back.two_tower.size_weight, 0.2);
+  EXPECT_TRUE(back.two_tower.size_bore);
+  EXPECT_DOUBLE_EQ(back.two_tower.size_bore_weight, 0.05);
 }
 
 }  // namespace

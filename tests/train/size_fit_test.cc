@@ -79,32 +79,44 @@ TEST(SizeFit, FindsPartsThatDifferOnlyInTheSizeTheirCaptionsState) {
   fs::remove_all(data);
 }
 
+// With and without the bore side (which a random graph, having no round
+// hole, fills with its "none" entry).
 TEST(SizeFit, AReleasedModelKeepsItsSizeBlock) {
   const fs::path data = write_sized_parts("cadclip_size_fit_release", 40);
-  torch::manual_seed(6);
-  model::BuiltModel built = model::build_model(testing::tiny_model_config(24));
-  SizeFitOptions o;
-  o.data = {data.string()};
-  o.epochs = 2;
-  fit_size_head(built, o);
-  const fs::path run = fs::temp_directory_path() / "cadclip_size_fit_run";
-  const fs::path models = fs::temp_directory_path() / "cadclip_size_fit_models";
-  fs::remove_all(run);
-  fs::remove_all(models);
-  model::save_checkpoint(run, "last", built, {});
-  const fs::path pointer =
-      model::export_model(run, models, {.text_base = "tests/fixtures/text/bert", .name = "sized"});
-  model::BuiltModel released = model::load_model_from_checkpoint(pointer);
-  ASSERT_TRUE(released.model->size_head);
-  EXPECT_EQ(released.model->search_dim(), built.model->search_dim());
-  const std::vector<std::string> texts = {"a cube block 12 mm wide", "a cube block"};
-  c10::InferenceMode inference;
-  const at::Tensor a = model::embed_texts(built, texts, {});
-  const at::Tensor b = model::embed_texts(released, texts, {});
-  // fp16 storage: close, not equal.
-  EXPECT_LT((a - b).abs().max().item<double>(), 0.02);
-  fs::remove_all(run);
-  fs::remove_all(models);
+  for (const bool bore : {false, true}) {
+    SCOPED_TRACE(bore ? "with the bore" : "box only");
+    torch::manual_seed(6);
+    model::BuiltModel built = model::build_model(testing::tiny_model_config(24));
+    SizeFitOptions o;
+    o.data = {data.string()};
+    o.epochs = 2;
+    o.bore = bore;
+    const SizeFitReport report = fit_size_head(built, o);
+    EXPECT_EQ(built.config.two_tower.size_bore, bore);
+    // With the bore, every pair of candidate weights was scored.
+    EXPECT_EQ(report.scores.size(), bore ? o.weights.size() * o.weights.size() : o.weights.size());
+    EXPECT_DOUBLE_EQ(built.model->options().size_bore_weight, report.bore_weight);
+    EXPECT_DOUBLE_EQ(built.config.two_tower.size_bore_weight, report.bore_weight);
+    const fs::path run = fs::temp_directory_path() / "cadclip_size_fit_run";
+    const fs::path models = fs::temp_directory_path() / "cadclip_size_fit_models";
+    fs::remove_all(run);
+    fs::remove_all(models);
+    model::save_checkpoint(run, "last", built, {});
+    const fs::path pointer = model::export_model(
+        run, models, {.text_base = "tests/fixtures/text/bert", .name = "sized"});
+    model::BuiltModel released = model::load_model_from_checkpoint(pointer);
+    ASSERT_TRUE(released.model->size_head);
+    EXPECT_EQ(released.model->size_head->bore(), bore);
+    EXPECT_EQ(released.model->search_dim(), built.model->search_dim());
+    const std::vector<std::string> texts = {"a cube block 12 mm wide", "a cube block"};
+    c10::InferenceMode inference;
+    const at::Tensor a = model::embed_texts(built, texts, {});
+    const at::Tensor b = model::embed_texts(released, texts, {});
+    // fp16 storage: close, not equal.
+    EXPECT_LT((a - b).abs().max().item<double>(), 0.02);
+    fs::remove_all(run);
+    fs::remove_all(models);
+  }
   fs::remove_all(data);
 }
 

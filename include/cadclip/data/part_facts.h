@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "cadclip/data/brep_graph.h"
@@ -49,6 +50,15 @@ struct PartFacts {
 };
 
 PartFacts part_facts(const BRepGraph& graph);
+
+// The part's central bore: the smallest round hole (as in
+// PartFacts::hole_diameters_mm) whose axis line passes through the centre of
+// the bounding box and that runs along at least half the part's extent on
+// that axis, in mm; nullopt when none does. The bore of a bearing,
+// washer, nut, collar, pulley or gear, where the box alone cannot tell two
+// sizes apart (DIN 705 A 14 and A 15 share a box); a set screw's radial hole
+// or a bolt circle's holes are off the centre.
+std::optional<double> central_bore_mm(const BRepGraph& graph);
 
 // True when `a` and `b` are the signatures of mirror images: the same
 // spreads and skews, and opposite handedness (neither 0).

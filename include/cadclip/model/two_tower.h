@@ -59,6 +59,10 @@ struct TwoTowerOptions {
   // none. `cadclip fit-sizes` fits it on a trained model; training leaves it out.
   int64_t size_bins_per_decade = 0;
   double size_weight = 0.2;  // the block's weight beside the cosine (chosen on validation)
+  // The size block's fourth side: the part's central bore (model/size_head.h),
+  // with a weight of its own (both chosen on validation by fit-sizes).
+  bool size_bore = false;
+  double size_bore_weight = 0.2;
 
   // Throws cadclip::Error naming the field when a value is out of range.
   void validate() const;
@@ -115,7 +119,8 @@ class TwoTowerImpl : public torch::nn::Module {
                          const text::QuantityBatch& quantities = {});
   // What search compares, parts and texts alike: the embedding, then the size
   // block scaled by sqrt(size_weight) when a size head is built (so that
-  // the inner product is cosine + size_weight * p . q). search_dim() is
+  // the inner product is cosine + size_weight * p . q; the bore side by
+  // sqrt(size_bore_weight)). search_dim() is
   // embed_dim plus the block's width.
   int64_t search_dim() const;
   // graphs -> [B, search_dim()]: encode_brep and the size block of their boxes.
@@ -130,9 +135,11 @@ class TwoTowerImpl : public torch::nn::Module {
   // compares sizes).
   torch::Tensor as_part_query(const torch::Tensor& parts) const;
   // Gives the model a fresh size head (replacing one it has) with bins of
-  // 1/bins_per_decade decade, and sets the block's weight (train/size_fit.h).
-  void add_size_head(int64_t bins_per_decade, double weight);
-  void set_size_weight(double weight);
+  // 1/bins_per_decade decade, with or without the bore side, and sets the
+  // block's weight, the bore's as well (train/size_fit.h).
+  void add_size_head(int64_t bins_per_decade, double weight, bool bore = false);
+  // The block's weights: the box's and (with the bore side) the bore's.
+  void set_size_weights(double weight, double bore_weight);
   // Whether encode_text needs the texts' quantities (a quantity branch is built).
   bool reads_quantities() const { return static_cast<bool>(quantity); }
 
@@ -159,6 +166,8 @@ class TwoTowerImpl : public torch::nn::Module {
   SizeHead size_head{nullptr};    // null unless size_bins_per_decade > 0
 
  private:
+  // Per column of the size block, the square root of its weight.
+  at::Tensor block_scale(const at::Device& device) const;
   PooledTextImpl& split_text() const;  // the tower as a PooledText, or a clear error
   // pooled, checked to be [texts, text_width].
   torch::Tensor checked_pooled(const torch::Tensor& pooled, int64_t texts) const;

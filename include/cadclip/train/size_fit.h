@@ -2,11 +2,11 @@
 //
 // The towers stay as they are; the size head learns, from the train split's
 // captions of each prepared folder, where each caption puts its part's three
-// box sides (by their likelihood, on the captions' fixed embeddings), and
-// the block's weight beside the cosine is chosen on the folders' validation
-// splits (the mean of their text->CAD R@1 over every caption). A caption
-// that states no number gets no block, so whatever the weight, a gallery
-// searched without numbers ranks as before.
+// box sides (and, with the bore, whether and where its central bore is) (by their likelihood, on
+// the captions' fixed embeddings), and the block's weight beside the cosine is chosen on the
+// folders' validation splits (the mean of their text->CAD R@1 over every caption). A caption that
+// states no number gets no block, so whatever the weight, a gallery searched without numbers ranks
+// as before.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@ namespace cadclip::train {
 struct SizeFitOptions {
   std::vector<std::string> data;  // prepared folders: train splits fit, validation splits choose
   int64_t bins_per_decade = 25;
+  bool bore = false;  // the block's fourth side, the central bore (model/size_head.h)
   // Candidate weights of the block beside the cosine; the best on validation is kept.
   std::vector<double> weights = {0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0};
   int64_t epochs = 60;       // passes over the training captions
@@ -35,9 +36,10 @@ struct SizeFitOptions {
   void validate() const;
 };
 
-// R@1 of one validation split at one weight.
+// R@1 of the validation splits at one weight (and bore weight).
 struct SizeWeightScore {
   double weight = 0;
+  double bore_weight = 0;  // with the bore side; 0 without
   std::vector<double> r1;  // per --data folder, text->CAD R@1 over all its captions
   double mean = 0;
 };
@@ -49,6 +51,7 @@ struct SizeFitReport {
   double alone_mean = 0;                // validation R@1 without the block (weight 0)
   std::vector<SizeWeightScore> scores;  // per candidate weight
   double weight = 0;                    // the one chosen
+  double bore_weight = 0;               // the bore side's, chosen with it (= weight without)
   double seconds = 0;
 };
 void to_json(nlohmann::json& json, const SizeFitReport& report);
