@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,6 +42,17 @@ data::BRepGraph featurize(const TopoDS_Shape& shape) {
   Result<data::BRepGraph> graph = ingest_shape(shape, "part", "synthetic:mm", IngestOptions{});
   EXPECT_TRUE(graph) << graph.status().reason();
   return graph ? std::move(graph).value() : data::BRepGraph{};
+}
+
+// Part `index` of `options`, written as STEP to `folder` and ingested.
+std::pair<SynthPart, data::BRepGraph> ingested(const std::filesystem::path& folder,
+                                               const SynthOptions& options, int64_t index) {
+  SynthPart part = make_synth_part(options, index);
+  const auto file = folder / (part.id + ".step");
+  write_text_atomic(file, part.step);
+  Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
+  EXPECT_TRUE(graph) << part.id << ": " << graph.status().reason();
+  return {std::move(part), graph ? std::move(graph).value() : data::BRepGraph{}};
 }
 
 TopoDS_Shape transformed(const TopoDS_Shape& shape, const gp_Trsf& t) {
@@ -114,17 +126,13 @@ TEST(PartFacts, HolesAgreeWithTheSynthMeasureForEveryFamily) {
     options.seed = 3;
     options.families = {family};
     for (int64_t i = 0; i < 2; ++i) {
-      const SynthPart part = make_synth_part(options, i);
-      const auto file = folder / (part.id + ".step");
-      write_text_atomic(file, part.step);
-      Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
-      ASSERT_TRUE(graph) << part.id << ": " << graph.status().reason();
+      const auto [part, graph] = ingested(folder, options, i);
       std::vector<double> expected;
       for (const auto& set : part.measured.at("holes"))
         for (int n = 0; n < set.at("count").get<int>(); ++n)
           expected.push_back(set.at("diameter").get<double>());
       std::sort(expected.begin(), expected.end());
-      const std::vector<double> found = data::part_facts(graph.value()).hole_diameters_mm;
+      const std::vector<double> found = data::part_facts(graph).hole_diameters_mm;
       ASSERT_EQ(found.size(), expected.size()) << family << " " << part.id;
       for (size_t h = 0; h < found.size(); ++h)
         EXPECT_NEAR(found[h], expected[h], 0.01 * expected[h] + 0.01) << family << " " << part.id;
@@ -143,31 +151,21 @@ TEST(PartFacts, TheCentralBoreOfStandardParts) {
   const std::vector<std::pair<std::string, std::string>> bored = {
       {"ball_bearing", "d"}, {"shaft_collar", "d1"}, {"gt2_pulley", "bore"},
       {"spur_gear", "bore"}, {"plain_washer", "d1"}, {"hex_nut", "D1"}};
-  for (const std::string& family : {std::string("hex_bolt"), std::string("dowel_pin")})
-    for (int64_t i = 0; i < 2; ++i) {
-      SynthOptions options;
-      options.kind = "standard";
-      options.seed = 4;
-      options.families = {family};
-      const SynthPart part = make_synth_part(options, i);
-      const auto file = folder / (part.id + ".step");
-      write_text_atomic(file, part.step);
-      Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
-      ASSERT_TRUE(graph) << part.id << ": " << graph.status().reason();
-      EXPECT_FALSE(data::central_bore_mm(graph.value())) << family << " " << part.id;
-    }
-  for (const auto& [family, key] : bored) {
-    SynthOptions options;
-    options.kind = "standard";
-    options.seed = 4;
+  SynthOptions options;
+  options.kind = "standard";
+  options.seed = 4;
+  for (const std::string& family : {std::string("hex_bolt"), std::string("dowel_pin")}) {
     options.families = {family};
     for (int64_t i = 0; i < 2; ++i) {
-      const SynthPart part = make_synth_part(options, i);
-      const auto file = folder / (part.id + ".step");
-      write_text_atomic(file, part.step);
-      Result<data::BRepGraph> graph = ingest_file(file, IngestOptions{});
-      ASSERT_TRUE(graph) << part.id << ": " << graph.status().reason();
-      const std::optional<double> bore = data::central_bore_mm(graph.value());
+      const auto [part, graph] = ingested(folder, options, i);
+      EXPECT_FALSE(data::central_bore_mm(graph)) << family << " " << part.id;
+    }
+  }
+  for (const auto& [family, key] : bored) {
+    options.families = {family};
+    for (int64_t i = 0; i < 2; ++i) {
+      const auto [part, graph] = ingested(folder, options, i);
+      const std::optional<double> bore = data::central_bore_mm(graph);
       const double expected = part.params.at("dims").at(key).get<double>();
       ASSERT_TRUE(bore) << family << " " << part.id;
       EXPECT_NEAR(*bore, expected, 0.01 * expected) << family << " " << part.id;
