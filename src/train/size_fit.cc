@@ -155,6 +155,77 @@ double r1_at(const ValidationRows& rows, double weight, double bore_weight) {
   return 1.0 - beaten.to(at::kDouble).mean().item<double>();
 }
 
+// Trains `head` on the captions' inputs towards their parts' sides (and
+// bores, with the bore side); the mean loss per epoch goes to report.nll.
+void train_head(model::SizeHead& head, const at::Tensor& inputs, const at::Tensor& sides,
+                const at::Tensor& bores, const SizeFitOptions& o, SizeFitReport& report) {
+  head->to(at::kCPU);
+  head->train();
+  torch::optim::AdamW optimizer(head->parameters(),
+                                torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  const int64_t n = inputs.size(0);
+  for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
+    const at::Tensor order = at::randperm(n, at::kLong);
+    double total = 0;
+    for (int64_t begin = 0; begin < n; begin += o.batch_size) {
+      const at::Tensor batch = order.narrow(0, begin, std::min(o.batch_size, n - begin));
+      const at::Tensor loss = head->nll(inputs.index_select(0, batch), sides.index_select(0, batch),
+                                        o.bore ? bores.index_select(0, batch) : at::Tensor());
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+      total += loss.item<double>() * static_cast<double>(batch.size(0));
+    }
+    report.nll.push_back(total / static_cast<double>(n));
+    if (!std::isfinite(report.nll.back()))
+      throw Error(format("fit-sizes: the size head's loss is {} at epoch {}; lower --lr",
+                         report.nll.back(), epoch + 1));
+    if ((epoch + 1) % 10 == 0 || epoch + 1 == o.epochs)
+      log::info("fit-sizes", "epoch {}: negative log likelihood {}", epoch + 1,
+                fixed(report.nll.back(), 3));
+  }
+  head->eval();
+}
+
+// Scores every candidate weight (with the bore side, every pair: the bore
+// may deserve less, or more, than the box) on the validation splits, and
+// keeps the best in report.weight and report.bore_weight.
+void choose_weights(const std::vector<ValidationRows>& validation, const SizeFitOptions& o,
+                    SizeFitReport& report) {
+  auto mean_r1 = [&](double weight, double bore_weight, std::vector<double>* each) {
+    double sum = 0;
+    for (const ValidationRows& rows : validation) {
+      const double r1 = r1_at(rows, weight, bore_weight);
+      if (each) each->push_back(r1);
+      sum += r1;
+    }
+    return sum / static_cast<double>(validation.size());
+  };
+  report.alone_mean = mean_r1(0.0, 0.0, nullptr);
+  const std::vector<double> bore_weights = o.bore ? o.weights : std::vector<double>{0.0};
+  double best = -1;
+  for (const double w : o.weights) {
+    SizeWeightScore best_here;
+    best_here.mean = -1;
+    for (const double wb : bore_weights) {
+      SizeWeightScore& s = report.scores.emplace_back();
+      s.weight = w;
+      s.bore_weight = wb;
+      s.mean = mean_r1(w, wb, &s.r1);
+      if (s.mean > best_here.mean) best_here = s;
+      if (s.mean > best) {
+        best = s.mean;
+        report.weight = w;
+        report.bore_weight = wb;
+      }
+    }
+    log::info("fit-sizes", "weight {}{}: validation R@1 {}% (without the block {}%)", w,
+              o.bore ? format(", bore weight {}", best_here.bore_weight) : std::string(),
+              fixed(100 * best_here.mean, 1), fixed(100 * report.alone_mean, 1));
+  }
+  if (!o.bore) report.bore_weight = report.weight;
+}
+
 }  // namespace
 
 SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& o) {
@@ -201,71 +272,13 @@ SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& o) {
   torch::manual_seed(o.seed);
   built.model->add_size_head(o.bins_per_decade, 1.0, o.bore);
   model::SizeHead head = built.model->size_head;
-  head->to(at::kCPU);
-  head->train();
-  torch::optim::AdamW optimizer(head->parameters(),
-                                torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
-  for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
-    const at::Tensor order = at::randperm(report.captions, at::kLong);
-    double total = 0;
-    for (int64_t begin = 0; begin < report.captions; begin += o.batch_size) {
-      const at::Tensor batch =
-          order.narrow(0, begin, std::min(o.batch_size, report.captions - begin));
-      const at::Tensor loss = head->nll(inputs.index_select(0, batch), sides.index_select(0, batch),
-                                        o.bore ? bores.index_select(0, batch) : at::Tensor());
-      optimizer.zero_grad();
-      loss.backward();
-      optimizer.step();
-      total += loss.item<double>() * static_cast<double>(batch.size(0));
-    }
-    report.nll.push_back(total / static_cast<double>(report.captions));
-    if (!std::isfinite(report.nll.back()))
-      throw Error(format("fit-sizes: the size head's loss is {} at epoch {}; lower --lr",
-                         report.nll.back(), epoch + 1));
-    if ((epoch + 1) % 10 == 0 || epoch + 1 == o.epochs)
-      log::info("fit-sizes", "epoch {}: negative log likelihood {}", epoch + 1,
-                fixed(report.nll.back(), 3));
-  }
-  head->eval();
+  train_head(head, inputs, sides, bores, o, report);
   head->to(built.model->brep_head->weight.device());
 
   std::vector<ValidationRows> validation;
   for (size_t f = 0; f < folders.size(); ++f)
     validation.push_back(validation_rows(built, folders[f], o.data[f]));
-  auto mean_r1 = [&](double weight, double bore_weight, std::vector<double>* each) {
-    double sum = 0;
-    for (const ValidationRows& rows : validation) {
-      const double r1 = r1_at(rows, weight, bore_weight);
-      if (each) each->push_back(r1);
-      sum += r1;
-    }
-    return sum / static_cast<double>(validation.size());
-  };
-  report.alone_mean = mean_r1(0.0, 0.0, nullptr);
-  // With the bore side, every pair of weights: the bore may deserve less
-  // (or more) than the box.
-  const std::vector<double> bore_weights = o.bore ? o.weights : std::vector<double>{0.0};
-  double best = -1;
-  for (const double w : o.weights) {
-    SizeWeightScore best_here;
-    best_here.mean = -1;
-    for (const double wb : bore_weights) {
-      SizeWeightScore& s = report.scores.emplace_back();
-      s.weight = w;
-      s.bore_weight = wb;
-      s.mean = mean_r1(w, wb, &s.r1);
-      if (s.mean > best_here.mean) best_here = s;
-      if (s.mean > best) {
-        best = s.mean;
-        report.weight = w;
-        report.bore_weight = wb;
-      }
-    }
-    log::info("fit-sizes", "weight {}{}: validation R@1 {}% (without the block {}%)", w,
-              o.bore ? format(", bore weight {}", best_here.bore_weight) : std::string(),
-              fixed(100 * best_here.mean, 1), fixed(100 * report.alone_mean, 1));
-  }
-  if (!o.bore) report.bore_weight = report.weight;
+  choose_weights(validation, o, report);
   built.model->set_size_weights(report.weight, report.bore_weight);
   built.config.two_tower.size_bins_per_decade = o.bins_per_decade;
   built.config.two_tower.size_weight = report.weight;
