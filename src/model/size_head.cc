@@ -106,8 +106,7 @@ int64_t size_bins(int64_t bins_per_decade) {
 }
 
 int64_t size_block_width(int64_t bins_per_decade, bool bore) {
-  const int64_t bins = size_bins(bins_per_decade);
-  return 3 * bins + (bore ? bins + 1 : 0);
+  return size_block_columns(size_bins(bins_per_decade), bore);
 }
 
 at::Tensor size_number_features(std::span<const std::string> texts, bool codes) {
@@ -228,7 +227,7 @@ at::Tensor SizeHeadImpl::probabilities(const at::Tensor& inputs) {
   const at::Tensor spread = p.log_spread.exp().clamp_min(half_bin);
   const at::Tensor z = (centres - p.mean.unsqueeze(-1)) / spread.unsqueeze(-1);
   const at::Tensor each = (-0.5 * z * z).softmax(-1);  // [n, sides, bins]
-  const at::Tensor box = each.narrow(1, 0, 3).reshape({inputs.size(0), 3 * bins_});
+  const at::Tensor box = each.narrow(1, 0, 3).reshape({inputs.size(0), box_width()});
   if (!bore_) return box;
   const at::Tensor has = p.bore_logit.sigmoid().unsqueeze(1);
   return at::cat({box, each.select(1, 3) * has, 1 - has}, 1);

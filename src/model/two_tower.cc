@@ -196,7 +196,7 @@ void TwoTowerImpl::set_size_weights(double weight, double bore_weight) {
 }
 
 at::Tensor TwoTowerImpl::block_scale(const at::Device& device) const {
-  const int64_t box = 3 * size_head->bins();
+  const int64_t box = size_head->box_width();
   at::Tensor scale = at::full({size_head->block_width()}, std::sqrt(options_.size_weight),
                               at::TensorOptions(at::kFloat).device(device));
   if (size_head->bore())

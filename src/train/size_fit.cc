@@ -122,7 +122,7 @@ ValidationRows validation_rows(model::BuiltModel& built, const data::PreparedDat
   // The head was added at weight 1 for both sides, so the block's columns
   // are p and q themselves.
   const int64_t d = built.model->options().embed_dim;
-  const int64_t box = 3 * built.model->size_head->bins();
+  const int64_t box = built.model->size_head->box_width();
   const int64_t bore = built.model->search_dim() - d - box;
   ValidationRows rows;
   rows.cosine = at::matmul(e.text.narrow(1, 0, d), e.brep.narrow(1, 0, d).t());

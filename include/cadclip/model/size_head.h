@@ -67,8 +67,12 @@ constexpr int64_t size_number_inputs(bool codes) {
 // Bins over [kSizeLogLow, kSizeLogHigh] at this many per decade (centres at
 // both ends): 114 at 25 per decade.
 int64_t size_bins(int64_t bins_per_decade);
-// The block's width: three sides of size_bins, and with the bore a fourth
-// and its "none" entry.
+// The block's width for `bins` per side: three sides, and with the bore a
+// fourth and its "none" entry.
+constexpr int64_t size_block_columns(int64_t bins, bool bore) {
+  return 3 * bins + (bore ? bins + 1 : 0);
+}
+// The same for bins of 1/bins_per_decade decade.
 int64_t size_block_width(int64_t bins_per_decade, bool bore);
 
 // The numbers a caption states, as the head reads them -> [n,
@@ -111,7 +115,9 @@ class SizeHeadImpl : public torch::nn::Module {
   int64_t bins() const { return bins_; }
   bool bore() const { return bore_; }
   int64_t sides() const { return bore_ ? 4 : 3; }
-  int64_t block_width() const { return 3 * bins_ + (bore_ ? bins_ + 1 : 0); }
+  int64_t block_width() const { return size_block_columns(bins_, bore_); }
+  // The block's first columns, the three box sides; the bore's follow.
+  int64_t box_width() const { return 3 * bins_; }
   // The width of the inputs it reads: embed_dim + size_number_inputs(bore()).
   int64_t input_width() const { return input_width_; }
 
@@ -132,8 +138,8 @@ class SizeHeadImpl : public torch::nn::Module {
   // the probability of one, the rest in its "none" entry.
   at::Tensor probabilities(const at::Tensor& inputs);
 
-  torch::nn::Sequential net{
-      nullptr};  // Linear, GELU, Linear, GELU, Linear(-> 6, or 9 with the bore)
+  // Linear, GELU, Linear, GELU, Linear(-> 6, or 9 with the bore)
+  torch::nn::Sequential net{nullptr};
 
  private:
   int64_t bins_;

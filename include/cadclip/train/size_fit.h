@@ -2,11 +2,12 @@
 //
 // The towers stay as they are; the size head learns, from the train split's
 // captions of each prepared folder, where each caption puts its part's three
-// box sides (and, with the bore, whether and where its central bore is) (by their likelihood, on
-// the captions' fixed embeddings), and the block's weight beside the cosine is chosen on the
-// folders' validation splits (the mean of their text->CAD R@1 over every caption). A caption that
-// states no number gets no block, so whatever the weight, a gallery searched without numbers ranks
-// as before.
+// box sides and, with the bore, whether and where its central bore is (by
+// their likelihood, on the captions' fixed embeddings), and the block's
+// weights beside the cosine are chosen on the folders' validation splits
+// (the mean of their text->CAD R@1 over every caption). A caption that
+// states no number gets no block, so whatever the weights, a gallery
+// searched without numbers ranks as before.
 #pragma once
 
 #include <cstdint>
