@@ -34,6 +34,9 @@ struct FitSizesCommandOptions {
   int64_t epochs = 60;
   int64_t batch_size = 128;
   double lr = 1e-3;
+  double weight_decay = train::SizeFitOptions{}.weight_decay;
+  int64_t select_every = train::SizeFitOptions{}.select_every;
+  double embedding_dropout = train::SizeFitOptions{}.embedding_dropout;
   uint64_t seed = 1;
   int threads = 0;  // LibTorch intra-op threads; 0: its default
 };
@@ -52,8 +55,14 @@ CADCLIP_OPTION_FIELDS(
      "bore)"),
     (weights, "Candidate weights of the size block beside the cosine; the best on validation wins"),
     (epochs, "Passes over the training captions"), (batch_size, "Captions per step"),
-    (lr, "AdamW learning rate of the size head"), (seed, "Seed of the head's start and order"),
-    (threads, "LibTorch threads (0: its default)"))
+    (lr, "AdamW learning rate of the size head"),
+    (weight_decay, "AdamW weight decay of the size head"),
+    (select_every,
+     "Score the validation splits every this many epochs and keep the best epoch's head (0: "
+     "keep the last)"),
+    (embedding_dropout,
+     "Dropout on the caption embedding the head reads beside the numbers, while it learns"),
+    (seed, "Seed of the head's start and order"), (threads, "LibTorch threads (0: its default)"))
 
 int run_fit_sizes(const FitSizesCommandOptions& o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
@@ -69,6 +78,9 @@ int run_fit_sizes(const FitSizesCommandOptions& o) {
   options.epochs = o.epochs;
   options.batch_size = o.batch_size;
   options.lr = o.lr;
+  options.weight_decay = o.weight_decay;
+  options.select_every = o.select_every;
+  options.embedding_dropout = o.embedding_dropout;
   options.seed = o.seed;
   const train::SizeFitReport report = train::fit_size_head(built, options);
   model::save_checkpoint(out, "last", built, {});
@@ -79,9 +91,10 @@ int run_fit_sizes(const FitSizesCommandOptions& o) {
   json["bore"] = o.bore;
   write_text_atomic(out / "size_fit.json", json.dump(2) + "\n");
   std::printf(
-      "size block fitted on %lld captions: weight %s%s, validation R@1 %s%% (without it %s%%); "
-      "wrote %s\n",
-      static_cast<long long>(report.captions), fixed(report.weight, 2).c_str(),
+      "size block fitted on %lld captions, kept epoch %lld: weight %s%s, validation R@1 %s%% "
+      "(without it %s%%); wrote %s\n",
+      static_cast<long long>(report.captions), static_cast<long long>(report.epoch),
+      fixed(report.weight, 2).c_str(),
       o.bore ? (", bore weight " + fixed(report.bore_weight, 2)).c_str() : "",
       fixed(100 * std::max_element(report.scores.begin(), report.scores.end(),
                                    [](const auto& a, const auto& b) { return a.mean < b.mean; })
@@ -106,6 +119,9 @@ void define_fit_sizes(CLI::App& command, Runner& run) {
   add_field(command, "--epochs", *o, o->epochs)->capture_default_str();
   add_field(command, "--batch-size", *o, o->batch_size)->capture_default_str();
   add_field(command, "--lr", *o, o->lr)->capture_default_str();
+  add_field(command, "--weight-decay", *o, o->weight_decay)->capture_default_str();
+  add_field(command, "--select-every", *o, o->select_every)->capture_default_str();
+  add_field(command, "--embedding-dropout", *o, o->embedding_dropout)->capture_default_str();
   add_field(command, "--seed", *o, o->seed)->capture_default_str();
   add_field(command, "--threads", *o, o->threads)->check(CLI::NonNegativeNumber);
   run = config.or_print([o] { return run_fit_sizes(*o); });

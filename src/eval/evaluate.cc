@@ -104,8 +104,13 @@ EvalReport evaluate(model::TwoTowerImpl& model, const text::Tokenizer& tokenizer
                                          });
   progress.finish();
   const Clock::time_point text_done = Clock::now();
-  report.embeddings = {std::move(brep.ids), std::move(brep.hashes), std::move(brep.brep),
-                       queries.ids(),       queries.query_levels(), queries.per_query(text)};
+  std::vector<std::string> query_texts;
+  query_texts.reserve(static_cast<size_t>(queries.size()));
+  for (int64_t q = 0; q < queries.size(); ++q)
+    query_texts.push_back(queries.texts()[static_cast<size_t>(queries.text_of(q))]);
+  report.embeddings = {std::move(brep.ids),   std::move(brep.hashes), std::move(brep.brep),
+                       queries.ids(),         queries.query_levels(), queries.per_query(text),
+                       std::move(query_texts)};
 
   const GeometryGroups groups(report.embeddings.gallery_hashes);
   report.distinct_geometry = groups.count();

@@ -2,6 +2,7 @@
 // tiny model finds parts that differ only in the size their captions state.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -13,8 +14,10 @@
 #include "cadclip/core/error.h"
 #include "cadclip/core/format.h"
 #include "cadclip/data/captions.h"
+#include "cadclip/data/prepared.h"
 #include "cadclip/data/shard.h"
 #include "cadclip/data/splits.h"
+#include "cadclip/eval/evaluate.h"
 #include "cadclip/model/checkpoint_io.h"
 #include "cadclip/model/text_embedding.h"
 #include "cadclip/train/size_fit.h"
@@ -24,6 +27,12 @@ namespace cadclip::train {
 namespace {
 
 namespace fs = std::filesystem;
+
+double best_score_mean(const SizeFitReport& report) {
+  double best = -1;
+  for (const SizeWeightScore& s : report.scores) best = std::max(best, s.mean);
+  return best;
+}
 
 // Parts of one shape in many sizes: part i is a cube whose side is
 // log-uniform from 2 mm to 2 m; its caption states the side. Every fourth
@@ -120,6 +129,46 @@ TEST(SizeFit, AReleasedModelKeepsItsSizeBlock) {
   fs::remove_all(data);
 }
 
+// The validation splits score the head every few epochs; the head kept is
+// the best-scoring one, not the last: the model evaluated afresh scores what
+// that round scored. Embedding dropout leaves the fit working.
+TEST(SizeFit, KeepsTheHeadOfTheEpochThatScoredBest) {
+  const fs::path data = write_sized_parts("cadclip_size_fit_select", 80);
+  torch::manual_seed(7);
+  model::BuiltModel built = model::build_model(testing::tiny_model_config(24));
+  SizeFitOptions o;
+  o.data = {data.string()};
+  o.epochs = 24;
+  o.select_every = 5;
+  o.batch_size = 16;
+  o.lr = 3e-3;  // fast enough that the rounds differ
+  o.weights = {0.5, 2.0};
+  o.embedding_dropout = 0.5;
+  const SizeFitReport report = fit_size_head(built, o);
+  // Epochs 5, 10, 15, 20 and the last, 24.
+  ASSERT_EQ(report.rounds.size(), 5u);
+  EXPECT_EQ(report.rounds.back().epoch, 24);
+  double best = -1;
+  int64_t best_epoch = 0;
+  for (const SizeFitRound& r : report.rounds) {
+    if (r.mean > best) {
+      best = r.mean;
+      best_epoch = r.epoch;
+    }
+  }
+  EXPECT_EQ(report.epoch, best_epoch);
+  EXPECT_DOUBLE_EQ(best_score_mean(report), best);
+
+  const data::PreparedData prepared = data::open_prepared({data});
+  eval::EvalOptions options;
+  options.split = "validation";
+  const eval::EvalReport fresh = eval::evaluate(
+      *built.model, *built.text.tokenizer, built.text.max_length, prepared.dataset,
+      prepared.captions.captions, prepared.splits.of(data::Split::kValidation), options);
+  EXPECT_NEAR(eval::mean_text_to_cad_r1(fresh), best, 1e-9);
+  fs::remove_all(data);
+}
+
 TEST(SizeFit, RefusesAFolderWithoutATrainSplitAndBadOptions) {
   SizeFitOptions o;
   EXPECT_THROW(o.validate(), Error);  // no --data
@@ -129,6 +178,14 @@ TEST(SizeFit, RefusesAFolderWithoutATrainSplitAndBadOptions) {
   o.weights = {0.2};
   o.epochs = 0;
   EXPECT_THROW(o.validate(), Error);
+  o.epochs = 1;
+  o.select_every = -1;
+  EXPECT_THROW(o.validate(), Error);
+  o.select_every = 0;
+  o.embedding_dropout = 1.0;
+  EXPECT_THROW(o.validate(), Error);
+  o.embedding_dropout = 0.5;
+  EXPECT_NO_THROW(o.validate());
 }
 
 }  // namespace

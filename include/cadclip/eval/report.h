@@ -32,6 +32,7 @@ struct EvalEmbeddings {
   std::vector<std::string> query_ids;       // [Q] the model each caption describes
   std::vector<std::string> query_levels;    // [Q]
   at::Tensor text;                          // [Q, d] fp32 CPU, as brep
+  std::vector<std::string> query_texts;     // [Q] the caption each query is
 };
 
 struct EvalReport {

@@ -5,7 +5,8 @@
 // box sides and, with the bore, whether and where its central bore is (by
 // their likelihood, on the captions' fixed embeddings), and the block's
 // weights beside the cosine are chosen on the folders' validation splits
-// (the mean of their text->CAD R@1 over every caption). A caption that
+// (the mean of their text->CAD R@1 over every caption), as is the epoch
+// whose head is kept. A caption that
 // states no number gets no block, so whatever the weights, a gallery
 // searched without numbers ranks as before.
 #pragma once
@@ -30,6 +31,14 @@ struct SizeFitOptions {
   int64_t batch_size = 128;  // captions per step
   double lr = 1e-3;          // AdamW
   double weight_decay = 0.01;
+  // Every this many epochs (and after the last) the validation splits score
+  // the head; the best epoch's head is kept. 0: only after the last.
+  int64_t select_every = 10;
+  // Dropout on the caption embedding's columns of the head's inputs while it
+  // learns (the numbers it reads stay whole): the embedding tells a caption
+  // it saw from one it did not, so without it the head recalls the table
+  // rows it trained on rather than reading a new row's numbers.
+  double embedding_dropout = 0.0;
   uint64_t seed = 1;
   int64_t text_batch = 64;  // captions per text tower pass
 
@@ -45,12 +54,20 @@ struct SizeWeightScore {
   double mean = 0;
 };
 
+// The validation splits' best mean R@1 (over the weights) after one epoch.
+struct SizeFitRound {
+  int64_t epoch = 0;
+  double mean = 0;
+};
+
 struct SizeFitReport {
   int64_t captions = 0;                 // training captions
   int64_t captions_with_numbers = 0;    // of them, those stating a number
   std::vector<double> nll;              // mean negative log likelihood after each epoch
   double alone_mean = 0;                // validation R@1 without the block (weight 0)
-  std::vector<SizeWeightScore> scores;  // per candidate weight
+  std::vector<SizeFitRound> rounds;     // each time the validation splits scored the head
+  int64_t epoch = 0;                    // the epoch whose head was kept
+  std::vector<SizeWeightScore> scores;  // per candidate weight, at that epoch
   double weight = 0;                    // the one chosen
   double bore_weight = 0;               // the bore side's, chosen with it (= weight without)
   double seconds = 0;
