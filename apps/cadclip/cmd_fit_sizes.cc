@@ -4,7 +4,6 @@
 #include <ATen/Parallel.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -28,16 +27,17 @@ struct FitSizesCommandOptions {
   std::string checkpoint;         // the trained model: pointer, folder or run folder
   std::vector<std::string> data;  // prepared folders
   std::string out;                // run folder written: checkpoints/last.json, size_fit.json
-  int64_t bins_per_decade = 25;
+  // The library's defaults.
+  int64_t bins_per_decade = train::SizeFitOptions{}.bins_per_decade;
   bool bore = false;
   std::vector<double> weights = train::SizeFitOptions{}.weights;
-  int64_t epochs = 60;
-  int64_t batch_size = 128;
-  double lr = 1e-3;
+  int64_t epochs = train::SizeFitOptions{}.epochs;
+  int64_t batch_size = train::SizeFitOptions{}.batch_size;
+  double lr = train::SizeFitOptions{}.lr;
   double weight_decay = train::SizeFitOptions{}.weight_decay;
   int64_t select_every = train::SizeFitOptions{}.select_every;
   double embedding_dropout = train::SizeFitOptions{}.embedding_dropout;
-  uint64_t seed = 1;
+  uint64_t seed = train::SizeFitOptions{}.seed;
   int threads = 0;  // LibTorch intra-op threads; 0: its default
 };
 
@@ -96,12 +96,8 @@ int run_fit_sizes(const FitSizesCommandOptions& o) {
       static_cast<long long>(report.captions), static_cast<long long>(report.epoch),
       fixed(report.weight, 2).c_str(),
       o.bore ? (", bore weight " + fixed(report.bore_weight, 2)).c_str() : "",
-      fixed(100 * std::max_element(report.scores.begin(), report.scores.end(),
-                                   [](const auto& a, const auto& b) { return a.mean < b.mean; })
-                      ->mean,
-            1)
-          .c_str(),
-      fixed(100 * report.alone_mean, 1).c_str(), (out / "checkpoints" / "last.json").c_str());
+      fixed(100 * report.validation_mean, 1).c_str(), fixed(100 * report.alone_mean, 1).c_str(),
+      (out / "checkpoints" / "last.json").c_str());
   return kExitOk;
 }
 

@@ -63,6 +63,7 @@ void to_json(nlohmann::json& json, const SizeFitReport& report) {
           {"validation_r1_by_weight", scores},
           {"validation_r1_by_epoch", rounds},
           {"epoch", report.epoch},
+          {"validation_r1", report.validation_mean},
           {"weight", report.weight},
           {"bore_weight", report.bore_weight},
           {"seconds", report.seconds}};
@@ -281,6 +282,7 @@ void train_head(model::SizeHead& head, const at::Tensor& inputs, const at::Tenso
               epoch, fixed(report.nll.back(), 3), fixed(100 * top.mean, 1), top.weight);
     if (top.mean <= best) continue;
     best = top.mean;
+    report.validation_mean = top.mean;
     report.epoch = epoch;
     report.weight = top.weight;
     report.bore_weight = o.bore ? top.bore_weight : top.weight;

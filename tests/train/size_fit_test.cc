@@ -157,6 +157,9 @@ TEST(SizeFit, KeepsTheHeadOfTheEpochThatScoredBest) {
     }
   }
   EXPECT_EQ(report.epoch, best_epoch);
+  // An earlier epoch won, so the head kept is not the one training ended with.
+  EXPECT_LT(report.epoch, o.epochs);
+  EXPECT_DOUBLE_EQ(report.validation_mean, best);
   EXPECT_DOUBLE_EQ(best_score_mean(report), best);
 
   const data::PreparedData prepared = data::open_prepared({data});
