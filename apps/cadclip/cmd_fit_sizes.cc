@@ -30,6 +30,7 @@ struct FitSizesCommandOptions {
   // The library's defaults.
   int64_t bins_per_decade = train::SizeFitOptions{}.bins_per_decade;
   bool bore = false;
+  bool pointer = train::SizeFitOptions{}.pointer;
   std::vector<double> weights = train::SizeFitOptions{}.weights;
   int64_t epochs = train::SizeFitOptions{}.epochs;
   int64_t batch_size = train::SizeFitOptions{}.batch_size;
@@ -53,6 +54,9 @@ CADCLIP_OPTION_FIELDS(
      "A fourth side: the part's central bore (the smallest round hole on an axis through the "
      "box's centre), and the head reads 3-4 digit codes' last digits (a 6005 bearing's 25 mm "
      "bore)"),
+    (pointer,
+     "Each side's mean points at one of the numbers the caption states (or 10 mm) plus an "
+     "offset, so a size never trained on carries over (--no-pointer: the MLP gives the mean)"),
     (weights, "Candidate weights of the size block beside the cosine; the best on validation wins"),
     (epochs, "Passes over the training captions"), (batch_size, "Captions per step"),
     (lr, "AdamW learning rate of the size head"),
@@ -74,6 +78,7 @@ int run_fit_sizes(const FitSizesCommandOptions& o) {
   options.data = o.data;
   options.bins_per_decade = o.bins_per_decade;
   options.bore = o.bore;
+  options.pointer = o.pointer;
   options.weights = o.weights;
   options.epochs = o.epochs;
   options.batch_size = o.batch_size;
@@ -89,6 +94,7 @@ int run_fit_sizes(const FitSizesCommandOptions& o) {
   json["data"] = o.data;
   json["bins_per_decade"] = o.bins_per_decade;
   json["bore"] = o.bore;
+  json["pointer"] = o.pointer;
   write_text_atomic(out / "size_fit.json", json.dump(2) + "\n");
   std::printf(
       "size block fitted on %lld captions, kept epoch %lld: weight %s%s, validation R@1 %s%% "
@@ -111,6 +117,7 @@ void define_fit_sizes(CLI::App& command, Runner& run) {
   add_field(command, "--out", *o, o->out)->required();
   add_field(command, "--bins-per-decade", *o, o->bins_per_decade)->capture_default_str();
   add_switch(command, "--bore", *o, o->bore);
+  add_switch(command, "!--no-pointer", *o, o->pointer);
   add_field(command, "--weights", *o, o->weights)->delimiter(',');
   add_field(command, "--epochs", *o, o->epochs)->capture_default_str();
   add_field(command, "--batch-size", *o, o->batch_size)->capture_default_str();

@@ -80,7 +80,10 @@ CADCLIP_OPTION_FIELDS(
     (size_bore,
      "Whether the size block places the part's central bore as well as its box (cadclip "
      "fit-sizes --bore)"),
-    (size_bore_weight, "Weight of the size block's bore side beside the cosine"))
+    (size_bore_weight, "Weight of the size block's bore side beside the cosine"),
+    (size_pointer,
+     "Whether the size head's means point at the numbers a caption states (cadclip fit-sizes "
+     "does so unless --no-pointer)"))
 CADCLIP_FIELD_HELP(ModelConfig, (brep, "The B-Rep tower"),
                    (two_tower, "Heads, temperature, text precision"),
                    (text_folder,

@@ -180,14 +180,42 @@ at::Tensor part_size_block(std::span<const data::BRepGraph* const> graphs, int64
   return bore ? at::cat({block, bore_bin_weights(bores, bins)}, 1) : block;
 }
 
-SizeHeadImpl::SizeHeadImpl(int64_t embed_dim, int64_t bins_per_decade, bool bore)
+SizeHeadImpl::SizeHeadImpl(int64_t embed_dim, int64_t bins_per_decade, bool bore, bool pointer)
     : bins_(size_bins(bins_per_decade)),
       bore_(bore),
+      pointer_(pointer),
       input_width_(embed_dim + size_number_inputs(bore)) {
   namespace nn = torch::nn;
+  const int64_t outputs =
+      2 * sides() + (bore ? 1 : 0) + (pointer ? sides() * kSizePointerSlots : 0);
   net = register_module("net", nn::Sequential(nn::Linear(input_width_, kHidden), nn::GELU(),
                                               nn::Linear(kHidden, kHidden), nn::GELU(),
-                                              nn::Linear(kHidden, 2 * sides() + (bore ? 1 : 0))));
+                                              nn::Linear(kHidden, outputs)));
+}
+
+at::Tensor SizeHeadImpl::pointer_mean(const at::Tensor& inputs, const at::Tensor& out,
+                                      const at::Tensor& offset) const {
+  // The slots' log10 sizes and presence, read back from size_number_features'
+  // columns: in order, presence and log10 / 3 lead each kSizeInOrderFeatures;
+  // the largest, each kSizeValueFeatures; 10 mm last, always present.
+  const int64_t base = input_width_ - size_number_inputs(bore_);
+  const int64_t n = inputs.size(0);
+  const at::Tensor in_order =
+      inputs.narrow(1, base, kSizeNumbers * kSizeInOrderFeatures).view({n, kSizeNumbers, -1});
+  const at::Tensor largest =
+      inputs
+          .narrow(1, base + kSizeNumbers * kSizeInOrderFeatures, kSizeLargest * kSizeValueFeatures)
+          .view({n, kSizeLargest, -1});
+  const at::Tensor ten_mm = at::ones({n, 1}, inputs.options());
+  const at::Tensor present =
+      at::cat({in_order.select(2, 0), largest.select(2, 0), ten_mm}, 1).gt(0.5);  // [n, slots]
+  const at::Tensor values =
+      at::cat({in_order.select(2, 1) * 3, largest.select(2, 1) * 3, ten_mm}, 1);
+  const at::Tensor logits =
+      out.narrow(1, out.size(1) - sides() * kSizePointerSlots, sides() * kSizePointerSlots)
+          .view({n, sides(), kSizePointerSlots})
+          .masked_fill(present.logical_not().unsqueeze(1), -1e9);
+  return (logits.softmax(-1) * values.unsqueeze(1)).sum(-1) + offset;
 }
 
 SizeHeadImpl::Prediction SizeHeadImpl::forward(const at::Tensor& inputs) {
@@ -195,8 +223,11 @@ SizeHeadImpl::Prediction SizeHeadImpl::forward(const at::Tensor& inputs) {
                 "SizeHead: inputs of input_width()");
   const at::Tensor out = net->forward(inputs);
   const at::Tensor pairs = out.narrow(1, 0, 2 * sides()).view({-1, sides(), 2});
-  // Centred on 10 mm at the start; the spread between a micrometre and 100 decades.
-  Prediction p{pairs.select(-1, 0) + 1.0, pairs.select(-1, 1).clamp(-6, 2), {}};
+  // Centred on 10 mm at the start (or on the stated numbers, with the
+  // pointer); the spread between a micrometre and 100 decades.
+  const at::Tensor mean =
+      pointer_ ? pointer_mean(inputs, out, pairs.select(-1, 0)) : pairs.select(-1, 0) + 1.0;
+  Prediction p{mean, pairs.select(-1, 1).clamp(-6, 2), {}};
   if (bore_) p.bore_logit = out.select(1, 2 * sides());
   return p;
 }

@@ -81,6 +81,11 @@ void TwoTowerOptions::validate() const {
         "TwoTowerOptions.size_bore is true without a size block: set size_bins_per_decade too "
         "(cadclip fit-sizes --bore does both)");
   }
+  if (size_pointer && size_bins_per_decade == 0) {
+    throw Error(
+        "TwoTowerOptions.size_pointer is true without a size block: set size_bins_per_decade "
+        "too (cadclip fit-sizes does both)");
+  }
   if (!(init_temperature > 0)) {
     throw Error(
         format("TwoTowerOptions.init_temperature = {} is invalid: it must be positive "
@@ -128,9 +133,9 @@ TwoTowerImpl::TwoTowerImpl(BRepEncoder brep, torch::nn::AnyModule text, int64_t 
   log_logit_scale = register_parameter(
       "log_logit_scale", at::full({}, std::log(1.0 / options_.init_temperature), at::kFloat));
   if (options_.size_bins_per_decade > 0) {
-    size_head = register_module(
-        "size_head",
-        SizeHead(options_.embed_dim, options_.size_bins_per_decade, options_.size_bore));
+    size_head =
+        register_module("size_head", SizeHead(options_.embed_dim, options_.size_bins_per_decade,
+                                              options_.size_bore, options_.size_pointer));
   }
   if (options_.text_space == TextSpace::kLocked) return;  // nothing trained on the text side
   int64_t head_input = text_width_;
@@ -174,14 +179,15 @@ torch::Tensor TwoTowerImpl::encode_brep(const std::vector<data::BRepGraph>& grap
   return encode_brep(std::span<const data::BRepGraph* const>(pointers));
 }
 
-void TwoTowerImpl::add_size_head(int64_t bins_per_decade, double weight, bool bore) {
+void TwoTowerImpl::add_size_head(int64_t bins_per_decade, double weight, bool bore, bool pointer) {
   TwoTowerOptions changed = options_;
   changed.size_bins_per_decade = bins_per_decade;
   changed.size_weight = weight;
   changed.size_bore = bore;
   changed.size_bore_weight = weight;
+  changed.size_pointer = pointer;
   changed.validate();
-  SizeHead head(changed.embed_dim, bins_per_decade, bore);
+  SizeHead head(changed.embed_dim, bins_per_decade, bore, pointer);
   head->to(brep_head->weight.device());
   size_head = size_head ? replace_module("size_head", head) : register_module("size_head", head);
   options_ = changed;

@@ -342,7 +342,7 @@ SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& o) {
   // The head at weight 1, so that the parts' block columns are q itself; the
   // validation splits are embedded once, before it learns.
   torch::manual_seed(o.seed);
-  built.model->add_size_head(o.bins_per_decade, 1.0, o.bore);
+  built.model->add_size_head(o.bins_per_decade, 1.0, o.bore, o.pointer);
   model::SizeHead head = built.model->size_head;
   std::vector<ValidationSplit> validation;
   for (size_t f = 0; f < folders.size(); ++f)
@@ -361,6 +361,7 @@ SizeFitReport fit_size_head(model::BuiltModel& built, const SizeFitOptions& o) {
   built.config.two_tower.size_weight = report.weight;
   built.config.two_tower.size_bore_weight = report.bore_weight;
   built.config.two_tower.size_bore = o.bore;
+  built.config.two_tower.size_pointer = o.pointer;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log::info("fit-sizes", "kept the head of epoch {}; chose weight {}{} in {} s", report.epoch,
             report.weight, o.bore ? format(", bore weight {}", report.bore_weight) : std::string(),

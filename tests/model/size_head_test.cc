@@ -11,6 +11,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
+#include <torch/nn/modules/linear.h>
 
 #include "cadclip/core/error.h"
 #include "cadclip/model/checkpoint_io.h"
@@ -166,6 +167,52 @@ TEST(SizeHead, GivesEachSideAProbabilityOverTheBinsAroundItsMean) {
             head->nll(inputs, mean.detach() + 0.5).item<double>());
 }
 
+// With the pointer, a side whose logits pick a stated number (by its place
+// in the sentence or among the largest) has that number's size as its mean
+// (plus the offset), to the float; a caption that states fewer numbers is
+// never pointed at one it lacks.
+TEST(SizeHead, WithThePointerASideIsTheStatedNumberItPicks) {
+  SizeHead head(8, 25, /*bore=*/false, /*pointer=*/true);
+  auto last = head->net->ptr<torch::nn::LinearImpl>(4);
+  ASSERT_EQ(last->bias.size(0), 2 * 3 + 3 * kSizePointerSlots);
+  {
+    torch::NoGradGuard no_grad;
+    last->weight.zero_();
+    last->bias.zero_();
+    // Side 0 picks the first number in order, side 1 the largest and adds a
+    // tenth of a decade, side 2 the second largest.
+    const at::Tensor logits = last->bias.narrow(0, 6, 3 * kSizePointerSlots).view({3, -1});
+    logits[0][0] = 50;
+    logits[1][kSizeNumbers] = 50;
+    logits[2][kSizeNumbers + 1] = 50;
+    last->bias[2] = 0.1;
+  }
+  const std::vector<std::string> texts = {"10 mm dowel pin 95 mm long",
+                                          "dowel pin 95 mm long, 10 mm thick", "a 12 mm pin",
+                                          "a round pin"};
+  const at::Tensor inputs = at::cat({at::zeros({4, 8}), size_number_features(texts)}, 1);
+  const at::Tensor mean = head->forward(inputs).mean;
+  const double d95 = std::log10(95.0);
+  const double d12 = std::log10(12.0);
+  EXPECT_NEAR(mean[0][0].item<double>(), 1.0, 1e-5);
+  EXPECT_NEAR(mean[1][0].item<double>(), d95, 1e-5);
+  for (int64_t row = 0; row < 2; ++row) {
+    EXPECT_NEAR(mean[row][1].item<double>(), d95 + 0.1, 1e-5);
+    EXPECT_NEAR(mean[row][2].item<double>(), 1.0, 1e-5);
+  }
+  EXPECT_NEAR(mean[2][0].item<double>(), d12, 1e-5);
+  EXPECT_NEAR(mean[2][1].item<double>(), d12 + 0.1, 1e-5);
+  // One number: no second largest, so side 2 spreads evenly over the slots
+  // that are there: the number in order, as the largest, and 10 mm.
+  EXPECT_NEAR(mean[2][2].item<double>(), (2 * d12 + 1) / 3, 1e-5);
+  // No number: 10 mm, as the head without the pointer starts.
+  for (int64_t side = 0; side < 3; ++side)
+    EXPECT_NEAR(mean[3][side].item<double>(), side == 1 ? 1.1 : 1.0, 1e-5);
+  TwoTowerOptions pointer_alone;
+  pointer_alone.size_pointer = true;  // a pointer without a block
+  EXPECT_THROW(pointer_alone.validate(), Error);
+}
+
 TEST(SizeBins, ABoreSitsInTheBinsAndNoBoreInItsOwnEntry) {
   const int64_t bins = size_bins(25);
   const at::Tensor bores =
@@ -318,9 +365,10 @@ TEST_F(SizeBlock, WithTheBoreInnerProductsAddTheBoreSide) {
 }
 
 TEST_F(SizeBlock, ACheckpointKeepsTheSizeHeadAndItsSettings) {
-  built_.model->add_size_head(10, 0.5);
+  built_.model->add_size_head(10, 0.5, /*bore=*/false, /*pointer=*/true);
   built_.config.two_tower.size_bins_per_decade = 10;
   built_.config.two_tower.size_weight = 0.5;
+  built_.config.two_tower.size_pointer = true;
   const fs::path run = fs::temp_directory_path() / "cadclip_size_block_checkpoint";
   fs::remove_all(run);
   save_checkpoint(run, "last", built_, {});
@@ -328,6 +376,7 @@ TEST_F(SizeBlock, ACheckpointKeepsTheSizeHeadAndItsSettings) {
   ASSERT_TRUE(loaded.model->size_head);
   EXPECT_EQ(loaded.model->options().size_bins_per_decade, 10);
   EXPECT_DOUBLE_EQ(loaded.model->options().size_weight, 0.5);
+  EXPECT_TRUE(loaded.model->size_head->pointer());
   std::vector<data::BRepGraph> graphs = {testing::random_graph(4, 7)};
   graphs[0].bbox_mm = {0, 0, 0, 3, 4, 5};
   c10::InferenceMode inference;
@@ -342,6 +391,7 @@ TEST(SizeBlockConfig, OlderConfigsHaveNoSizeBlock) {
   from_json(nlohmann::json::parse(R"({"two_tower": {"embed_dim": 16}})"), config);
   EXPECT_EQ(config.two_tower.size_bins_per_decade, 0);
   EXPECT_FALSE(config.two_tower.size_bore);
+  EXPECT_FALSE(config.two_tower.size_pointer);
   config.two_tower.size_bins_per_decade = 25;
   config.two_tower.size_weight = 0.2;
   config.two_tower.size_bore = true;

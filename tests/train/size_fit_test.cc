@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <c10/core/InferenceMode.h>
@@ -89,19 +90,22 @@ TEST(SizeFit, FindsPartsThatDifferOnlyInTheSizeTheirCaptionsState) {
 }
 
 // With and without the bore side (which a random graph, having no round
-// hole, fills with its "none" entry).
+// hole, fills with its "none" entry), with and without the pointer.
 TEST(SizeFit, AReleasedModelKeepsItsSizeBlock) {
   const fs::path data = write_sized_parts("cadclip_size_fit_release", 40);
-  for (const bool bore : {false, true}) {
-    SCOPED_TRACE(bore ? "with the bore" : "box only");
+  for (const auto& [bore, points] : {std::pair{false, true}, {true, true}, {false, false}}) {
+    SCOPED_TRACE(std::string(bore ? "with the bore" : "box only") +
+                 (points ? ", pointer" : ", no pointer"));
     torch::manual_seed(6);
     model::BuiltModel built = model::build_model(testing::tiny_model_config(24));
     SizeFitOptions o;
     o.data = {data.string()};
     o.epochs = 2;
     o.bore = bore;
+    o.pointer = points;
     const SizeFitReport report = fit_size_head(built, o);
     EXPECT_EQ(built.config.two_tower.size_bore, bore);
+    EXPECT_EQ(built.config.two_tower.size_pointer, points);
     // With the bore, every pair of candidate weights was scored.
     EXPECT_EQ(report.scores.size(), bore ? o.weights.size() * o.weights.size() : o.weights.size());
     EXPECT_DOUBLE_EQ(built.model->options().size_bore_weight, report.bore_weight);
@@ -116,6 +120,7 @@ TEST(SizeFit, AReleasedModelKeepsItsSizeBlock) {
     model::BuiltModel released = model::load_model_from_checkpoint(pointer);
     ASSERT_TRUE(released.model->size_head);
     EXPECT_EQ(released.model->size_head->bore(), bore);
+    EXPECT_EQ(released.model->size_head->pointer(), points);
     EXPECT_EQ(released.model->search_dim(), built.model->search_dim());
     const std::vector<std::string> texts = {"a cube block 12 mm wide", "a cube block"};
     c10::InferenceMode inference;

@@ -59,6 +59,10 @@ inline constexpr int64_t kSizeNumberInputs =
 // the number's size gives.
 inline constexpr int64_t kSizeCodeFeatures = 1 + 2 * kSizeValueFeatures;
 inline constexpr int64_t kSizeCodeInputs = kSizeNumbers * kSizeCodeFeatures;
+// With the pointer (SizeHeadImpl), each side's mean is a mixture of the
+// stated numbers' log10 sizes (the first kSizeNumbers in order, the
+// kSizeLargest largest) and of 10 mm, plus an offset.
+inline constexpr int64_t kSizePointerSlots = kSizeNumbers + kSizeLargest + 1;
 // What the head reads of a caption's numbers, with or without the codes.
 constexpr int64_t size_number_inputs(bool codes) {
   return kSizeNumberInputs + (codes ? kSizeCodeInputs : 0);
@@ -109,11 +113,13 @@ class SizeHeadImpl : public torch::nn::Module {
   static constexpr int64_t kHidden = 512;
 
   // embed_dim: the width of the text embedding it reads beside the numbers;
-  // bore: a fourth side, the central bore (and the codes among the numbers).
-  SizeHeadImpl(int64_t embed_dim, int64_t bins_per_decade, bool bore = false);
+  // bore: a fourth side, the central bore (and the codes among the numbers);
+  // pointer: each side's mean points at the stated numbers (below).
+  SizeHeadImpl(int64_t embed_dim, int64_t bins_per_decade, bool bore = false, bool pointer = false);
 
   int64_t bins() const { return bins_; }
   bool bore() const { return bore_; }
+  bool pointer() const { return pointer_; }
   int64_t sides() const { return bore_ ? 4 : 3; }
   int64_t block_width() const { return size_block_columns(bins_, bore_); }
   // The block's first columns, the three box sides; the bore's follow.
@@ -138,12 +144,26 @@ class SizeHeadImpl : public torch::nn::Module {
   // the probability of one, the rest in its "none" entry.
   at::Tensor probabilities(const at::Tensor& inputs);
 
-  // Linear, GELU, Linear, GELU, Linear(-> 6, or 9 with the bore)
+  // Linear, GELU, Linear, GELU, Linear(-> 6, or 9 with the bore; with the
+  // pointer, kSizePointerSlots more per side)
   torch::nn::Sequential net{nullptr};
 
  private:
+  // Without the pointer a side's mean is the MLP's output (plus 1: 10 mm).
+  // With it, the MLP also gives per side a softmax over kSizePointerSlots
+  // (the numbers the caption states, and 10 mm), and the mean is that
+  // mixture of their log10 sizes plus the MLP's output as an offset. Most
+  // sides of a standard part are a stated number or a fixed ratio of one
+  // ("10 mm dowel pin 95 mm long" is 10 x 10 x 95; an M8 bolt's head is
+  // 13 across flats, 1.6 x 8), which the pointer carries over exactly to a
+  // size the head never saw, where an MLP's output interpolates between the
+  // sizes it was trained on and lands between two table rows.
+  at::Tensor pointer_mean(const at::Tensor& inputs, const at::Tensor& out,
+                          const at::Tensor& offset) const;
+
   int64_t bins_;
   bool bore_;
+  bool pointer_;
   int64_t input_width_;
 };
 TORCH_MODULE(SizeHead);

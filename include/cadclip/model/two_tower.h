@@ -63,6 +63,9 @@ struct TwoTowerOptions {
   // with a weight of its own (both chosen on validation by fit-sizes).
   bool size_bore = false;
   double size_bore_weight = 0.2;
+  // Whether the size head's means point at the caption's stated numbers
+  // (model/size_head.h, SizeHeadImpl::pointer_mean).
+  bool size_pointer = false;
 
   // Throws cadclip::Error naming the field when a value is out of range.
   void validate() const;
@@ -135,9 +138,11 @@ class TwoTowerImpl : public torch::nn::Module {
   // compares sizes).
   torch::Tensor as_part_query(const torch::Tensor& parts) const;
   // Gives the model a fresh size head (replacing one it has) with bins of
-  // 1/bins_per_decade decade, with or without the bore side, and sets the
-  // block's weight, the bore's as well (train/size_fit.h).
-  void add_size_head(int64_t bins_per_decade, double weight, bool bore = false);
+  // 1/bins_per_decade decade, with or without the bore side and the pointer
+  // (model/size_head.h), and sets the block's weight, the bore's as well
+  // (train/size_fit.h).
+  void add_size_head(int64_t bins_per_decade, double weight, bool bore = false,
+                     bool pointer = false);
   // The block's weights: the box's and (with the bore side) the bore's.
   void set_size_weights(double weight, double bore_weight);
   // Whether encode_text needs the texts' quantities (a quantity branch is built).

@@ -24,6 +24,10 @@ struct SizeFitOptions {
   std::vector<std::string> data;  // prepared folders: train splits fit, validation splits choose
   int64_t bins_per_decade = 25;
   bool bore = false;  // the block's fourth side, the central bore (model/size_head.h)
+  // The head's means point at the stated numbers (model/size_head.h): the
+  // held-out table rows and the family parts find their sizes far more often
+  // (docs/RESULTS.md, "The pointer and the bore").
+  bool pointer = true;
   // Candidate weights of the block beside the cosine; the best on validation is kept.
   std::vector<double> weights = {0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0};
   int64_t epochs = 60;       // passes over the training captions
