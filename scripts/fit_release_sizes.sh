@@ -13,9 +13,9 @@
 # (environment):
 #   SIZES_EXPORT (models)   where the model is exported; "" = not exported
 #   SIZES_DATA (DIR/data)   the prepared data
-#   SIZES_BORE (0)          1: the block's fourth side, the central bore
-#                           (`fit-sizes --bore`; measured, not released:
-#                           docs/RESULTS.md, "The bore"); 0: the box alone
+#   SIZES_BORE (1)          1: the block's fourth side, the central bore
+#                           (`fit-sizes --bore`, released: docs/RESULTS.md,
+#                           "The pointer and the bore"); 0: the box alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 checkpoint=${1:?usage: scripts/fit_release_sizes.sh CHECKPOINT [DIR]}
@@ -26,7 +26,7 @@ cadclip=${CADCLIP_BIN:-build/release/apps/cadclip}
 export_to=${SIZES_EXPORT-models}
 data=${SIZES_DATA:-$dir/data}
 bore_flag=()
-[ "${SIZES_BORE:-0}" = 1 ] && bore_flag=(--bore)
+[ "${SIZES_BORE:-1}" = 1 ] && bore_flag=(--bore)
 real=../shared/data/real/cadfusion-val
 threads=$(nproc)
 export OMP_WAIT_POLICY=PASSIVE
