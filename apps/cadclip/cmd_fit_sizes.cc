@@ -29,7 +29,7 @@ struct FitSizesCommandOptions {
   std::string out;                // run folder written: checkpoints/last.json, size_fit.json
   // The library's defaults.
   int64_t bins_per_decade = train::SizeFitOptions{}.bins_per_decade;
-  bool bore = false;
+  bool bore = train::SizeFitOptions{}.bore;
   bool pointer = train::SizeFitOptions{}.pointer;
   std::vector<double> weights = train::SizeFitOptions{}.weights;
   int64_t epochs = train::SizeFitOptions{}.epochs;
